@@ -1,0 +1,111 @@
+/* SPDX-License-Identifier: GPL-2.0 OR MIT */
+/*
+ * codec.h - entry codecs and the 4-bit size code.
+ *
+ * A codec compresses one 128-byte memory entry into a bit stream.  Each codec
+ * is one file under core/codecs/ exporting one const struct buddy_codec, and
+ * one line in the table in core/codec.c (the zram backend pattern).
+ *
+ * The size code (BUDDY_CODE_*, defined in uapi/linux/buddy.h because GET_MAP
+ * returns it) is derived from a stream length by buddy_code_of_bits(); all-zero
+ * entries are BUDDY_CODE_ZERO whatever the codec.
+ */
+#ifndef BUDDY_CORE_CODEC_H
+#define BUDDY_CORE_CODEC_H
+
+#include "compat.h"
+#include "../uapi/linux/buddy.h"
+
+#define BUDDY_ENTRY_BYTES	128
+#define BUDDY_ENTRY_WORDS	32
+/* Room for the longest stream of any codec (FPC: 32 * 35 bits = 140 B). */
+#define BUDDY_STREAM_MAX	144
+
+/**
+ * struct buddy_codec - one entry codec.
+ * @name:	name shown to users ("bpc", "zvc", ...).
+ * @id:		BUDDY_CODEC_* value of the ABI.
+ * @compress:	write the stream of the 128 bytes at @src into @dst (which
+ *		holds BUDDY_STREAM_MAX bytes) and return its length in bits.
+ *		Bits are packed from bit 7 down, byte 0 first.
+ * @size:	return the length in bits that @compress would write, without
+ *		writing anything (the size-only path).
+ * @decompress:	decode the stream in the @srclen bytes at @src into the 128
+ *		bytes at @dst.  Returns 0, or -EINVAL when the stream is
+ *		malformed or needs more than @srclen bytes; it never reads past
+ *		@srclen bytes nor writes past 128 bytes of @dst.
+ */
+struct buddy_codec {
+	const char *name;
+	unsigned int id;
+	unsigned int (*compress)(const u8 *src, u8 *dst);
+	unsigned int (*size)(const u8 *src);
+	int (*decompress)(const u8 *src, unsigned int srclen, u8 *dst);
+};
+
+extern const struct buddy_codec buddy_codec_bpc;
+extern const struct buddy_codec buddy_codec_zvc;
+extern const struct buddy_codec buddy_codec_bdi;
+extern const struct buddy_codec buddy_codec_fpc;
+extern const struct buddy_codec buddy_codec_none;
+
+/* NULL-terminated table of every codec, in BUDDY_CODEC_* order. */
+extern const struct buddy_codec *const buddy_codecs[];
+
+const struct buddy_codec *buddy_codec_by_id(unsigned int id);
+const struct buddy_codec *buddy_codec_by_name(const char *name);
+
+/* Bytes an entry of each size code occupies: 0, 8, 32, 64, 96, 128. */
+static inline unsigned int buddy_code_bytes(unsigned int code)
+{
+	static const u8 bytes[BUDDY_CODE_NR] = {
+		[BUDDY_CODE_ZERO] = 0,	[BUDDY_CODE_C8] = 8,
+		[BUDDY_CODE_C32] = 32,	[BUDDY_CODE_C64] = 64,
+		[BUDDY_CODE_C96] = 96,	[BUDDY_CODE_RAW] = 128,
+	};
+
+	return code < BUDDY_CODE_NR ? bytes[code] : 128;
+}
+
+/* Size code of a non-zero entry whose stream is @bits long. */
+static inline unsigned int buddy_code_of_bits(unsigned int bits)
+{
+	unsigned int bytes = DIV_ROUND_UP(bits, 8);
+
+	if (bytes <= 8)
+		return BUDDY_CODE_C8;
+	if (bytes <= 32)
+		return BUDDY_CODE_C32;
+	if (bytes <= 64)
+		return BUDDY_CODE_C64;
+	if (bytes <= 96)
+		return BUDDY_CODE_C96;
+	return BUDDY_CODE_RAW;
+}
+
+bool buddy_entry_is_zero(const u8 *entry);
+
+/*
+ * Size code of an entry by the size-only path: what buddy_entry_encode()
+ * would return, without producing the stream.
+ */
+unsigned int buddy_entry_classify(const struct buddy_codec *c, const u8 *entry);
+
+/*
+ * Encode an entry for storage: returns its size code and writes the
+ * buddy_code_bytes(code) bytes to store into @out (BUDDY_STREAM_MAX bytes):
+ * nothing for ZERO, the plain 128 bytes for RAW, else the stream zero-padded
+ * to the code's size.
+ */
+unsigned int buddy_entry_encode(const struct buddy_codec *c, const u8 *entry,
+				u8 *out);
+
+/*
+ * Decode a stored entry of size code @code from @stored (which holds
+ * buddy_code_bytes(code) bytes) into 128 bytes at @entry.  Returns 0, or
+ * -EINVAL for a reserved code or a stream that does not decode.
+ */
+int buddy_entry_decode(const struct buddy_codec *c, unsigned int code,
+		       const u8 *stored, u8 *entry);
+
+#endif /* BUDDY_CORE_CODEC_H */

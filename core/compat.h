@@ -1,0 +1,68 @@
+/* SPDX-License-Identifier: GPL-2.0 OR MIT */
+/*
+ * compat.h - the one place where shared code meets its environment.
+ *
+ * Everything under core/ compiles both into buddy.ko and natively in
+ * userspace.  Shared code includes only this header; it maps the few kernel
+ * facilities the codecs and the striping code use (fixed-width types,
+ * memcpy/memset, errno values, little-endian loads) onto libc when built
+ * outside the kernel.
+ */
+#ifndef BUDDY_CORE_COMPAT_H
+#define BUDDY_CORE_COMPAT_H
+
+#ifdef __KERNEL__
+#include <linux/types.h>
+#include <linux/string.h>
+#include <linux/errno.h>
+#include <linux/bug.h>
+#include <asm/unaligned.h>
+#else
+#include <stdint.h>
+#include <stddef.h>
+#include <stdbool.h>
+#include <string.h>
+#include <errno.h>
+
+typedef uint8_t u8;
+typedef uint16_t u16;
+typedef uint32_t u32;
+typedef uint64_t u64;
+typedef int8_t s8;
+typedef int16_t s16;
+typedef int32_t s32;
+typedef int64_t s64;
+
+static inline u32 get_unaligned_le32(const void *p)
+{
+	const u8 *b = p;
+
+	return (u32)b[0] | (u32)b[1] << 8 | (u32)b[2] << 16 | (u32)b[3] << 24;
+}
+
+static inline void put_unaligned_le32(u32 v, void *p)
+{
+	u8 *b = p;
+
+	b[0] = v;
+	b[1] = v >> 8;
+	b[2] = v >> 16;
+	b[3] = v >> 24;
+}
+
+#ifndef __always_inline
+#define __always_inline inline __attribute__((__always_inline__))
+#endif
+#ifndef ARRAY_SIZE
+#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+#endif
+#ifndef DIV_ROUND_UP
+#define DIV_ROUND_UP(n, d) (((n) + (d) - 1) / (d))
+#endif
+#ifndef unlikely
+#define likely(x) __builtin_expect(!!(x), 1)
+#define unlikely(x) __builtin_expect(!!(x), 0)
+#endif
+#endif /* __KERNEL__ */
+
+#endif /* BUDDY_CORE_COMPAT_H */

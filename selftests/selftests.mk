@@ -1,0 +1,18 @@
+# SPDX-License-Identifier: GPL-2.0
+# Native tests of the shared core (selftests/core/*_test.c), built with the
+# kselftest harness under ASan+UBSan; each is one binary printing TAP.
+
+CORE_TESTS := $(patsubst selftests/core/%.c,$(B)/san/tests/%,\
+	$(wildcard selftests/core/*_test.c))
+
+$(B)/san/tests/%: selftests/core/%.c $(B)/san/libbuddycore.a $(B)/san/libbuddytools.a | harness
+	@mkdir -p $(dir $@)
+	$(CC) -O1 -g $(WARN) $(CPPFLAGS) $(SAN) -o $@ $< \
+	    $(B)/san/libbuddytools.a $(B)/san/libbuddycore.a -lm -lpthread
+
+# Each test binary prints TAP; scripts/tapsum.sh totals them.
+check-native: $(CORE_TESTS)
+	@scripts/run-native-tests.sh $(CORE_TESTS)
+
+check: check-native
+	@scripts/summary.sh

@@ -1,0 +1,230 @@
+/* SPDX-License-Identifier: GPL-2.0 WITH Linux-syscall-note */
+/*
+ * Buddy Compression: compressed device memory with a buddy carve-out.
+ *
+ * The one ABI header, shared by buddy.ko and every userspace program.
+ *
+ * /dev/buddy answers BUDDY_IOC_GET_INFO and BUDDY_IOC_ALLOC.  ALLOC returns a
+ * new file descriptor for the allocation: pread/pwrite/readv/writev/lseek and
+ * io_uring READ/WRITE move its logical bytes, BUDDY_IOC_ALLOC_STAT and
+ * BUDDY_IOC_GET_MAP describe it, and closing its last reference frees it.
+ * There is no mmap.
+ *
+ * Every struct may grow at its end: the kernel zero-fills what an older
+ * caller did not send, rejects non-zero bytes it does not know with -E2BIG,
+ * and copies back only as many bytes as the caller's _IOC_SIZE asks for.
+ */
+#ifndef _UAPI_LINUX_BUDDY_H
+#define _UAPI_LINUX_BUDDY_H
+
+#include <linux/ioctl.h>
+#include <linux/types.h>
+
+#define BUDDY_ABI_VERSION	1
+
+/* Size of one memory entry and of one sector, in bytes. */
+#define BUDDY_ENTRY_SIZE	128
+#define BUDDY_SECTOR_SIZE	32
+
+/*
+ * Size codes: the 4-bit per-entry metadata.  Values 6..15 are reserved.
+ * ZERO: all 128 bytes zero, nothing stored.  C8/C32/C64/C96: the compressed
+ * stream fits 8/32/64/96 bytes.  RAW: the plain 128 bytes are stored.
+ */
+#define BUDDY_CODE_ZERO		0
+#define BUDDY_CODE_C8		1
+#define BUDDY_CODE_C32		2
+#define BUDDY_CODE_C64		3
+#define BUDDY_CODE_C96		4
+#define BUDDY_CODE_RAW		5
+#define BUDDY_CODE_NR		6
+#define BUDDY_CODE_SLOTS	16	/* histogram slots: every 4-bit value */
+
+/* Codecs.  DEFAULT is BPC, or the profile's codec for an AUTO allocation. */
+#define BUDDY_CODEC_DEFAULT	0
+#define BUDDY_CODEC_BPC		1
+#define BUDDY_CODEC_ZVC		2
+#define BUDDY_CODEC_BDI		3
+#define BUDDY_CODEC_FPC		4
+#define BUDDY_CODEC_NONE	5
+#define BUDDY_CODEC_NR		6
+
+/* Targets, as device bytes per 128-byte entry. */
+#define BUDDY_TARGET_AUTO	0	/* from the profile table */
+#define BUDDY_TARGET_1X		128
+#define BUDDY_TARGET_4_3X	96
+#define BUDDY_TARGET_2X		64
+#define BUDDY_TARGET_4X		32
+#define BUDDY_TARGET_16X	8
+
+/* Feature bits of struct buddy_info.features. */
+#define BUDDY_FEAT_RW		(1ULL << 0)	/* pread/pwrite on allocations */
+#define BUDDY_FEAT_IO_URING	(1ULL << 1)	/* io_uring READ/WRITE */
+#define BUDDY_FEAT_GET_MAP	(1ULL << 2)	/* BUDDY_IOC_GET_MAP */
+#define BUDDY_FEAT_ADMIN	(1ULL << 3)	/* list, set-target, profiles */
+#define BUDDY_FEAT_AUTO		(1ULL << 4)	/* BUDDY_TARGET_AUTO */
+
+#define BUDDY_MAX_NODES		64
+#define BUDDY_LABEL_LEN		32
+
+/**
+ * struct buddy_info - argument of BUDDY_IOC_GET_INFO (output only).
+ * @abi_version:	BUDDY_ABI_VERSION of the running module.
+ * @max_ratio:		largest overall expansion the carve-out supports.
+ * @features:		BUDDY_FEAT_* bits.
+ * @codecs:		bit n set when codec n (BUDDY_CODEC_*) is available.
+ * @device_bytes:	size of the device pool.
+ * @device_used:	device pool bytes reserved by allocations, metadata
+ *			and rounding included.
+ * @buddy_bytes:	size of the buddy carve-out.
+ * @buddy_used:		carve-out bytes reserved by allocations.
+ * @logical_bytes:	sum of the sizes of live allocations.
+ * @ratio_milli:	expansion ratio now, logical_bytes / device_used,
+ *			times 1000; 0 while nothing is allocated.
+ * @nr_allocs:		live allocations.
+ * @device_node:	NUMA node asked for the device pool (-1: any).
+ * @buddy_node:		NUMA node asked for the carve-out (-1: any).
+ * @nr_nodes:		entries of the two arrays below that are meaningful.
+ * @chunk_bytes:	logical bytes per chunk.
+ * @device_node_pages:	pages of the device pool on node n.
+ * @buddy_node_pages:	pages of the carve-out on node n.
+ */
+struct buddy_info {
+	__u32 abi_version;
+	__u32 max_ratio;
+	__u64 features;
+	__u64 codecs;
+	__u64 device_bytes;
+	__u64 device_used;
+	__u64 buddy_bytes;
+	__u64 buddy_used;
+	__u64 logical_bytes;
+	__u32 ratio_milli;
+	__u32 nr_allocs;
+	__s32 device_node;
+	__s32 buddy_node;
+	__u32 nr_nodes;
+	__u32 chunk_bytes;
+	__u64 device_node_pages[BUDDY_MAX_NODES];
+	__u64 buddy_node_pages[BUDDY_MAX_NODES];
+};
+
+/* Flags of struct buddy_alloc.flags. */
+#define BUDDY_ALLOC_CLOEXEC	(1U << 0)	/* O_CLOEXEC on the new fd */
+#define BUDDY_ALLOC_VALID_FLAGS	(BUDDY_ALLOC_CLOEXEC)
+
+/* struct buddy_alloc.target_source: where the target came from. */
+#define BUDDY_SRC_EXPLICIT	0	/* the caller's target */
+#define BUDDY_SRC_PROFILE	1	/* AUTO: the profile table's entry */
+#define BUDDY_SRC_DEFAULT	2	/* AUTO: no entry, the default target */
+
+/**
+ * struct buddy_alloc - argument of BUDDY_IOC_ALLOC.
+ * @size:		in: logical size in bytes, > 0.
+ * @target:		in: BUDDY_TARGET_*; out: the target given (AUTO resolved).
+ * @codec:		in: BUDDY_CODEC_*; out: the codec used.
+ * @flags:		in: BUDDY_ALLOC_* flags.
+ * @fd:			out: the allocation's new file descriptor.
+ * @id:			out: the allocation's id, never reused.
+ * @label:		in: 0-31 printable ASCII bytes, no '/', NUL-terminated,
+ *			the rest zero.
+ * @target_source:	out: BUDDY_SRC_*.
+ * @reserved:		must be zero.
+ */
+struct buddy_alloc {
+	__u64 size;
+	__u32 target;
+	__u32 codec;
+	__u32 flags;
+	__s32 fd;
+	__u64 id;
+	char label[BUDDY_LABEL_LEN];
+	__u32 target_source;
+	__u32 reserved;
+};
+
+/**
+ * struct buddy_counters - per-allocation (and global) access counters.
+ * @entry_reads:	entries read by user I/O.
+ * @entry_writes:	entries written by user I/O (a partial-entry write
+ *			counts one read and one write).
+ * @device_sectors_read:   32-byte device sectors read (8-byte 16x parts
+ *			count one sector); ZERO entries read none.
+ * @device_sectors_written: device sectors written.
+ * @buddy_sectors_read:	32-byte buddy sectors read.
+ * @buddy_sectors_written: buddy sectors written.
+ * @buddy_accesses:	entry accesses that touched a buddy sector.
+ * @overflows:		writes that turned an entry from fitting its device
+ *			share to spilling into buddy memory.
+ */
+struct buddy_counters {
+	__u64 entry_reads;
+	__u64 entry_writes;
+	__u64 device_sectors_read;
+	__u64 device_sectors_written;
+	__u64 buddy_sectors_read;
+	__u64 buddy_sectors_written;
+	__u64 buddy_accesses;
+	__u64 overflows;
+};
+
+/**
+ * struct buddy_alloc_stat - argument of BUDDY_IOC_ALLOC_STAT.
+ * @id:			in on /dev/buddy (admin): the allocation to describe;
+ *			on an allocation fd: 0 or its own id; out: the id.
+ * @size:		logical size in bytes.
+ * @target:		BUDDY_TARGET_* now in force.
+ * @codec:		BUDDY_CODEC_* now in force.
+ * @owner_uid:		uid of the creator.
+ * @owner_pid:		pid (tgid) of the creator.
+ * @label:		label given at allocation.
+ * @comm:		command of the creator.
+ * @device_bytes:	device pool bytes reserved (metadata and rounding in).
+ * @buddy_bytes:	carve-out bytes reserved.
+ * @nr_entries:		entries (size rounded up to 128 bytes).
+ * @target_source:	BUDDY_SRC_* of the allocation.
+ * @reserved:		zero.
+ * @codes:		entries per size code (index BUDDY_CODE_*).
+ * @counters:		access counters since allocation.
+ */
+struct buddy_alloc_stat {
+	__u64 id;
+	__u64 size;
+	__u32 target;
+	__u32 codec;
+	__u32 owner_uid;
+	__u32 owner_pid;
+	char label[BUDDY_LABEL_LEN];
+	char comm[16];
+	__u64 device_bytes;
+	__u64 buddy_bytes;
+	__u64 nr_entries;
+	__u32 target_source;
+	__u32 reserved;
+	__u64 codes[BUDDY_CODE_SLOTS];
+	struct buddy_counters counters;
+};
+
+/**
+ * struct buddy_map - argument of BUDDY_IOC_GET_MAP.
+ * @id:		as in struct buddy_alloc_stat.
+ * @first:	first entry.
+ * @count:	number of entries; first + count <= nr_entries.
+ * @codes_ptr:	user buffer of (count + 1) / 2 bytes; entry first + 2i in the
+ *		low nibble of byte i, first + 2i + 1 in the high nibble.
+ */
+struct buddy_map {
+	__u64 id;
+	__u64 first;
+	__u64 count;
+	__u64 codes_ptr;
+};
+
+#define BUDDY_IOC_MAGIC		0xBD
+
+#define BUDDY_IOC_GET_INFO	_IOR(BUDDY_IOC_MAGIC, 0x00, struct buddy_info)
+#define BUDDY_IOC_ALLOC		_IOWR(BUDDY_IOC_MAGIC, 0x01, struct buddy_alloc)
+#define BUDDY_IOC_ALLOC_STAT	_IOWR(BUDDY_IOC_MAGIC, 0x02, struct buddy_alloc_stat)
+#define BUDDY_IOC_GET_MAP	_IOW(BUDDY_IOC_MAGIC, 0x03, struct buddy_map)
+
+#endif /* _UAPI_LINUX_BUDDY_H */
