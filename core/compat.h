@@ -16,6 +16,8 @@
 #include <linux/string.h>
 #include <linux/errno.h>
 #include <linux/bug.h>
+#include <linux/kernel.h>
+#include <linux/math.h>
 #include <asm/unaligned.h>
 #else
 #include <stdint.h>

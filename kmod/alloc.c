@@ -1,0 +1,559 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Allocations: BUDDY_IOC_ALLOC reserves every chunk's device and buddy
+ * extents up front and returns a file descriptor; read_iter/write_iter move
+ * logical bytes through the shared striping code (core/stripe.c); the last
+ * close frees everything.
+ *
+ * Locking: a chunk's rw_semaphore is held for reading by I/O (for writing
+ * only while the chunk is re-striped); inside it, a hashed spinlock per
+ * stripe of BUDDY_STRIPE_ENTRIES aligned entries covers whole metadata
+ * bytes.  User memory is copied to and from a bounce buffer outside any
+ * spinlock; long I/O yields between stripes and stops on a fatal signal.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/cred.h>
+#include <linux/file.h>
+#include <linux/fs.h>
+#include <linux/mm.h>
+#include <linux/mount.h>
+#include <linux/overflow.h>
+#include <linux/pseudo_fs.h>
+#include <linux/sched/signal.h>
+#include <linux/seq_file.h>
+#include <linux/slab.h>
+#include <linux/uaccess.h>
+#include <linux/uio.h>
+
+#include "buddy.h"
+
+#define BUDDY_FS_MAGIC		0x42554459	/* "BUDY" */
+#define BOUNCE_BYTES		(4 * BUDDY_STRIPE_ENTRIES * BUDDY_ENTRY_BYTES)
+#define STRIPE_BYTES		(BUDDY_STRIPE_ENTRIES * BUDDY_ENTRY_BYTES)
+
+/* ---- a pseudo filesystem, so each allocation has an inode of its own ---- */
+
+static int buddy_fs_init_fs_context(struct fs_context *fc)
+{
+	return init_pseudo(fc, BUDDY_FS_MAGIC) ? 0 : -ENOMEM;
+}
+
+static struct file_system_type buddy_fs_type = {
+	.name = "buddy",
+	.init_fs_context = buddy_fs_init_fs_context,
+	.kill_sb = kill_anon_super,
+};
+
+int buddy_fs_init(void)
+{
+	buddy_dev->mnt = kern_mount(&buddy_fs_type);
+	return PTR_ERR_OR_ZERO(buddy_dev->mnt);
+}
+
+void buddy_fs_exit(void)
+{
+	kern_unmount(buddy_dev->mnt);
+}
+
+/* ---- reservation ---- */
+
+static void free_extents(struct buddy_allocation *a)
+{
+	struct buddy_device *bd = buddy_dev;
+	unsigned int c;
+
+	for (c = 0; c < a->nr_chunks; c++) {
+		struct buddy_chunk *ch = &a->chunks[c];
+
+		buddy_pool_free(&bd->device, ch->x.dev, ch->dev_bytes);
+		buddy_pool_free(&bd->buddy, ch->x.bud, ch->bud_bytes);
+		ch->x.dev = NULL;
+		ch->x.bud = NULL;
+	}
+}
+
+static int reserve_extents(struct buddy_allocation *a)
+{
+	struct buddy_device *bd = buddy_dev;
+	unsigned int c;
+
+	for (c = 0; c < a->nr_chunks; c++) {
+		struct buddy_chunk *ch = &a->chunks[c];
+		u64 first = (u64)c * a->chunk_entries;
+		unsigned int n = min_t(u64, a->chunk_entries,
+				       a->nr_entries - first);
+		u8 *dev, *bud = NULL;
+
+		init_rwsem(&ch->sem);
+		ch->dev_bytes = PAGE_ALIGN(buddy_extent_dev_bytes(n, a->target));
+		ch->bud_bytes = PAGE_ALIGN(buddy_extent_bud_bytes(n, a->target));
+		dev = buddy_pool_alloc(&bd->device, ch->dev_bytes);
+		if (!dev)
+			goto err;
+		if (ch->bud_bytes) {
+			bud = buddy_pool_alloc(&bd->buddy, ch->bud_bytes);
+			if (!bud) {
+				buddy_pool_free(&bd->device, dev, ch->dev_bytes);
+				goto err;
+			}
+		}
+		buddy_extent_init(&ch->x, dev, bud, a->target, n, a->codec);
+		memset(ch->x.meta, 0, DIV_ROUND_UP(n, 2));
+	}
+	return 0;
+err:
+	a->nr_chunks = c;
+	free_extents(a);
+	return -ENOSPC;
+}
+
+/* Device bytes held by @uid's live allocations; caller holds bd->lock. */
+static u64 user_device_bytes(kuid_t uid)
+{
+	struct buddy_allocation *a;
+	u64 sum = 0;
+
+	list_for_each_entry(a, &buddy_dev->allocs, node)
+		if (uid_eq(a->uid, uid))
+			sum += a->dev_bytes;
+	return sum;
+}
+
+static bool label_valid(const char *label)
+{
+	unsigned int i, len = strnlen(label, BUDDY_LABEL_LEN);
+
+	if (len == BUDDY_LABEL_LEN)
+		return false;
+	for (i = 0; i < len; i++)
+		if (label[i] < 0x20 || label[i] > 0x7e || label[i] == '/')
+			return false;
+	for (; i < BUDDY_LABEL_LEN; i++)
+		if (label[i])
+			return false;
+	return true;
+}
+
+static void free_allocation(struct buddy_allocation *a)
+{
+	kvfree(a->chunks);
+	kfree(a);
+}
+
+long buddy_ioctl_alloc(struct buddy_alloc *req, struct file **filep)
+{
+	struct buddy_device *bd = buddy_dev;
+	struct buddy_allocation *a;
+	struct inode *inode;
+	struct file *file;
+	u64 nr_chunks, dev_need, bud_need, full, last;
+	unsigned int i;
+	int ret;
+
+	if (!req->size || req->flags & ~BUDDY_ALLOC_VALID_FLAGS ||
+	    req->reserved || req->fd || req->id || req->target_source ||
+	    req->codec >= BUDDY_CODEC_NR || !label_valid(req->label))
+		return -EINVAL;
+	if (req->target != BUDDY_TARGET_AUTO && !buddy_target_valid(req->target))
+		return -EINVAL;
+	if (req->size > (1ULL << 50))
+		return -E2BIG;
+
+	a = kzalloc(sizeof(*a), GFP_KERNEL);
+	if (!a)
+		return -ENOMEM;
+	a->size = req->size;
+	a->nr_entries = DIV_ROUND_UP(req->size, BUDDY_ENTRY_BYTES);
+	a->target = req->target;
+	a->target_source = BUDDY_SRC_EXPLICIT;
+	if (a->target == BUDDY_TARGET_AUTO) {
+		a->target = buddy_auto_target;
+		a->target_source = BUDDY_SRC_DEFAULT;
+	}
+	a->codec = buddy_codec_by_id(req->codec);
+	a->codec_id = a->codec->id;
+	a->uid = current_uid();
+	a->pid = task_tgid_nr(current);
+	get_task_comm(a->comm, current);
+	memcpy(a->label, req->label, BUDDY_LABEL_LEN);
+	for (i = 0; i < BUDDY_STRIPE_LOCKS; i++)
+		spin_lock_init(&a->locks[i]);
+	for (i = 0; i < BUDDY_CODE_NR; i++)
+		atomic64_set(&a->codes[i], 0);
+	atomic64_set(&a->codes[BUDDY_CODE_ZERO], a->nr_entries);
+
+	/* Decide E2BIG from the layout before touching the pools. */
+	a->chunk_entries = buddy_chunk_kb * 1024 / BUDDY_ENTRY_BYTES;
+	nr_chunks = DIV_ROUND_UP(a->nr_entries, a->chunk_entries);
+	full = a->nr_entries / a->chunk_entries;
+	last = a->nr_entries - full * a->chunk_entries;
+	dev_need = full * PAGE_ALIGN(buddy_extent_dev_bytes(a->chunk_entries,
+							     a->target)) +
+		   PAGE_ALIGN(buddy_extent_dev_bytes(last, a->target));
+	bud_need = full * PAGE_ALIGN(buddy_extent_bud_bytes(a->chunk_entries,
+							     a->target)) +
+		   PAGE_ALIGN(buddy_extent_bud_bytes(last, a->target));
+	if (dev_need > buddy_pool_bytes(&bd->device) ||
+	    bud_need > buddy_pool_bytes(&bd->buddy)) {
+		ret = -E2BIG;
+		goto err_free;
+	}
+	a->nr_chunks = nr_chunks;
+	a->dev_bytes = dev_need;
+	a->bud_bytes = bud_need;
+	a->chunks = kvcalloc(nr_chunks, sizeof(*a->chunks), GFP_KERNEL);
+	if (!a->chunks) {
+		ret = -ENOMEM;
+		goto err_free;
+	}
+
+	mutex_lock(&bd->lock);
+	if (buddy_user_limit_mb &&
+	    user_device_bytes(a->uid) + dev_need >
+	    (u64)buddy_user_limit_mb << 20) {
+		mutex_unlock(&bd->lock);
+		ret = -EDQUOT;
+		goto err_free;
+	}
+	ret = reserve_extents(a);
+	if (ret) {
+		mutex_unlock(&bd->lock);
+		goto err_free;
+	}
+	a->id = atomic64_inc_return(&bd->next_id);
+	list_add_tail(&a->node, &bd->allocs);
+	bd->nr_allocs++;
+	bd->logical_bytes += a->size;
+	atomic64_add(a->nr_entries, &bd->codes[BUDDY_CODE_ZERO]);
+	mutex_unlock(&bd->lock);
+
+	inode = alloc_anon_inode(bd->mnt->mnt_sb);
+	if (IS_ERR(inode)) {
+		ret = PTR_ERR(inode);
+		goto err_unlist;
+	}
+	inode->i_size = a->size;
+	__module_get(THIS_MODULE);	/* dropped by fops_put() in __fput() */
+	file = alloc_file_pseudo(inode, bd->mnt, "buddy", O_RDWR,
+				 &buddy_alloc_fops);
+	if (IS_ERR(file)) {
+		module_put(THIS_MODULE);
+		iput(inode);
+		ret = PTR_ERR(file);
+		goto err_unlist;
+	}
+	file->f_mode |= FMODE_PREAD | FMODE_PWRITE | FMODE_LSEEK | FMODE_NOWAIT;
+	file->private_data = a;
+
+	req->target = a->target;
+	req->codec = a->codec_id;
+	req->id = a->id;
+	req->target_source = a->target_source;
+	*filep = file;
+	return 0;
+
+err_unlist:
+	mutex_lock(&bd->lock);
+	list_del(&a->node);
+	bd->nr_allocs--;
+	bd->logical_bytes -= a->size;
+	atomic64_sub(a->nr_entries, &bd->codes[BUDDY_CODE_ZERO]);
+	free_extents(a);
+	mutex_unlock(&bd->lock);
+err_free:
+	free_allocation(a);
+	return ret;
+}
+
+static int buddy_alloc_release(struct inode *inode, struct file *file)
+{
+	struct buddy_allocation *a = file->private_data;
+	struct buddy_device *bd = buddy_dev;
+	unsigned int i;
+
+	mutex_lock(&bd->lock);
+	list_del(&a->node);
+	bd->nr_allocs--;
+	bd->logical_bytes -= a->size;
+	for (i = 0; i < BUDDY_CODE_NR; i++)
+		atomic64_sub(atomic64_read(&a->codes[i]), &bd->codes[i]);
+	free_extents(a);
+	mutex_unlock(&bd->lock);
+	free_allocation(a);
+	return 0;
+}
+
+/* ---- the data path ---- */
+
+static void acct_flush(struct buddy_allocation *a, struct buddy_io_acct *acct)
+{
+	const __u64 *c = (const __u64 *)&acct->c;
+	unsigned int i;
+
+	for (i = 0; i < BUDDY_NR_COUNTERS; i++) {
+		if (!c[i])
+			continue;
+		atomic64_add(c[i], &a->counters[i]);
+		atomic64_add(c[i], &buddy_dev->counters[i]);
+	}
+	for (i = 0; i < BUDDY_CODE_NR; i++) {
+		if (!acct->codes[i])
+			continue;
+		atomic64_add(acct->codes[i], &a->codes[i]);
+		atomic64_add(acct->codes[i], &buddy_dev->codes[i]);
+	}
+	memset(acct, 0, sizeof(*acct));
+}
+
+/*
+ * Run one stripe: @pos..@pos+@len (inside one stripe) from or to @buf.
+ * Called with no spinlock held; takes the chunk and stripe locks.
+ */
+static int stripe_io(struct buddy_allocation *a, u64 pos, u8 *buf,
+		     unsigned int len, bool write, bool nowait,
+		     struct buddy_io_acct *acct)
+{
+	u64 entry = pos / BUDDY_ENTRY_BYTES;
+	struct buddy_chunk *ch = &a->chunks[entry / a->chunk_entries];
+	spinlock_t *lock = &a->locks[(entry / BUDDY_STRIPE_ENTRIES) %
+				     BUDDY_STRIPE_LOCKS];
+	unsigned int i = entry % a->chunk_entries;
+	unsigned int off = pos % BUDDY_ENTRY_BYTES;
+	u8 tmp[BUDDY_ENTRY_BYTES];
+	int ret = 0;
+
+	if (nowait) {
+		if (!down_read_trylock(&ch->sem))
+			return -EAGAIN;
+	} else {
+		down_read(&ch->sem);
+	}
+	spin_lock(lock);
+	while (len) {
+		unsigned int n = min(len, BUDDY_ENTRY_BYTES - off);
+
+		if (write) {
+			ret = buddy_stripe_update(&ch->x, i, buf, off, n, acct);
+		} else if (n == BUDDY_ENTRY_BYTES) {
+			ret = buddy_stripe_read(&ch->x, i, buf, acct);
+		} else {
+			ret = buddy_stripe_read(&ch->x, i, tmp, acct);
+			memcpy(buf, tmp + off, n);
+		}
+		if (ret)
+			break;
+		buf += n;
+		len -= n;
+		off = 0;
+		i++;
+	}
+	spin_unlock(lock);
+	up_read(&ch->sem);
+	return ret;
+}
+
+static ssize_t buddy_rw(struct kiocb *iocb, struct iov_iter *iter, bool write)
+{
+	struct buddy_allocation *a = iocb->ki_filp->private_data;
+	bool nowait = iocb->ki_flags & IOCB_NOWAIT;
+	struct buddy_io_acct acct = {};
+	u64 pos = iocb->ki_pos, end;
+	size_t done = 0, len = iov_iter_count(iter);
+	u8 *bounce;
+	int ret = 0;
+
+	if (iocb->ki_pos < 0)
+		return -EINVAL;
+	if (!len)
+		return 0;
+	if (pos >= a->size)
+		return write ? -ENOSPC : 0;
+	end = min_t(u64, a->size, pos + len);
+
+	bounce = kmalloc(BOUNCE_BYTES, nowait ? GFP_NOWAIT : GFP_KERNEL);
+	if (!bounce)
+		return nowait ? -EAGAIN : -ENOMEM;
+
+	while (pos < end) {
+		/* one bounce-full, aligned so that it ends on a stripe */
+		u64 piece_end = min_t(u64, end,
+				      round_down(pos, BOUNCE_BYTES) + BOUNCE_BYTES);
+		unsigned int piece = piece_end - pos, k, n;
+		u64 p;
+
+		if (write && copy_from_iter(bounce, piece, iter) != piece) {
+			ret = -EFAULT;
+			break;
+		}
+		for (p = pos, k = 0; p < piece_end; p += n, k += n) {
+			n = min_t(u64, piece_end,
+				  round_down(p, STRIPE_BYTES) + STRIPE_BYTES) - p;
+			ret = stripe_io(a, p, bounce + k, n, write, nowait,
+					&acct);
+			if (ret)
+				break;
+		}
+		if (ret) {
+			if (write) {
+				/* what was stored before the failure counts */
+				piece = p - pos;
+			} else {
+				piece = p - pos;
+				if (copy_to_iter(bounce, piece, iter) != piece)
+					ret = -EFAULT;
+			}
+			pos += piece;
+			done += piece;
+			break;
+		}
+		if (!write && copy_to_iter(bounce, piece, iter) != piece) {
+			ret = -EFAULT;
+			break;
+		}
+		pos += piece;
+		done += piece;
+		if (fatal_signal_pending(current)) {
+			ret = -EINTR;
+			break;
+		}
+		cond_resched();
+	}
+	kfree(bounce);
+	acct_flush(a, &acct);
+	iocb->ki_pos = pos;
+	return done ? done : ret;
+}
+
+static ssize_t buddy_read_iter(struct kiocb *iocb, struct iov_iter *to)
+{
+	return buddy_rw(iocb, to, false);
+}
+
+static ssize_t buddy_write_iter(struct kiocb *iocb, struct iov_iter *from)
+{
+	return buddy_rw(iocb, from, true);
+}
+
+static loff_t buddy_alloc_llseek(struct file *file, loff_t offset, int whence)
+{
+	struct buddy_allocation *a = file->private_data;
+
+	return fixed_size_llseek(file, offset, whence, a->size);
+}
+
+/* ---- ioctls on an allocation ---- */
+
+static void fill_stat(struct buddy_allocation *a, struct buddy_alloc_stat *st)
+{
+	__u64 *c = (__u64 *)&st->counters;
+	unsigned int i;
+
+	st->id = a->id;
+	st->size = a->size;
+	st->target = a->target;
+	st->codec = a->codec_id;
+	st->owner_uid = from_kuid_munged(current_user_ns(), a->uid);
+	st->owner_pid = a->pid;
+	memcpy(st->label, a->label, sizeof(st->label));
+	strscpy(st->comm, a->comm, sizeof(st->comm));
+	st->device_bytes = a->dev_bytes;
+	st->buddy_bytes = a->bud_bytes;
+	st->nr_entries = a->nr_entries;
+	st->target_source = a->target_source;
+	for (i = 0; i < BUDDY_CODE_NR; i++)
+		st->codes[i] = atomic64_read(&a->codes[i]);
+	for (i = 0; i < BUDDY_NR_COUNTERS; i++)
+		c[i] = atomic64_read(&a->counters[i]);
+}
+
+static long buddy_alloc_stat(struct file *file, void *kdata,
+			     struct file **install)
+{
+	struct buddy_allocation *a = file->private_data;
+	struct buddy_alloc_stat *st = kdata;
+
+	if (st->id && st->id != a->id)
+		return -EINVAL;
+	memset(st, 0, sizeof(*st));
+	fill_stat(a, st);
+	return 0;
+}
+
+static long buddy_get_map(struct file *file, void *kdata,
+			  struct file **install)
+{
+	struct buddy_allocation *a = file->private_data;
+	struct buddy_map *m = kdata;
+	u8 __user *out = u64_to_user_ptr(m->codes_ptr);
+	u64 end, e;
+	u8 buf[64];
+	unsigned int k = 0;
+
+	if ((m->id && m->id != a->id) ||
+	    check_add_overflow(m->first, m->count, &end) ||
+	    end > a->nr_entries)
+		return -EINVAL;
+	for (e = m->first; e < end; e++) {
+		struct buddy_chunk *ch = &a->chunks[e / a->chunk_entries];
+		unsigned int code = buddy_meta_get(ch->x.meta,
+						   e % a->chunk_entries);
+		unsigned int nib = (e - m->first) & 1;
+
+		if (!nib)
+			buf[k] = code;
+		else
+			buf[k++] |= code << 4;
+		if (k == sizeof(buf) || e + 1 == end) {
+			unsigned int bytes = k + (nib ? 0 : 1);
+
+			if (copy_to_user(out, buf, bytes))
+				return -EFAULT;
+			out += bytes;
+			k = 0;
+			if (fatal_signal_pending(current))
+				return -EINTR;
+			cond_resched();
+		}
+	}
+	return 0;
+}
+
+static const struct buddy_ioctl_desc buddy_alloc_ioctls[] = {
+	{ BUDDY_IOC_ALLOC_STAT, offsetofend(struct buddy_alloc_stat, counters),
+	  buddy_alloc_stat },
+	{ BUDDY_IOC_GET_MAP, offsetofend(struct buddy_map, codes_ptr),
+	  buddy_get_map },
+};
+
+long buddy_alloc_file_ioctl(struct file *file, unsigned int cmd,
+			    unsigned long arg)
+{
+	return buddy_ioctl_dispatch(buddy_alloc_ioctls,
+				    ARRAY_SIZE(buddy_alloc_ioctls), file, cmd,
+				    arg);
+}
+
+static void buddy_alloc_show_fdinfo(struct seq_file *m, struct file *file)
+{
+	struct buddy_allocation *a = file->private_data;
+
+	seq_printf(m, "buddy_id:\t%llu\n", a->id);
+	seq_printf(m, "buddy_size:\t%llu\n", a->size);
+	seq_printf(m, "buddy_target:\t%u\n", a->target);
+	seq_printf(m, "buddy_codec:\t%s\n", a->codec->name);
+	seq_printf(m, "buddy_label:\t%s\n", a->label);
+	seq_printf(m, "buddy_device_bytes:\t%llu\n", a->dev_bytes);
+	seq_printf(m, "buddy_buddy_bytes:\t%llu\n", a->bud_bytes);
+}
+
+const struct file_operations buddy_alloc_fops = {
+	.owner = THIS_MODULE,
+	.llseek = buddy_alloc_llseek,
+	.read_iter = buddy_read_iter,
+	.write_iter = buddy_write_iter,
+	.unlocked_ioctl = buddy_alloc_file_ioctl,
+	.compat_ioctl = compat_ptr_ioctl,
+	.release = buddy_alloc_release,
+	.show_fdinfo = buddy_alloc_show_fdinfo,
+};

@@ -1,0 +1,129 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * buddy.ko internals: the two pools, allocations and their chunks.
+ */
+#ifndef BUDDY_KMOD_H
+#define BUDDY_KMOD_H
+
+#include <linux/atomic.h>
+#include <linux/fs.h>
+#include <linux/list.h>
+#include <linux/miscdevice.h>
+#include <linux/mutex.h>
+#include <linux/rwsem.h>
+#include <linux/spinlock.h>
+#include <linux/uidgid.h>
+
+#include "../core/stripe.h"
+
+#define BUDDY_NR_COUNTERS	(sizeof(struct buddy_counters) / sizeof(__u64))
+#define BUDDY_STRIPE_LOCKS	64	/* hashed stripe locks per allocation */
+
+/**
+ * struct buddy_pool - pages taken on one NUMA node (or any), mapped into one
+ * virtual range whose base is the paper's global buddy base address, and
+ * handed out in page-sized granules by genalloc.
+ */
+struct buddy_pool {
+	const char *name;
+	int node;
+	unsigned long nr_pages;
+	struct page **pages;
+	void *base;
+	struct gen_pool *gp;
+	atomic64_t used;
+	unsigned long node_pages[BUDDY_MAX_NODES];
+};
+
+int buddy_pool_init(struct buddy_pool *p, const char *name, u64 bytes,
+		    int node);
+void buddy_pool_destroy(struct buddy_pool *p);
+void *buddy_pool_alloc(struct buddy_pool *p, u64 bytes);
+void buddy_pool_free(struct buddy_pool *p, void *addr, u64 bytes);
+static inline u64 buddy_pool_bytes(const struct buddy_pool *p)
+{
+	return (u64)p->nr_pages << PAGE_SHIFT;
+}
+
+/**
+ * struct buddy_chunk - chunk_kb logical KiB of an allocation, with its own
+ * device and buddy extents.  @sem is taken for reading by I/O and for
+ * writing while the chunk is re-striped.
+ */
+struct buddy_chunk {
+	struct rw_semaphore sem;
+	struct buddy_extent x;
+	u64 dev_bytes;
+	u64 bud_bytes;
+};
+
+/**
+ * struct buddy_allocation - one BUDDY_IOC_ALLOC, owned by its file.
+ */
+struct buddy_allocation {
+	u64 id;
+	u64 size;
+	u64 nr_entries;
+	unsigned int target;
+	unsigned int codec_id;
+	unsigned int target_source;
+	const struct buddy_codec *codec;
+	kuid_t uid;
+	pid_t pid;
+	char comm[TASK_COMM_LEN];
+	char label[BUDDY_LABEL_LEN];
+	unsigned int chunk_entries;
+	unsigned int nr_chunks;
+	struct buddy_chunk *chunks;
+	u64 dev_bytes;
+	u64 bud_bytes;
+	spinlock_t locks[BUDDY_STRIPE_LOCKS];
+	atomic64_t counters[BUDDY_NR_COUNTERS];
+	atomic64_t codes[BUDDY_CODE_NR];
+	struct list_head node;
+};
+
+/**
+ * struct buddy_device - the one /dev/buddy.
+ */
+struct buddy_device {
+	struct miscdevice misc;
+	struct buddy_pool device;
+	struct buddy_pool buddy;
+	struct vfsmount *mnt;
+	struct mutex lock;		/* allocs, nr_allocs, logical_bytes */
+	struct list_head allocs;
+	unsigned int nr_allocs;
+	u64 logical_bytes;
+	atomic64_t next_id;
+	atomic64_t counters[BUDDY_NR_COUNTERS];	/* all allocations, ever */
+	atomic64_t codes[BUDDY_CODE_NR];	/* live allocations */
+};
+
+extern struct buddy_device *buddy_dev;
+extern unsigned int buddy_chunk_kb;
+extern unsigned int buddy_user_limit_mb;
+extern unsigned int buddy_auto_target;
+extern unsigned int buddy_max_ratio;
+extern int buddy_device_node;
+extern int buddy_buddy_node;
+
+int buddy_fs_init(void);
+void buddy_fs_exit(void);
+long buddy_ioctl_alloc(struct buddy_alloc *req, struct file **filep);
+long buddy_alloc_file_ioctl(struct file *file, unsigned int cmd,
+			    unsigned long arg);
+extern const struct file_operations buddy_alloc_fops;
+
+/* The table-driven, size-extensible ioctl dispatcher (dma-heap style). */
+struct buddy_ioctl_desc {
+	unsigned int cmd;
+	unsigned int min_size;	/* smallest _IOC_SIZE a caller may pass */
+	long (*fn)(struct file *file, void *kdata, struct file **install);
+};
+
+long buddy_ioctl_dispatch(const struct buddy_ioctl_desc *table,
+			  unsigned int n, struct file *file,
+			  unsigned int cmd, unsigned long arg);
+
+#endif /* BUDDY_KMOD_H */

@@ -1,0 +1,123 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The device pool and the buddy carve-out: pages reserved at load time on
+ * the requested NUMA node, mapped into one virtual range with vmap(), and
+ * handed out page by page through genalloc.  Never mapped to userspace.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/genalloc.h>
+#include <linux/gfp.h>
+#include <linux/mm.h>
+#include <linux/slab.h>
+#include <linux/vmalloc.h>
+
+#include "buddy.h"
+
+static void pool_free_pages(struct buddy_pool *p, unsigned long n)
+{
+	while (n--)
+		__free_page(p->pages[n]);
+}
+
+int buddy_pool_init(struct buddy_pool *p, const char *name, u64 bytes,
+		    int node)
+{
+	gfp_t gfp = GFP_KERNEL | __GFP_NOWARN | __GFP_NORETRY;
+	unsigned long i, n = bytes >> PAGE_SHIFT;
+	int ret = -ENOMEM;
+
+	p->name = name;
+	p->node = node;
+	p->nr_pages = 0;
+	atomic64_set(&p->used, 0);
+	memset(p->node_pages, 0, sizeof(p->node_pages));
+	if (!n)
+		return 0;
+
+	p->pages = kvcalloc(n, sizeof(*p->pages), GFP_KERNEL);
+	if (!p->pages) {
+		pr_err("%s pool: no memory for the array of %lu pages\n",
+		       name, n);
+		goto err;
+	}
+	if (node != NUMA_NO_NODE)
+		gfp |= __GFP_THISNODE;
+	for (i = 0; i < n; i++) {
+		struct page *page = alloc_pages_node(node, gfp, 0);
+
+		if (!page) {
+			pr_err("%s pool: cannot reserve %llu MiB on node %d (got %lu pages)\n",
+			       name, bytes >> 20, node, i);
+			pool_free_pages(p, i);
+			goto err_free_array;
+		}
+		p->pages[i] = page;
+		if (page_to_nid(page) < BUDDY_MAX_NODES)
+			p->node_pages[page_to_nid(page)]++;
+		if (!(i & 1023))
+			cond_resched();
+	}
+
+	p->base = vmap(p->pages, n, VM_MAP, PAGE_KERNEL);
+	if (!p->base) {
+		pr_err("%s pool: cannot map %llu MiB\n", name, bytes >> 20);
+		goto err_free_pages;
+	}
+	p->gp = gen_pool_create(PAGE_SHIFT, node);
+	if (!p->gp)
+		goto err_unmap;
+	ret = gen_pool_add(p->gp, (unsigned long)p->base, bytes, node);
+	if (ret)
+		goto err_destroy_gp;
+	p->nr_pages = n;
+	return 0;
+
+err_destroy_gp:
+	gen_pool_destroy(p->gp);
+err_unmap:
+	vunmap(p->base);
+err_free_pages:
+	pool_free_pages(p, n);
+err_free_array:
+	kvfree(p->pages);
+	p->pages = NULL;
+err:
+	memset(p->node_pages, 0, sizeof(p->node_pages));
+	return ret ? ret : -ENOMEM;
+}
+
+void buddy_pool_destroy(struct buddy_pool *p)
+{
+	if (!p->nr_pages)
+		return;
+	WARN_ON(atomic64_read(&p->used));
+	gen_pool_destroy(p->gp);
+	vunmap(p->base);
+	pool_free_pages(p, p->nr_pages);
+	kvfree(p->pages);
+	p->nr_pages = 0;
+}
+
+void *buddy_pool_alloc(struct buddy_pool *p, u64 bytes)
+{
+	unsigned long addr;
+
+	bytes = PAGE_ALIGN(bytes);
+	if (!bytes || !p->nr_pages)
+		return NULL;
+	addr = gen_pool_alloc(p->gp, bytes);
+	if (!addr)
+		return NULL;
+	atomic64_add(bytes, &p->used);
+	return (void *)addr;
+}
+
+void buddy_pool_free(struct buddy_pool *p, void *addr, u64 bytes)
+{
+	bytes = PAGE_ALIGN(bytes);
+	if (!addr || !bytes)
+		return;
+	gen_pool_free(p->gp, (unsigned long)addr, bytes);
+	atomic64_sub(bytes, &p->used);
+}
