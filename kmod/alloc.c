@@ -58,19 +58,20 @@ void buddy_fs_exit(void)
 
 /* ---- reservation ---- */
 
+void buddy_free_extent(struct buddy_chunk *ch)
+{
+	buddy_pool_free(&buddy_dev->device, ch->x.dev, ch->dev_bytes);
+	buddy_pool_free(&buddy_dev->buddy, ch->x.bud, ch->bud_bytes);
+	ch->x.dev = NULL;
+	ch->x.bud = NULL;
+}
+
 static void free_extents(struct buddy_allocation *a)
 {
-	struct buddy_device *bd = buddy_dev;
 	unsigned int c;
 
-	for (c = 0; c < a->nr_chunks; c++) {
-		struct buddy_chunk *ch = &a->chunks[c];
-
-		buddy_pool_free(&bd->device, ch->x.dev, ch->dev_bytes);
-		buddy_pool_free(&bd->buddy, ch->x.bud, ch->bud_bytes);
-		ch->x.dev = NULL;
-		ch->x.bud = NULL;
-	}
+	for (c = 0; c < a->nr_chunks; c++)
+		buddy_free_extent(&a->chunks[c]);
 }
 
 static int reserve_extents(struct buddy_allocation *a)
@@ -120,7 +121,7 @@ static u64 user_device_bytes(kuid_t uid)
 	return sum;
 }
 
-static bool label_valid(const char *label)
+bool buddy_label_valid(const char *label)
 {
 	unsigned int i, len = strnlen(label, BUDDY_LABEL_LEN);
 
@@ -153,7 +154,7 @@ long buddy_ioctl_alloc(struct buddy_alloc *req, struct file **filep)
 
 	if (!req->size || req->flags & ~BUDDY_ALLOC_VALID_FLAGS ||
 	    req->reserved || req->fd || req->id || req->target_source ||
-	    req->codec >= BUDDY_CODEC_NR || !label_valid(req->label))
+	    req->codec >= BUDDY_CODEC_NR || !buddy_label_valid(req->label))
 		return -EINVAL;
 	if (req->target != BUDDY_TARGET_AUTO && !buddy_target_valid(req->target))
 		return -EINVAL;
@@ -167,11 +168,21 @@ long buddy_ioctl_alloc(struct buddy_alloc *req, struct file **filep)
 	a->nr_entries = DIV_ROUND_UP(req->size, BUDDY_ENTRY_BYTES);
 	a->target = req->target;
 	a->target_source = BUDDY_SRC_EXPLICIT;
+	a->codec_id = req->codec;
 	if (a->target == BUDDY_TARGET_AUTO) {
-		a->target = buddy_auto_target;
-		a->target_source = BUDDY_SRC_DEFAULT;
+		unsigned int codec = BUDDY_CODEC_DEFAULT;
+
+		if (buddy_profile_lookup(current_uid(), req->label, &a->target,
+					 &codec)) {
+			a->target_source = BUDDY_SRC_PROFILE;
+			if (req->codec == BUDDY_CODEC_DEFAULT)
+				a->codec_id = codec;
+		} else {
+			a->target = buddy_auto_target;
+			a->target_source = BUDDY_SRC_DEFAULT;
+		}
 	}
-	a->codec = buddy_codec_by_id(req->codec);
+	a->codec = buddy_codec_by_id(a->codec_id);
 	a->codec_id = a->codec->id;
 	a->uid = current_uid();
 	a->pid = task_tgid_nr(current);
@@ -444,21 +455,21 @@ static loff_t buddy_alloc_llseek(struct file *file, loff_t offset, int whence)
 
 /* ---- ioctls on an allocation ---- */
 
-static void fill_stat(struct buddy_allocation *a, struct buddy_alloc_stat *st)
+void buddy_fill_stat(struct buddy_allocation *a, struct buddy_alloc_stat *st)
 {
 	__u64 *c = (__u64 *)&st->counters;
 	unsigned int i;
 
 	st->id = a->id;
 	st->size = a->size;
-	st->target = a->target;
-	st->codec = a->codec_id;
+	st->target = READ_ONCE(a->target);
+	st->codec = READ_ONCE(a->codec_id);
 	st->owner_uid = from_kuid_munged(current_user_ns(), a->uid);
 	st->owner_pid = a->pid;
 	memcpy(st->label, a->label, sizeof(st->label));
 	strscpy(st->comm, a->comm, sizeof(st->comm));
-	st->device_bytes = a->dev_bytes;
-	st->buddy_bytes = a->bud_bytes;
+	st->device_bytes = READ_ONCE(a->dev_bytes);
+	st->buddy_bytes = READ_ONCE(a->bud_bytes);
 	st->nr_entries = a->nr_entries;
 	st->target_source = a->target_source;
 	for (i = 0; i < BUDDY_CODE_NR; i++)
@@ -476,7 +487,42 @@ static long buddy_alloc_stat(struct file *file, void *kdata,
 	if (st->id && st->id != a->id)
 		return -EINVAL;
 	memset(st, 0, sizeof(*st));
-	fill_stat(a, st);
+	buddy_fill_stat(a, st);
+	return 0;
+}
+
+/*
+ * Copy the codes of entries first..first+count-1 to userspace, two per byte.
+ * Each chunk's codes are read under its semaphore (re-striping swaps them).
+ */
+long buddy_map_codes(struct buddy_allocation *a, struct buddy_map *m)
+{
+	u8 __user *out = u64_to_user_ptr(m->codes_ptr);
+	u64 end, e = m->first;
+	unsigned int k;
+	u8 buf[64];
+
+	if (check_add_overflow(m->first, m->count, &end) ||
+	    end > a->nr_entries)
+		return -EINVAL;
+	while (e < end) {
+		memset(buf, 0, sizeof(buf));
+		for (k = 0; k < 2 * sizeof(buf) && e < end; k++, e++) {
+			struct buddy_chunk *ch = &a->chunks[e / a->chunk_entries];
+			unsigned int code;
+
+			down_read(&ch->sem);
+			code = buddy_meta_get(ch->x.meta, e % a->chunk_entries);
+			up_read(&ch->sem);
+			buf[k / 2] |= code << (4 * (k & 1));
+		}
+		if (copy_to_user(out, buf, DIV_ROUND_UP(k, 2)))
+			return -EFAULT;
+		out += DIV_ROUND_UP(k, 2);
+		if (fatal_signal_pending(current))
+			return -EINTR;
+		cond_resched();
+	}
 	return 0;
 }
 
@@ -485,45 +531,17 @@ static long buddy_get_map(struct file *file, void *kdata,
 {
 	struct buddy_allocation *a = file->private_data;
 	struct buddy_map *m = kdata;
-	u8 __user *out = u64_to_user_ptr(m->codes_ptr);
-	u64 end, e;
-	u8 buf[64];
-	unsigned int k = 0;
 
-	if ((m->id && m->id != a->id) ||
-	    check_add_overflow(m->first, m->count, &end) ||
-	    end > a->nr_entries)
+	if (m->id && m->id != a->id)
 		return -EINVAL;
-	for (e = m->first; e < end; e++) {
-		struct buddy_chunk *ch = &a->chunks[e / a->chunk_entries];
-		unsigned int code = buddy_meta_get(ch->x.meta,
-						   e % a->chunk_entries);
-		unsigned int nib = (e - m->first) & 1;
-
-		if (!nib)
-			buf[k] = code;
-		else
-			buf[k++] |= code << 4;
-		if (k == sizeof(buf) || e + 1 == end) {
-			unsigned int bytes = k + (nib ? 0 : 1);
-
-			if (copy_to_user(out, buf, bytes))
-				return -EFAULT;
-			out += bytes;
-			k = 0;
-			if (fatal_signal_pending(current))
-				return -EINTR;
-			cond_resched();
-		}
-	}
-	return 0;
+	return buddy_map_codes(a, m);
 }
 
 static const struct buddy_ioctl_desc buddy_alloc_ioctls[] = {
 	{ BUDDY_IOC_ALLOC_STAT, offsetofend(struct buddy_alloc_stat, counters),
-	  buddy_alloc_stat },
+	  false, buddy_alloc_stat },
 	{ BUDDY_IOC_GET_MAP, offsetofend(struct buddy_map, codes_ptr),
-	  buddy_get_map },
+	  false, buddy_get_map },
 };
 
 long buddy_alloc_file_ioctl(struct file *file, unsigned int cmd,
@@ -540,11 +558,11 @@ static void buddy_alloc_show_fdinfo(struct seq_file *m, struct file *file)
 
 	seq_printf(m, "buddy_id:\t%llu\n", a->id);
 	seq_printf(m, "buddy_size:\t%llu\n", a->size);
-	seq_printf(m, "buddy_target:\t%u\n", a->target);
-	seq_printf(m, "buddy_codec:\t%s\n", a->codec->name);
+	seq_printf(m, "buddy_target:\t%u\n", READ_ONCE(a->target));
+	seq_printf(m, "buddy_codec:\t%s\n", READ_ONCE(a->codec)->name);
 	seq_printf(m, "buddy_label:\t%s\n", a->label);
-	seq_printf(m, "buddy_device_bytes:\t%llu\n", a->dev_bytes);
-	seq_printf(m, "buddy_buddy_bytes:\t%llu\n", a->bud_bytes);
+	seq_printf(m, "buddy_device_bytes:\t%llu\n", READ_ONCE(a->dev_bytes));
+	seq_printf(m, "buddy_buddy_bytes:\t%llu\n", READ_ONCE(a->bud_bytes));
 }
 
 const struct file_operations buddy_alloc_fops = {

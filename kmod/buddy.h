@@ -115,10 +115,30 @@ long buddy_alloc_file_ioctl(struct file *file, unsigned int cmd,
 			    unsigned long arg);
 extern const struct file_operations buddy_alloc_fops;
 
+void buddy_fill_stat(struct buddy_allocation *a, struct buddy_alloc_stat *st);
+long buddy_map_codes(struct buddy_allocation *a, struct buddy_map *m);
+void buddy_free_extent(struct buddy_chunk *ch);
+
+/* admin.c: system-wide view and live re-targeting (CAP_SYS_ADMIN) */
+long buddy_admin_list(struct file *file, void *kdata, struct file **install);
+long buddy_admin_stat(struct file *file, void *kdata, struct file **install);
+long buddy_admin_map(struct file *file, void *kdata, struct file **install);
+long buddy_admin_set_target(struct file *file, void *kdata,
+			    struct file **install);
+
+/* profile.c: the (uid, label) -> target table for AUTO allocations */
+bool buddy_profile_lookup(kuid_t uid, const char *label,
+			  unsigned int *target, unsigned int *codec);
+long buddy_profile_set(struct file *file, void *kdata, struct file **install);
+long buddy_profile_get(struct file *file, void *kdata, struct file **install);
+void buddy_profile_clear(void);
+bool buddy_label_valid(const char *label);
+
 /* The table-driven, size-extensible ioctl dispatcher (dma-heap style). */
 struct buddy_ioctl_desc {
 	unsigned int cmd;
 	unsigned int min_size;	/* smallest _IOC_SIZE a caller may pass */
+	bool admin;		/* needs CAP_SYS_ADMIN */
 	long (*fn)(struct file *file, void *kdata, struct file **install);
 };
 

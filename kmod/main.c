@@ -10,6 +10,7 @@
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
+#include <linux/capability.h>
 #include <linux/file.h>
 #include <linux/kernel.h>
 #include <linux/module.h>
@@ -81,6 +82,8 @@ long buddy_ioctl_dispatch(const struct buddy_ioctl_desc *table,
 	}
 	if (!d)
 		return -ENOTTY;
+	if (d->admin && !capable(CAP_SYS_ADMIN))
+		return -EPERM;
 	if (usize < d->min_size)
 		return -EINVAL;
 	ksize = _IOC_SIZE(d->cmd);
@@ -137,7 +140,7 @@ static void fill_info(struct buddy_info *info)
 	info->abi_version = BUDDY_ABI_VERSION;
 	info->max_ratio = buddy_max_ratio;
 	info->features = BUDDY_FEAT_RW | BUDDY_FEAT_IO_URING |
-			 BUDDY_FEAT_GET_MAP | BUDDY_FEAT_AUTO;
+			 BUDDY_FEAT_GET_MAP | BUDDY_FEAT_AUTO | BUDDY_FEAT_ADMIN;
 	for (n = 0; buddy_codecs[n]; n++)
 		info->codecs |= 1ULL << buddy_codecs[n]->id;
 	info->device_bytes = buddy_pool_bytes(&bd->device);
@@ -175,9 +178,21 @@ static long buddy_alloc_ioctl(struct file *file, void *kdata,
 
 static const struct buddy_ioctl_desc buddy_dev_ioctls[] = {
 	{ BUDDY_IOC_GET_INFO, offsetofend(struct buddy_info, buddy_node_pages),
-	  buddy_get_info },
+	  false, buddy_get_info },
 	{ BUDDY_IOC_ALLOC, offsetofend(struct buddy_alloc, reserved),
-	  buddy_alloc_ioctl },
+	  false, buddy_alloc_ioctl },
+	{ BUDDY_IOC_ALLOC_STAT, offsetofend(struct buddy_alloc_stat, counters),
+	  true, buddy_admin_stat },
+	{ BUDDY_IOC_GET_MAP, offsetofend(struct buddy_map, codes_ptr),
+	  true, buddy_admin_map },
+	{ BUDDY_IOC_LIST, offsetofend(struct buddy_list, total),
+	  true, buddy_admin_list },
+	{ BUDDY_IOC_SET_TARGET, offsetofend(struct buddy_set_target, reserved),
+	  true, buddy_admin_set_target },
+	{ BUDDY_IOC_PROFILE_SET, offsetofend(struct buddy_profile, reserved),
+	  true, buddy_profile_set },
+	{ BUDDY_IOC_PROFILE_GET, offsetofend(struct buddy_profile, reserved),
+	  true, buddy_profile_get },
 };
 
 static long buddy_dev_ioctl(struct file *file, unsigned int cmd,
@@ -393,6 +408,7 @@ static void __exit buddy_exit(void)
 	struct buddy_device *bd = buddy_dev;
 
 	misc_deregister(&bd->misc);
+	buddy_profile_clear();
 	buddy_fs_exit();
 	buddy_pool_destroy(&bd->buddy);
 	buddy_pool_destroy(&bd->device);

@@ -220,11 +220,95 @@ struct buddy_map {
 	__u64 codes_ptr;
 };
 
+/**
+ * struct buddy_list - argument of BUDDY_IOC_LIST (CAP_SYS_ADMIN).
+ * @stats_ptr:	user array of @count elements of @stat_size bytes, each
+ *		filled as struct buddy_alloc_stat (cut to @stat_size).
+ * @stat_size:	size of one element as the caller knows the struct; at
+ *		least the size of ABI version 1's struct buddy_alloc_stat.
+ * @count:	in: capacity of the array; out: elements written.
+ * @start_id:	in: list only allocations whose id is >= start_id, in id
+ *		order (pass the last id + 1 to page through).
+ * @total:	out: live allocations with id >= start_id.
+ */
+struct buddy_list {
+	__u64 stats_ptr;
+	__u32 stat_size;
+	__u32 count;
+	__u64 start_id;
+	__u64 total;
+};
+
+/**
+ * struct buddy_set_target - argument of BUDDY_IOC_SET_TARGET
+ * (CAP_SYS_ADMIN): re-stripe a live allocation, chunk by chunk.
+ * @id:		the allocation.
+ * @target:	new target, BUDDY_TARGET_* other than AUTO.
+ * @codec:	new codec, BUDDY_CODEC_*; DEFAULT keeps the current one.
+ * @flags:	must be zero.
+ * @reserved:	must be zero.
+ */
+struct buddy_set_target {
+	__u64 id;
+	__u32 target;
+	__u32 codec;
+	__u32 flags;
+	__u32 reserved;
+};
+
+/**
+ * struct buddy_profile_entry - one profile: what an AUTO allocation made
+ * by user @uid with label @label gets.
+ * @uid:	owner uid, in the caller's user namespace.
+ * @target:	BUDDY_TARGET_* other than AUTO.
+ * @codec:	BUDDY_CODEC_*; DEFAULT means BPC.
+ * @reserved:	must be zero.
+ * @label:	as in struct buddy_alloc.
+ */
+struct buddy_profile_entry {
+	__u32 uid;
+	__u32 target;
+	__u32 codec;
+	__u32 reserved;
+	char label[BUDDY_LABEL_LEN];
+};
+
+#define BUDDY_PROFILE_REPLACE	(1U << 0)	/* SET: drop every entry first */
+#define BUDDY_PROFILE_VALID_FLAGS (BUDDY_PROFILE_REPLACE)
+#define BUDDY_PROFILE_MAX	4096		/* entries the table holds */
+
+/**
+ * struct buddy_profile - argument of BUDDY_IOC_PROFILE_SET and
+ * BUDDY_IOC_PROFILE_GET (CAP_SYS_ADMIN).
+ * @entries_ptr: user array of struct buddy_profile_entry.
+ * @count:	SET: entries to install (an entry with the same uid and label
+ *		is replaced); GET in: capacity, out: entries written.
+ * @flags:	SET: BUDDY_PROFILE_* flags; GET: must be zero.
+ * @total:	out: entries in the table.
+ * @reserved:	must be zero.
+ */
+struct buddy_profile {
+	__u64 entries_ptr;
+	__u32 count;
+	__u32 flags;
+	__u32 total;
+	__u32 reserved;
+};
+
 #define BUDDY_IOC_MAGIC		0xBD
 
 #define BUDDY_IOC_GET_INFO	_IOR(BUDDY_IOC_MAGIC, 0x00, struct buddy_info)
 #define BUDDY_IOC_ALLOC		_IOWR(BUDDY_IOC_MAGIC, 0x01, struct buddy_alloc)
 #define BUDDY_IOC_ALLOC_STAT	_IOWR(BUDDY_IOC_MAGIC, 0x02, struct buddy_alloc_stat)
 #define BUDDY_IOC_GET_MAP	_IOW(BUDDY_IOC_MAGIC, 0x03, struct buddy_map)
+/* Admin commands on /dev/buddy (CAP_SYS_ADMIN, else -EPERM). */
+#define BUDDY_IOC_LIST		_IOWR(BUDDY_IOC_MAGIC, 0x10, struct buddy_list)
+#define BUDDY_IOC_SET_TARGET	_IOW(BUDDY_IOC_MAGIC, 0x11, struct buddy_set_target)
+#define BUDDY_IOC_PROFILE_SET	_IOW(BUDDY_IOC_MAGIC, 0x12, struct buddy_profile)
+#define BUDDY_IOC_PROFILE_GET	_IOWR(BUDDY_IOC_MAGIC, 0x13, struct buddy_profile)
+/*
+ * BUDDY_IOC_ALLOC_STAT and BUDDY_IOC_GET_MAP also work on /dev/buddy for an
+ * admin, on any allocation named by their id field.
+ */
 
 #endif /* _UAPI_LINUX_BUDDY_H */

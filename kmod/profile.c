@@ -1,0 +1,187 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The profile table: which target (and codec) an AUTO allocation gets,
+ * keyed by owner uid and label so that one user cannot steer another's
+ * allocations.  buddyd installs it (CAP_SYS_ADMIN); ALLOC looks it up.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/cred.h>
+#include <linux/list.h>
+#include <linux/mutex.h>
+#include <linux/slab.h>
+#include <linux/uaccess.h>
+
+#include "buddy.h"
+
+struct buddy_profile_node {
+	struct list_head node;
+	kuid_t uid;
+	unsigned int target;
+	unsigned int codec;
+	char label[BUDDY_LABEL_LEN];
+};
+
+static LIST_HEAD(profiles);
+static DEFINE_MUTEX(profile_lock);
+static unsigned int nr_profiles;
+
+static struct buddy_profile_node *find(kuid_t uid, const char *label)
+{
+	struct buddy_profile_node *p;
+
+	list_for_each_entry(p, &profiles, node)
+		if (uid_eq(p->uid, uid) &&
+		    !strncmp(p->label, label, BUDDY_LABEL_LEN))
+			return p;
+	return NULL;
+}
+
+bool buddy_profile_lookup(kuid_t uid, const char *label,
+			  unsigned int *target, unsigned int *codec)
+{
+	struct buddy_profile_node *p;
+
+	mutex_lock(&profile_lock);
+	p = find(uid, label);
+	if (p) {
+		*target = p->target;
+		*codec = p->codec;
+	}
+	mutex_unlock(&profile_lock);
+	return p;
+}
+
+static void clear_locked(void)
+{
+	struct buddy_profile_node *p, *tmp;
+
+	list_for_each_entry_safe(p, tmp, &profiles, node) {
+		list_del(&p->node);
+		kfree(p);
+	}
+	nr_profiles = 0;
+}
+
+void buddy_profile_clear(void)
+{
+	mutex_lock(&profile_lock);
+	clear_locked();
+	mutex_unlock(&profile_lock);
+}
+
+long buddy_profile_set(struct file *file, void *kdata, struct file **install)
+{
+	struct buddy_profile *req = kdata;
+	struct buddy_profile_entry __user *uent =
+		u64_to_user_ptr(req->entries_ptr);
+	struct buddy_profile_entry *ent;
+	struct buddy_profile_node **nodes;
+	unsigned int i, added = 0;
+	long ret = 0;
+
+	if (req->flags & ~BUDDY_PROFILE_VALID_FLAGS || req->reserved ||
+	    req->total)
+		return -EINVAL;
+	if (req->count > BUDDY_PROFILE_MAX)
+		return -ENOSPC;
+	ent = kvmalloc_array(req->count ?: 1, sizeof(*ent), GFP_KERNEL);
+	nodes = kvcalloc(req->count ?: 1, sizeof(*nodes), GFP_KERNEL);
+	if (!ent || !nodes) {
+		ret = -ENOMEM;
+		goto out;
+	}
+	if (copy_from_user(ent, uent, req->count * sizeof(*ent))) {
+		ret = -EFAULT;
+		goto out;
+	}
+	/* validate everything before changing anything */
+	for (i = 0; i < req->count; i++) {
+		kuid_t uid = make_kuid(current_user_ns(), ent[i].uid);
+
+		if (!uid_valid(uid) || ent[i].reserved ||
+		    !buddy_target_valid(ent[i].target) ||
+		    ent[i].codec >= BUDDY_CODEC_NR ||
+		    !buddy_label_valid(ent[i].label)) {
+			ret = -EINVAL;
+			goto out;
+		}
+		nodes[i] = kzalloc(sizeof(*nodes[i]), GFP_KERNEL);
+		if (!nodes[i]) {
+			ret = -ENOMEM;
+			goto out;
+		}
+		nodes[i]->uid = uid;
+		nodes[i]->target = ent[i].target;
+		nodes[i]->codec = ent[i].codec;
+		memcpy(nodes[i]->label, ent[i].label, BUDDY_LABEL_LEN);
+	}
+
+	mutex_lock(&profile_lock);
+	if (req->flags & BUDDY_PROFILE_REPLACE)
+		clear_locked();
+	for (i = 0; i < req->count; i++) {
+		if (!find(nodes[i]->uid, nodes[i]->label))
+			added++;
+	}
+	if (nr_profiles + added > BUDDY_PROFILE_MAX) {
+		mutex_unlock(&profile_lock);
+		ret = -ENOSPC;
+		goto out;
+	}
+	for (i = 0; i < req->count; i++) {
+		struct buddy_profile_node *old = find(nodes[i]->uid,
+						      nodes[i]->label);
+
+		if (old) {
+			old->target = nodes[i]->target;
+			old->codec = nodes[i]->codec;
+			continue;
+		}
+		list_add_tail(&nodes[i]->node, &profiles);
+		nr_profiles++;
+		nodes[i] = NULL;	/* owned by the table now */
+	}
+	req->total = nr_profiles;
+	mutex_unlock(&profile_lock);
+out:
+	if (nodes)
+		for (i = 0; i < req->count; i++)
+			kfree(nodes[i]);
+	kvfree(nodes);
+	kvfree(ent);
+	return ret;
+}
+
+long buddy_profile_get(struct file *file, void *kdata, struct file **install)
+{
+	struct buddy_profile *req = kdata;
+	struct buddy_profile_entry __user *out =
+		u64_to_user_ptr(req->entries_ptr);
+	struct buddy_profile_entry e;
+	struct buddy_profile_node *p;
+	unsigned int written = 0;
+	long ret = 0;
+
+	if (req->flags || req->reserved || req->total)
+		return -EINVAL;
+	mutex_lock(&profile_lock);
+	list_for_each_entry(p, &profiles, node) {
+		if (written == req->count)
+			break;
+		memset(&e, 0, sizeof(e));
+		e.uid = from_kuid_munged(current_user_ns(), p->uid);
+		e.target = p->target;
+		e.codec = p->codec;
+		memcpy(e.label, p->label, BUDDY_LABEL_LEN);
+		if (copy_to_user(out + written, &e, sizeof(e))) {
+			ret = -EFAULT;
+			break;
+		}
+		written++;
+	}
+	req->total = nr_profiles;
+	mutex_unlock(&profile_lock);
+	req->count = written;
+	return ret;
+}
