@@ -5,7 +5,7 @@ out=${RESULTS:-build/results}
 mkdir -p "$out"
 status=0
 for t in "$@"; do
-	name=$(basename "$t")
+	name=$(echo "$t" | sed "s|^build/||; s|/tests/|-|; s|/|-|g")
 	log="$out/native-$name.log"
 	"$t" >"$log" 2>&1
 	rc=$?

@@ -10,9 +10,17 @@ $(B)/san/tests/%: selftests/core/%.c $(B)/san/libbuddycore.a $(B)/san/libbuddyto
 	$(CC) -O1 -g $(WARN) $(CPPFLAGS) $(SAN) -o $@ $< \
 	    $(B)/san/libbuddytools.a $(B)/san/libbuddycore.a -lm -lpthread
 
+# The striping code under ThreadSanitizer: its threaded test exercises the
+# kernel's locking rule (one lock per stripe of whole metadata bytes).
+TSAN_TESTS := $(B)/tsan/tests/stripe_test
+$(B)/tsan/tests/%: selftests/core/%.c $(CORE_SRCS) $(CORE_HDRS) | harness
+	@mkdir -p $(dir $@)
+	$(CC) -O1 -g $(WARN) $(CPPFLAGS) -fsanitize=thread -o $@ $< $(CORE_SRCS) -lpthread
+
 # Each test binary prints TAP; scripts/tapsum.sh totals them.
-check-native: $(CORE_TESTS)
-	@scripts/run-native-tests.sh $(CORE_TESTS)
+check-native: $(CORE_TESTS) $(TSAN_TESTS)
+	@scripts/run-native-tests.sh $(CORE_TESTS) $(TSAN_TESTS)
 
 check: check-native
 	@scripts/summary.sh
+

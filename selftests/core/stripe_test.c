@@ -1,0 +1,358 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The striping and metadata code (core/stripe.c) natively: layout, exact
+ * sector and access counters, growth and shrink, re-striping between
+ * targets and codecs, and concurrent writers on neighbouring stripes under
+ * the kernel's locking rule (one lock per BUDDY_STRIPE_ENTRIES aligned
+ * entries), which ThreadSanitizer checks in the tsan build.
+ */
+#include <pthread.h>
+#include <stdlib.h>
+#include <kselftest_harness.h>
+#include "stripe.h"
+
+#define NR	256	/* entries per test chunk */
+
+static const unsigned int targets[] = { 128, 96, 64, 32, 8 };
+
+struct chunk {
+	u8 *dev, *bud;
+	struct buddy_extent x;
+};
+
+static void chunk_init(struct chunk *c, unsigned int target,
+		       const struct buddy_codec *codec)
+{
+	c->dev = malloc(buddy_extent_dev_bytes(NR, target));
+	c->bud = malloc(buddy_extent_bud_bytes(NR, target) ?: 1);
+	memset(c->dev, 0xee, buddy_extent_dev_bytes(NR, target));
+	buddy_extent_init(&c->x, c->dev, c->bud, target, NR, codec);
+	memset(c->x.meta, 0, DIV_ROUND_UP(NR, 2));
+}
+
+static void chunk_free(struct chunk *c)
+{
+	free(c->dev);
+	free(c->bud);
+}
+
+static u32 rng(u32 *s)
+{
+	*s ^= *s << 13;
+	*s ^= *s >> 17;
+	*s ^= *s << 5;
+	return *s;
+}
+
+/* entries of every size class: zero, C8, C32, C64, C96-ish, random */
+static void make_entry(u8 *e, unsigned int kind, u32 *s)
+{
+	unsigned int i;
+
+	for (i = 0; i < 32; i++) {
+		u32 w;
+
+		switch (kind % 6) {
+		case 0: w = 0; break;
+		case 1: w = 0x12345678; break;
+		case 2: w = i * 3 + (rng(s) & 1); break;
+		case 3: w = i * 1000 + (rng(s) & 0xff); break;
+		case 4: w = i * 100000 + (rng(s) & 0x3fff); break;
+		default: w = rng(s); break;
+		}
+		put_unaligned_le32(w, e + 4 * i);
+	}
+}
+
+TEST(layout)
+{
+	EXPECT_EQ(16384 * 64 + 8192, buddy_extent_dev_bytes(16384, 64));
+	EXPECT_EQ(16384 * 64, buddy_extent_bud_bytes(16384, 64));
+	EXPECT_EQ(0, buddy_extent_bud_bytes(100, 128));
+	EXPECT_EQ(3 * 8 + 2, buddy_extent_dev_bytes(3, 8));
+	/* a stripe covers whole metadata bytes */
+	EXPECT_EQ(0, BUDDY_STRIPE_ENTRIES % 2);
+	EXPECT_EQ(0, buddy_stored_bytes(128, BUDDY_CODE_ZERO));
+	EXPECT_EQ(128, buddy_stored_bytes(128, BUDDY_CODE_C8));
+	EXPECT_EQ(8, buddy_stored_bytes(8, BUDDY_CODE_C8));
+	EXPECT_EQ(96, buddy_stored_bytes(32, BUDDY_CODE_C96));
+}
+
+TEST(metadata_nibbles)
+{
+	u8 meta[4] = {};
+	unsigned int i;
+
+	for (i = 0; i < 8; i++)
+		buddy_meta_set(meta, i, (i * 5 + 3) & 0xf);
+	for (i = 0; i < 8; i++)
+		EXPECT_EQ((i * 5 + 3) & 0xf, buddy_meta_get(meta, i));
+	EXPECT_EQ(0x83, meta[0]);	/* entry 0 in the low nibble */
+	buddy_meta_set(meta, 1, 0);
+	EXPECT_EQ(3, meta[0]);
+}
+
+/* Round trip of every size class at every target and codec. */
+TEST(round_trip_all)
+{
+	unsigned int t, c, i;
+
+	for (t = 0; t < ARRAY_SIZE(targets); t++) {
+		for (c = 0; buddy_codecs[c]; c++) {
+			struct buddy_io_acct acct = {};
+			struct chunk ch;
+			u32 s = 1 + t * 7 + c;
+			u8 *want = malloc(NR * 128), got[128];
+
+			chunk_init(&ch, targets[t], buddy_codecs[c]);
+			for (i = 0; i < NR; i++) {
+				make_entry(want + i * 128, i, &s);
+				buddy_stripe_write(&ch.x, i, want + i * 128,
+						   &acct);
+			}
+			for (i = 0; i < NR; i++) {
+				ASSERT_EQ(0, buddy_stripe_read(&ch.x, i, got,
+							       &acct));
+				ASSERT_EQ(0, memcmp(got, want + i * 128, 128))
+					TH_LOG("t=%u %s entry %u", targets[t],
+					       buddy_codecs[c]->name, i);
+				ASSERT_EQ(buddy_entry_classify(buddy_codecs[c],
+							       want + i * 128),
+					  buddy_meta_get(ch.x.meta, i));
+			}
+			EXPECT_EQ(NR, acct.c.entry_writes);
+			EXPECT_EQ(NR, acct.c.entry_reads);
+			chunk_free(&ch);
+			free(want);
+		}
+	}
+}
+
+/*
+ * Exact counters: one entry grows from ZERO to C8 to RAW and shrinks back,
+ * at 2x: sectors 0, 1, 2+2, 1; one overflow; buddy accesses only for RAW.
+ */
+TEST(grow_and_shrink_counters)
+{
+	const struct buddy_codec *bpc = buddy_codec_by_name("bpc");
+	struct buddy_io_acct a = {};
+	u8 zero[128] = {}, c8[128], raw[128], got[128];
+	struct chunk ch;
+	u32 s = 99;
+	unsigned int i;
+
+	for (i = 0; i < 32; i++) {
+		put_unaligned_le32(0x12345678, c8 + 4 * i);
+		put_unaligned_le32(rng(&s) | 0x01010101, raw + 4 * i);
+	}
+	chunk_init(&ch, BUDDY_TARGET_2X, bpc);
+
+	buddy_stripe_write(&ch.x, 5, zero, &a);
+	EXPECT_EQ(1, a.c.entry_writes);
+	EXPECT_EQ(0, a.c.device_sectors_written);
+	EXPECT_EQ(BUDDY_CODE_ZERO, buddy_meta_get(ch.x.meta, 5));
+
+	buddy_stripe_write(&ch.x, 5, c8, &a);
+	EXPECT_EQ(1, a.c.device_sectors_written);
+	EXPECT_EQ(0, a.c.buddy_sectors_written);
+	EXPECT_EQ(0, a.c.overflows);
+	EXPECT_EQ(BUDDY_CODE_C8, buddy_meta_get(ch.x.meta, 5));
+
+	buddy_stripe_write(&ch.x, 5, raw, &a);		/* C8 -> RAW: spills */
+	EXPECT_EQ(3, a.c.device_sectors_written);
+	EXPECT_EQ(2, a.c.buddy_sectors_written);
+	EXPECT_EQ(1, a.c.buddy_accesses);
+	EXPECT_EQ(1, a.c.overflows);
+
+	ASSERT_EQ(0, buddy_stripe_read(&ch.x, 5, got, &a));
+	EXPECT_EQ(0, memcmp(got, raw, 128));
+	EXPECT_EQ(2, a.c.device_sectors_read);
+	EXPECT_EQ(2, a.c.buddy_sectors_read);
+	EXPECT_EQ(2, a.c.buddy_accesses);
+
+	buddy_stripe_write(&ch.x, 5, raw, &a);		/* RAW -> RAW: no new overflow */
+	EXPECT_EQ(1, a.c.overflows);
+	buddy_stripe_write(&ch.x, 5, c8, &a);		/* shrink */
+	EXPECT_EQ(1, a.c.overflows);
+	EXPECT_EQ(3, a.c.buddy_accesses);
+	ASSERT_EQ(0, buddy_stripe_read(&ch.x, 5, got, &a));
+	EXPECT_EQ(0, memcmp(got, c8, 128));
+	EXPECT_EQ(3, a.c.buddy_accesses);		/* C8 read stays on device */
+
+	/* histogram: ZERO -1 (first write from fresh ZERO counted +1 -1) */
+	EXPECT_EQ(0, a.codes[BUDDY_CODE_ZERO] + 1);
+	EXPECT_EQ(1, a.codes[BUDDY_CODE_C8]);
+	EXPECT_EQ(0, a.codes[BUDDY_CODE_RAW]);
+	EXPECT_EQ(5, a.c.entry_writes);
+	EXPECT_EQ(2, a.c.entry_reads);
+	chunk_free(&ch);
+}
+
+/* 16x: the 8-byte device part counts one sector; C32 spills 24 bytes. */
+TEST(sixteen_x_sectors)
+{
+	const struct buddy_codec *bpc = buddy_codec_by_name("bpc");
+	struct buddy_io_acct a = {};
+	u8 e[128], got[128];
+	struct chunk ch;
+	unsigned int i;
+
+	chunk_init(&ch, BUDDY_TARGET_16X, bpc);
+	for (i = 0; i < 32; i++)
+		put_unaligned_le32(i * 100 + (i * i * 7) % 13, e + 4 * i);
+	ASSERT_EQ(BUDDY_CODE_C32, buddy_entry_classify(bpc, e));
+	buddy_stripe_write(&ch.x, 0, e, &a);
+	EXPECT_EQ(1, a.c.device_sectors_written);
+	EXPECT_EQ(1, a.c.buddy_sectors_written);
+	EXPECT_EQ(1, a.c.overflows);
+	ASSERT_EQ(0, buddy_stripe_read(&ch.x, 0, got, &a));
+	EXPECT_EQ(0, memcmp(got, e, 128));
+	chunk_free(&ch);
+}
+
+/* 1x classifies by the size-only path but stores plain: 4 sectors. */
+TEST(one_x_plain)
+{
+	const struct buddy_codec *bpc = buddy_codec_by_name("bpc");
+	struct buddy_io_acct a = {};
+	u8 e[128], got[128];
+	struct chunk ch;
+	unsigned int i;
+
+	chunk_init(&ch, BUDDY_TARGET_1X, bpc);
+	for (i = 0; i < 32; i++)
+		put_unaligned_le32(0x12345678, e + 4 * i);
+	buddy_stripe_write(&ch.x, 3, e, &a);
+	EXPECT_EQ(BUDDY_CODE_C8, buddy_meta_get(ch.x.meta, 3));
+	EXPECT_EQ(0, memcmp(ch.dev + 3 * 128, e, 128));
+	EXPECT_EQ(4, a.c.device_sectors_written);
+	EXPECT_EQ(0, a.c.buddy_accesses);
+	ASSERT_EQ(0, buddy_stripe_read(&ch.x, 3, got, &a));
+	EXPECT_EQ(0, memcmp(got, e, 128));
+	chunk_free(&ch);
+}
+
+TEST(partial_update)
+{
+	const struct buddy_codec *bpc = buddy_codec_by_name("bpc");
+	struct buddy_io_acct a = {};
+	u8 want[128] = {}, got[128], patch[50];
+	struct chunk ch;
+	unsigned int i;
+
+	chunk_init(&ch, BUDDY_TARGET_4X, bpc);
+	for (i = 0; i < sizeof(patch); i++)
+		patch[i] = i * 37 + 1;
+	ASSERT_EQ(0, buddy_stripe_update(&ch.x, 7, patch, 61, 50, &a));
+	memcpy(want + 61, patch, 50);
+	EXPECT_EQ(1, a.c.entry_reads);
+	EXPECT_EQ(1, a.c.entry_writes);
+	ASSERT_EQ(0, buddy_stripe_read(&ch.x, 7, got, &a));
+	EXPECT_EQ(0, memcmp(got, want, 128));
+	/* corrupt metadata is an error, never a wild read */
+	buddy_meta_set(ch.x.meta, 7, 9);
+	EXPECT_EQ(-EIO, buddy_stripe_read(&ch.x, 7, got, &a));
+	EXPECT_EQ(-EIO, buddy_stripe_update(&ch.x, 7, patch, 0, 4, &a));
+	chunk_free(&ch);
+}
+
+/* Re-striping between every pair of targets and codecs keeps the data. */
+TEST(move_between_targets)
+{
+	unsigned int t1, t2, i;
+
+	for (t1 = 0; t1 < ARRAY_SIZE(targets); t1++) {
+		for (t2 = 0; t2 < ARRAY_SIZE(targets); t2++) {
+			const struct buddy_codec *c1 = buddy_codecs[t1 % 5];
+			const struct buddy_codec *c2 = buddy_codecs[(t2 + 2) % 5];
+			struct buddy_io_acct a = {};
+			s64 delta[BUDDY_CODE_NR] = {};
+			struct chunk from, to;
+			u8 want[128], got[128];
+			u32 s = 7 + t1 * 5 + t2;
+
+			chunk_init(&from, targets[t1], c1);
+			chunk_init(&to, targets[t2], c2);
+			for (i = 0; i < NR; i++) {
+				make_entry(want, i, &s);
+				buddy_stripe_write(&from.x, i, want, &a);
+			}
+			for (i = 0; i < NR; i++)
+				ASSERT_EQ(0, buddy_stripe_move(&from.x, i,
+							       &to.x, i, delta));
+			s = 7 + t1 * 5 + t2;
+			for (i = 0; i < NR; i++) {
+				make_entry(want, i, &s);
+				ASSERT_EQ(0, buddy_stripe_read(&to.x, i, got,
+							       &a));
+				ASSERT_EQ(0, memcmp(got, want, 128));
+			}
+			chunk_free(&from);
+			chunk_free(&to);
+		}
+	}
+}
+
+/* Concurrent writers on adjacent stripes, each under its stripe's lock. */
+#define THREADS		4
+#define STRIPES		(NR / BUDDY_STRIPE_ENTRIES)
+
+static struct chunk shared;
+static pthread_mutex_t stripe_lock[STRIPES];
+
+struct worker {
+	unsigned int id;
+	int errors;
+	struct buddy_io_acct acct;
+};
+
+static void *work(void *arg)
+{
+	struct worker *w = arg;
+	u32 s = 1234 + w->id;
+	u8 e[128], got[128];
+	unsigned int n;
+
+	for (n = 0; n < 20000; n++) {
+		/* thread k owns entries with i % THREADS == k */
+		unsigned int i = (rng(&s) % (NR / THREADS)) * THREADS + w->id;
+		pthread_mutex_t *l = &stripe_lock[i / BUDDY_STRIPE_ENTRIES];
+
+		make_entry(e, rng(&s), &s);
+		e[0] = i;
+		pthread_mutex_lock(l);
+		buddy_stripe_write(&shared.x, i, e, &w->acct);
+		pthread_mutex_unlock(l);
+		pthread_mutex_lock(l);
+		if (buddy_stripe_read(&shared.x, i, got, &w->acct) ||
+		    memcmp(got, e, 128))
+			w->errors++;
+		pthread_mutex_unlock(l);
+	}
+	return NULL;
+}
+
+TEST(threads_share_metadata_bytes)
+{
+	struct worker w[THREADS] = {};
+	pthread_t th[THREADS];
+	unsigned int i;
+	u64 writes = 0;
+
+	chunk_init(&shared, BUDDY_TARGET_2X, buddy_codec_by_name("bpc"));
+	for (i = 0; i < STRIPES; i++)
+		pthread_mutex_init(&stripe_lock[i], NULL);
+	for (i = 0; i < THREADS; i++) {
+		w[i].id = i;
+		ASSERT_EQ(0, pthread_create(&th[i], NULL, work, &w[i]));
+	}
+	for (i = 0; i < THREADS; i++) {
+		pthread_join(th[i], NULL);
+		EXPECT_EQ(0, w[i].errors);
+		writes += w[i].acct.c.entry_writes;
+	}
+	EXPECT_EQ(THREADS * 20000, writes);
+	chunk_free(&shared);
+}
+
+TEST_HARNESS_MAIN
