@@ -552,6 +552,12 @@ long buddy_alloc_file_ioctl(struct file *file, unsigned int cmd,
 				    arg);
 }
 
+static int buddy_alloc_uring_cmd(struct io_uring_cmd *cmd,
+				 unsigned int issue_flags)
+{
+	return buddy_uring_cmd(cmd, issue_flags, buddy_alloc_file_ioctl);
+}
+
 static void buddy_alloc_show_fdinfo(struct seq_file *m, struct file *file)
 {
 	struct buddy_allocation *a = file->private_data;
@@ -572,6 +578,7 @@ const struct file_operations buddy_alloc_fops = {
 	.write_iter = buddy_write_iter,
 	.unlocked_ioctl = buddy_alloc_file_ioctl,
 	.compat_ioctl = compat_ptr_ioctl,
+	.uring_cmd = buddy_alloc_uring_cmd,
 	.release = buddy_alloc_release,
 	.show_fdinfo = buddy_alloc_show_fdinfo,
 };

@@ -145,5 +145,8 @@ struct buddy_ioctl_desc {
 long buddy_ioctl_dispatch(const struct buddy_ioctl_desc *table,
 			  unsigned int n, struct file *file,
 			  unsigned int cmd, unsigned long arg);
+struct io_uring_cmd;
+int buddy_uring_cmd(struct io_uring_cmd *cmd, unsigned int issue_flags,
+		    long (*ioctl)(struct file *, unsigned int, unsigned long));
 
 #endif /* BUDDY_KMOD_H */

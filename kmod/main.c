@@ -22,6 +22,7 @@
 #include <linux/uaccess.h>
 
 #include "buddy.h"
+#include "compat.h"
 
 static unsigned int device_mb = 64;
 module_param(device_mb, uint, 0444);
@@ -130,6 +131,23 @@ out:
 	return ret;
 }
 
+/*
+ * IORING_OP_URING_CMD: the SQE's cmd_op is an ioctl number and its command
+ * area a struct buddy_uring_cmd; the same dispatcher runs it.  Commands may
+ * sleep, so a non-blocking issue is sent back to io-wq with -EAGAIN.
+ */
+int buddy_uring_cmd(struct io_uring_cmd *cmd, unsigned int issue_flags,
+		    long (*ioctl)(struct file *, unsigned int, unsigned long))
+{
+	const struct buddy_uring_cmd *pl = buddy_uring_cmd_payload(cmd);
+
+	if (issue_flags & IO_URING_F_NONBLOCK)
+		return -EAGAIN;
+	if (READ_ONCE(pl->reserved))
+		return -EINVAL;
+	return ioctl(cmd->file, cmd->cmd_op, READ_ONCE(pl->arg));
+}
+
 /* ---- /dev/buddy ---- */
 
 static void fill_info(struct buddy_info *info)
@@ -140,7 +158,8 @@ static void fill_info(struct buddy_info *info)
 	info->abi_version = BUDDY_ABI_VERSION;
 	info->max_ratio = buddy_max_ratio;
 	info->features = BUDDY_FEAT_RW | BUDDY_FEAT_IO_URING |
-			 BUDDY_FEAT_GET_MAP | BUDDY_FEAT_AUTO | BUDDY_FEAT_ADMIN;
+			 BUDDY_FEAT_GET_MAP | BUDDY_FEAT_AUTO | BUDDY_FEAT_ADMIN |
+			 BUDDY_FEAT_URING_CMD;
 	for (n = 0; buddy_codecs[n]; n++)
 		info->codecs |= 1ULL << buddy_codecs[n]->id;
 	info->device_bytes = buddy_pool_bytes(&bd->device);
@@ -203,9 +222,16 @@ static long buddy_dev_ioctl(struct file *file, unsigned int cmd,
 				    arg);
 }
 
+static int buddy_dev_uring_cmd(struct io_uring_cmd *cmd,
+			       unsigned int issue_flags)
+{
+	return buddy_uring_cmd(cmd, issue_flags, buddy_dev_ioctl);
+}
+
 static const struct file_operations buddy_dev_fops = {
 	.owner = THIS_MODULE,
 	.unlocked_ioctl = buddy_dev_ioctl,
+	.uring_cmd = buddy_dev_uring_cmd,
 	.compat_ioctl = compat_ptr_ioctl,
 	.llseek = noop_llseek,
 };

@@ -63,6 +63,7 @@
 #define BUDDY_FEAT_GET_MAP	(1ULL << 2)	/* BUDDY_IOC_GET_MAP */
 #define BUDDY_FEAT_ADMIN	(1ULL << 3)	/* list, set-target, profiles */
 #define BUDDY_FEAT_AUTO		(1ULL << 4)	/* BUDDY_TARGET_AUTO */
+#define BUDDY_FEAT_URING_CMD	(1ULL << 5)	/* ioctls as IORING_OP_URING_CMD */
 
 #define BUDDY_MAX_NODES		64
 #define BUDDY_LABEL_LEN		32
@@ -293,6 +294,19 @@ struct buddy_profile {
 	__u32 flags;
 	__u32 total;
 	__u32 reserved;
+};
+
+/**
+ * struct buddy_uring_cmd - the command area of an IORING_OP_URING_CMD SQE
+ * sent to /dev/buddy or an allocation fd.  The SQE's cmd_op is one of the
+ * BUDDY_IOC_* numbers below; the command runs exactly as that ioctl with
+ * @arg as its argument, and the CQE's res is the ioctl's return value.
+ * @arg:	user pointer to the ioctl's argument struct.
+ * @reserved:	must be zero.
+ */
+struct buddy_uring_cmd {
+	__u64 arg;
+	__u64 reserved;
 };
 
 #define BUDDY_IOC_MAGIC		0xBD
