@@ -63,6 +63,7 @@ $(B)/san/libbuddycore.a: $(CORE_SRCS:%.c=$(B)/san/%.o)
 
 include tools/tools.mk
 include selftests/selftests.mk
+include tools/demo/demo.mk
 
 module:
 	$(MAKE) -C $(KDIR) M=$(CURDIR) modules

@@ -1,0 +1,34 @@
+# SPDX-License-Identifier: GPL-2.0
+# The demo (included from the top Makefile).
+#
+#   make demo       the main job, from a fresh Debian 12 machine: install the
+#                   packages (build tools and the demo's data packages),
+#                   prepare the guest kernel, build buddy.ko and the static
+#                   demo program, boot a 2-node QEMU guest with a 32 MiB
+#                   device pool and run tools/demo/run-demo.sh there.
+#   make demo-bin   the static demo program only ($(DEMO_BIN)).
+#
+# The demo's output is also kept in $(B)/demo/demo.out.
+
+DEMO_BIN  := $(B)/demo/buddy-demo
+DEMO_LIBS := $(B)/opt/libbuddytools.a $(B)/opt/libbuddycore.a
+
+.PHONY: demo demo-bin
+
+# Static: the guest is a busybox initramfs without libc.
+$(DEMO_BIN): tools/demo/demo.c tools/lib/libbuddy.h tools/lib/datagen.h \
+		$(CORE_HDRS) $(DEMO_LIBS)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(WARN) $(CPPFLAGS) -static -o $@ $< $(DEMO_LIBS) -lm
+
+demo-bin: $(DEMO_BIN)
+
+# Sequential on purpose: nothing can be built before the packages are in,
+# and KDIR is only known once linux-headers-amd64 is installed (the sub-makes
+# evaluate it again).
+demo:
+	scripts/install-deps.sh
+	scripts/guest/prepare.sh
+	$(MAKE) module
+	$(MAKE) demo-bin
+	tools/demo/run-demo.sh $(DEMO_BIN)
