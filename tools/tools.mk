@@ -9,4 +9,58 @@ $(B)/opt/libbuddytools.a: $(TOOLS_LIB_SRCS:%.c=$(B)/opt/%.o)
 $(B)/san/libbuddytools.a: $(TOOLS_LIB_SRCS:%.c=$(B)/san/%.o)
 	$(AR) rcs $@ $^
 
+$(TOOLS_LIB_SRCS:%.c=$(B)/opt/%.o) $(TOOLS_LIB_SRCS:%.c=$(B)/san/%.o): \
+	$(wildcard tools/lib/*.h)
+
 tools: $(B)/opt/libbuddytools.a $(B)/opt/libbuddycore.a
+
+# --- buddyctl: one binary, one file per subcommand --------------------------
+# json-c headers are included as <json-c/json.h>, found on the default path.
+JSONC_LIBS := $(shell pkg-config --libs json-c 2>/dev/null || echo -ljson-c)
+
+BUDDYCTL_SRCS := $(wildcard tools/buddyctl/*.c)
+BUDDYCTL_OBJS := $(BUDDYCTL_SRCS:%.c=$(B)/opt/%.o)
+$(BUDDYCTL_OBJS): $(wildcard tools/buddyctl/*.h tools/lib/*.h)
+
+$(B)/buddyctl: $(BUDDYCTL_OBJS) $(B)/opt/libbuddytools.a $(B)/opt/libbuddycore.a
+	$(CC) $(CFLAGS) -o $@ $(BUDDYCTL_OBJS) \
+	    $(B)/opt/libbuddytools.a $(B)/opt/libbuddycore.a $(JSONC_LIBS)
+
+tools: $(B)/buddyctl
+
+# Shell tests of the tools; TAP-ish output with a "# Totals:" line in
+# $(B)/results/native-analyze.log for scripts/summary.sh.
+.PHONY: check-tools
+check-tools: $(B)/buddyctl
+	@out=$${RESULTS:-$(B)/results}; mkdir -p $$out; \
+	log=$$out/native-analyze.log; \
+	selftests/tools/analyze_test.sh $(B)/buddyctl >$$log 2>&1; rc=$$?; \
+	grep -E '^not ok |^# Totals' $$log; \
+	if ! grep -q '^# Totals' $$log; then \
+		echo "# analyze_test.sh: exited $$rc without totals"; \
+		tail -20 $$log; \
+		echo "# Totals: pass:0 fail:1 xfail:0 xpass:0 skip:0 error:0" >>$$log; \
+		rc=1; \
+	fi; \
+	exit $$rc
+
+# --- codec benchmark ---------------------------------------------------------
+# Portable code generation only (no -march=native): the table must mean the
+# same on any x86-64 machine from the last decade.  The codecs themselves come
+# from $(B)/opt/libbuddycore.a, built with $(CFLAGS) like every tool.
+# BENCH_ARGS passes options (-t SECONDS -m MIB -C CPU -c CLASS,...).
+BENCH_CFLAGS ?= -O2 -g -march=x86-64-v2
+BENCH_FILES  ?=
+BENCH_ARGS   ?=
+
+$(B)/codec_bench: tools/bench/codec_bench.c tools/lib/datagen.h $(CORE_HDRS) \
+		$(B)/opt/libbuddytools.a $(B)/opt/libbuddycore.a
+	@mkdir -p $(dir $@)
+	$(CC) $(BENCH_CFLAGS) $(WARN) $(CPPFLAGS) -o $@ $< \
+	    $(B)/opt/libbuddytools.a $(B)/opt/libbuddycore.a -llz4 -lzstd -lm
+
+.PHONY: bench-codec
+bench-codec: $(B)/codec_bench
+	$(B)/codec_bench $(BENCH_ARGS) $(BENCH_FILES)
+
+bench: bench-codec

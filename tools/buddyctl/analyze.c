@@ -1,0 +1,504 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * buddyctl analyze - offline compressibility of memory dumps.
+ *
+ *   buddyctl analyze [--codec NAME[,NAME...]] [--per-entry] [--json] FILE...
+ *
+ * Every FILE ("-" is stdin) is cut into 128-byte entries; a tail shorter than
+ * an entry is zero-padded to one (with a note on stderr).  Each entry is sized
+ * by each codec's size-only path, exactly as buddy.ko would size it; no
+ * kernel module is needed.
+ *
+ * Two ratios are reported, both logical bytes / stored bytes, i.e.
+ * 128 * entries / total bytes, "inf" when the total is 0:
+ *
+ *   fig3   as the Buddy Compression paper's Fig. 3 counts it: an all-zero
+ *          entry costs 0 B, any other ceil(bits / 8) bytes rounded up to the
+ *          next of 8, 16, 32, 64, 80, 96, 128 B (more than 128 B counts 128 B).
+ *   buddy  with the sizes Buddy stores: buddy_code_bytes() of the entry's
+ *          size code, 0/8/32/64/96/128 B (all-zero detected by content).
+ *
+ * The histogram counts entries per size code: zero c8 c32 c64 c96 raw.
+ *
+ * --per-entry prints, for every entry of every file in order, the codec's
+ * stream length in bits before any raw fallback (codec->size(), also for
+ * all-zero entries), one decimal number per line and nothing else.  It takes
+ * exactly one codec, bpc unless --codec says otherwise.
+ *
+ * --json prints the default report as one JSON object:
+ *
+ *   {
+ *     "files":   [ "FILE", ... ],     the arguments, in order
+ *     "bytes":   N,                   input bytes read (before padding)
+ *     "entries": N,                   128-byte entries (tails padded)
+ *     "codecs":  [                    one object per codec, in table order
+ *       {
+ *         "codec":       "bpc",
+ *         "ratio_fig3":  R | "inf",   128 * entries / bytes_fig3
+ *         "ratio_buddy": R | "inf",   128 * entries / bytes_buddy
+ *         "bytes_fig3":  N,           total bytes, Fig. 3 sizes
+ *         "bytes_buddy": N,           total bytes, Buddy sizes
+ *         "histogram": { "zero": N, "c8": N, "c32": N, "c64": N,
+ *                        "c96": N, "raw": N }     sums to "entries"
+ *       }, ...
+ *     ]
+ *   }
+ *
+ * Exit status: 0 success, 1 runtime error (a file that cannot be opened or
+ * read, a failed write to stdout), 2 usage error (unknown option or codec,
+ * no FILE, --per-entry with several codecs).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <json-c/json.h>
+
+#include "codec.h"
+#include "buddyctl.h"
+
+#define IO_BUF		(1u << 20)	/* input read size; multiple of 128 */
+#define OUT_BUF		(1u << 20)	/* stdout buffer of --per-entry */
+#define OUT_SLACK	16		/* room for one number and '\n' */
+
+struct codec_stats {
+	const struct buddy_codec *c;
+	u64 bytes_fig3;
+	u64 bytes_buddy;
+	u64 hist[BUDDY_CODE_NR];
+};
+
+struct analyze {
+	struct codec_stats cs[BUDDY_CODEC_NR];
+	unsigned int nr;		/* codecs chosen */
+	bool per_entry;
+	bool json;
+	u64 bytes;			/* input bytes */
+	u64 entries;
+	char *out;			/* --per-entry output buffer */
+	size_t outlen;
+};
+
+static const char *const hist_keys[BUDDY_CODE_NR] = {
+	[BUDDY_CODE_ZERO] = "zero",	[BUDDY_CODE_C8] = "c8",
+	[BUDDY_CODE_C32] = "c32",	[BUDDY_CODE_C64] = "c64",
+	[BUDDY_CODE_C96] = "c96",	[BUDDY_CODE_RAW] = "raw",
+};
+
+static void analyze_usage(FILE *f)
+{
+	unsigned int i;
+
+	fprintf(f,
+		"usage: buddyctl analyze [OPTIONS] FILE...\n"
+		"\n"
+		"Offline compressibility of memory dumps (\"-\" is stdin), cut into\n"
+		"128-byte entries; no kernel module needed.\n"
+		"\n"
+		"  -c, --codec NAME[,NAME]  codecs to report (repeatable; default:\n"
+		"                           all, or bpc with --per-entry); one of:");
+	for (i = 0; buddy_codecs[i]; i++)
+		fprintf(f, " %s", buddy_codecs[i]->name);
+	fprintf(f,
+		"\n"
+		"  -e, --per-entry          one line per entry: the codec's stream\n"
+		"                           length in bits (one codec only)\n"
+		"  -j, --json               the report as a JSON object\n"
+		"  -h, --help               this text\n"
+		"\n"
+		"Ratios are 128 * entries / stored bytes: \"fig3\" with the sizes of\n"
+		"the Buddy paper's Fig. 3 (0, 8, 16, 32, 64, 80, 96, 128 B), \"buddy\"\n"
+		"with Buddy's size codes (0, 8, 32, 64, 96, 128 B).\n"
+		"\n"
+		"Exit status: 0 success, 1 runtime error, 2 usage error.\n");
+}
+
+static void list_codecs(FILE *f)
+{
+	unsigned int i;
+
+	fputs("valid codecs:", f);
+	for (i = 0; buddy_codecs[i]; i++)
+		fprintf(f, " %s", buddy_codecs[i]->name);
+	fputc('\n', f);
+}
+
+/* Add the codecs of a comma-separated list; false on an unknown name. */
+static bool add_codecs(struct analyze *a, const char *list)
+{
+	char *dup = strdup(list), *save = NULL, *tok;
+	unsigned int i, names = 0;
+	bool ok = true;
+
+	if (!dup)
+		return false;
+	for (tok = strtok_r(dup, ",", &save); tok;
+	     tok = strtok_r(NULL, ",", &save)) {
+		const struct buddy_codec *c = buddy_codec_by_name(tok);
+
+		names++;
+
+		if (!c) {
+			buddyctl_err("analyze: unknown codec '%s'", tok);
+			list_codecs(stderr);
+			ok = false;
+			break;
+		}
+		for (i = 0; i < a->nr; i++)
+			if (a->cs[i].c == c)
+				break;
+		if (i == a->nr && a->nr < BUDDY_CODEC_NR)
+			a->cs[a->nr++].c = c;
+	}
+	if (ok && !names) {
+		buddyctl_err("analyze: empty codec list");
+		list_codecs(stderr);
+		ok = false;
+	}
+	free(dup);
+	return ok;
+}
+
+/* Fig. 3 of the Buddy paper: the byte size an entry of @bits counts for. */
+static unsigned int fig3_bytes(unsigned int bits)
+{
+	static const unsigned int steps[] = { 8, 16, 32, 64, 80, 96, 128 };
+	unsigned int bytes = DIV_ROUND_UP(bits, 8), i;
+
+	for (i = 0; i < ARRAY_SIZE(steps); i++)
+		if (bytes <= steps[i])
+			return steps[i];
+	return 128;
+}
+
+static int flush_out(struct analyze *a)
+{
+	size_t done = 0;
+
+	while (done < a->outlen) {
+		ssize_t n = write(STDOUT_FILENO, a->out + done,
+				  a->outlen - done);
+
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			buddyctl_err("analyze: write to stdout: %s",
+				     strerror(errno));
+			return -1;
+		}
+		done += n;
+	}
+	a->outlen = 0;
+	return 0;
+}
+
+/* Append "@v\n" to the output buffer (no stdio, no locale). */
+static inline void put_uint(struct analyze *a, unsigned int v)
+{
+	char tmp[12], *p = tmp + sizeof(tmp);
+	char *o = a->out + a->outlen;
+
+	*--p = '\n';
+	do {
+		*--p = '0' + v % 10;
+		v /= 10;
+	} while (v);
+	memcpy(o, p, tmp + sizeof(tmp) - p);
+	a->outlen += tmp + sizeof(tmp) - p;
+}
+
+/* Account the @n whole entries at @buf. */
+static int process(struct analyze *a, const u8 *buf, size_t n)
+{
+	size_t e;
+	unsigned int i;
+
+	a->entries += n;
+	if (a->per_entry) {
+		unsigned int (*size)(const u8 *) = a->cs[0].c->size;
+
+		for (e = 0; e < n; e++) {
+			if (a->outlen > OUT_BUF - OUT_SLACK && flush_out(a))
+				return -1;
+			put_uint(a, size(buf + e * BUDDY_ENTRY_BYTES));
+		}
+		return 0;
+	}
+
+	for (e = 0; e < n; e++) {
+		const u8 *entry = buf + e * BUDDY_ENTRY_BYTES;
+
+		if (buddy_entry_is_zero(entry)) {
+			for (i = 0; i < a->nr; i++)
+				a->cs[i].hist[BUDDY_CODE_ZERO]++;
+			continue;
+		}
+		for (i = 0; i < a->nr; i++) {
+			struct codec_stats *s = &a->cs[i];
+			unsigned int bits = s->c->size(entry);
+			unsigned int code = buddy_code_of_bits(bits);
+
+			s->bytes_fig3 += fig3_bytes(bits);
+			s->bytes_buddy += buddy_code_bytes(code);
+			s->hist[code]++;
+		}
+	}
+	return 0;
+}
+
+/* Read until @len bytes or end of file; returns the count or -1. */
+static ssize_t read_full(int fd, u8 *buf, size_t len)
+{
+	size_t got = 0;
+
+	while (got < len) {
+		ssize_t n = read(fd, buf + got, len - got);
+
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return -1;
+		}
+		if (n == 0)
+			break;
+		got += n;
+	}
+	return got;
+}
+
+static int analyze_file(struct analyze *a, const char *name, u8 *buf)
+{
+	bool is_stdin = !strcmp(name, "-");
+	const char *shown = is_stdin ? "(stdin)" : name;
+	int fd = is_stdin ? STDIN_FILENO : open(name, O_RDONLY | O_CLOEXEC);
+	u64 total = 0;
+	int ret = 0;
+
+	if (fd < 0) {
+		buddyctl_err("analyze: %s: %s", shown, strerror(errno));
+		return -1;
+	}
+	posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);
+	for (;;) {
+		ssize_t n = read_full(fd, buf, IO_BUF);
+		size_t whole, tail;
+
+		if (n < 0) {
+			buddyctl_err("analyze: %s: %s", shown, strerror(errno));
+			ret = -1;
+			break;
+		}
+		total += n;
+		whole = n / BUDDY_ENTRY_BYTES;
+		tail = n % BUDDY_ENTRY_BYTES;
+		if (tail) {
+			/* Only at end of file: read_full() fills the buffer. */
+			memset(buf + n, 0, BUDDY_ENTRY_BYTES - tail);
+			whole++;
+			fprintf(stderr,
+				"buddyctl: analyze: %s: %llu bytes is not a multiple of %u; last entry zero-padded\n",
+				shown, (unsigned long long)total,
+				BUDDY_ENTRY_BYTES);
+		}
+		if (process(a, buf, whole)) {
+			ret = -1;
+			break;
+		}
+		if ((size_t)n < IO_BUF)
+			break;
+	}
+	a->bytes += total;
+	if (!is_stdin)
+		close(fd);
+	return ret;
+}
+
+static double ratio(u64 entries, u64 bytes)
+{
+	return (double)BUDDY_ENTRY_BYTES * entries / bytes;
+}
+
+static void print_ratio(u64 entries, u64 bytes, int width)
+{
+	if (!bytes)
+		printf(" %*s", width, "inf");
+	else
+		printf(" %*.2f", width, ratio(entries, bytes));
+}
+
+static void report_text(struct analyze *a, int nfiles)
+{
+	unsigned int i, k;
+
+	printf("files %d, bytes %llu, entries %llu (%u B each)\n\n", nfiles,
+	       (unsigned long long)a->bytes, (unsigned long long)a->entries,
+	       BUDDY_ENTRY_BYTES);
+	printf("%-6s %10s %11s %12s %12s", "codec", "ratio-fig3",
+	       "ratio-buddy", "bytes-fig3", "bytes-buddy");
+	for (k = 0; k < BUDDY_CODE_NR; k++)
+		printf(" %10s", hist_keys[k]);
+	putchar('\n');
+	for (i = 0; i < a->nr; i++) {
+		struct codec_stats *s = &a->cs[i];
+
+		printf("%-6s", s->c->name);
+		print_ratio(a->entries, s->bytes_fig3, 10);
+		print_ratio(a->entries, s->bytes_buddy, 11);
+		printf(" %12llu %12llu", (unsigned long long)s->bytes_fig3,
+		       (unsigned long long)s->bytes_buddy);
+		for (k = 0; k < BUDDY_CODE_NR; k++)
+			printf(" %10llu", (unsigned long long)s->hist[k]);
+		putchar('\n');
+	}
+}
+
+static struct json_object *json_ratio(u64 entries, u64 bytes)
+{
+	char str[32];
+	double r;
+
+	if (!bytes)
+		return json_object_new_string("inf");
+	r = ratio(entries, bytes);
+	snprintf(str, sizeof(str), "%.4f", r);
+	return json_object_new_double_s(r, str);
+}
+
+static int report_json(struct analyze *a, int nfiles, char **files)
+{
+	struct json_object *root = json_object_new_object();
+	struct json_object *jfiles = json_object_new_array();
+	struct json_object *jcodecs = json_object_new_array();
+	unsigned int i, k;
+	int j;
+
+	for (j = 0; j < nfiles; j++)
+		json_object_array_add(jfiles, json_object_new_string(files[j]));
+	json_object_object_add(root, "files", jfiles);
+	json_object_object_add(root, "bytes", json_object_new_int64(a->bytes));
+	json_object_object_add(root, "entries",
+			       json_object_new_int64(a->entries));
+	for (i = 0; i < a->nr; i++) {
+		struct codec_stats *s = &a->cs[i];
+		struct json_object *jc = json_object_new_object();
+		struct json_object *jh = json_object_new_object();
+
+		json_object_object_add(jc, "codec",
+				       json_object_new_string(s->c->name));
+		json_object_object_add(jc, "ratio_fig3",
+				       json_ratio(a->entries, s->bytes_fig3));
+		json_object_object_add(jc, "ratio_buddy",
+				       json_ratio(a->entries, s->bytes_buddy));
+		json_object_object_add(jc, "bytes_fig3",
+				       json_object_new_int64(s->bytes_fig3));
+		json_object_object_add(jc, "bytes_buddy",
+				       json_object_new_int64(s->bytes_buddy));
+		for (k = 0; k < BUDDY_CODE_NR; k++)
+			json_object_object_add(jh, hist_keys[k],
+					json_object_new_int64(s->hist[k]));
+		json_object_object_add(jc, "histogram", jh);
+		json_object_array_add(jcodecs, jc);
+	}
+	json_object_object_add(root, "codecs", jcodecs);
+	printf("%s\n", json_object_to_json_string_ext(root,
+			JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED |
+			JSON_C_TO_STRING_NOSLASHESCAPE));
+	json_object_put(root);
+	return 0;
+}
+
+int cmd_analyze(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "codec",	required_argument,	NULL, 'c' },
+		{ "per-entry",	no_argument,		NULL, 'e' },
+		{ "json",	no_argument,		NULL, 'j' },
+		{ "help",	no_argument,		NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct analyze a = { 0 };
+	int opt, i, ret = 0;
+	u8 *buf;
+
+	optind = 1;
+	while ((opt = getopt_long(argc, argv, "c:ejh", opts, NULL)) != -1) {
+		switch (opt) {
+		case 'c':
+			if (!add_codecs(&a, optarg))
+				return EXIT_USAGE;
+			break;
+		case 'e':
+			a.per_entry = true;
+			break;
+		case 'j':
+			a.json = true;
+			break;
+		case 'h':
+			analyze_usage(stdout);
+			return 0;
+		default:
+			analyze_usage(stderr);
+			return EXIT_USAGE;
+		}
+	}
+	if (optind >= argc) {
+		buddyctl_err("analyze: no FILE given (\"-\" reads stdin)");
+		analyze_usage(stderr);
+		return EXIT_USAGE;
+	}
+	if (a.per_entry && a.json) {
+		buddyctl_err("analyze: --per-entry and --json do not combine");
+		return EXIT_USAGE;
+	}
+	if (a.per_entry && a.nr > 1) {
+		buddyctl_err("analyze: --per-entry takes exactly one codec");
+		return EXIT_USAGE;
+	}
+	if (!a.nr) {
+		if (a.per_entry) {
+			a.cs[a.nr++].c = &buddy_codec_bpc;
+		} else {
+			for (i = 0; buddy_codecs[i] && a.nr < BUDDY_CODEC_NR; i++)
+				a.cs[a.nr++].c = buddy_codecs[i];
+		}
+	}
+
+	/* One spare entry so a padded tail never leaves the buffer. */
+	buf = malloc(IO_BUF + BUDDY_ENTRY_BYTES);
+	if (a.per_entry)
+		a.out = malloc(OUT_BUF);
+	if (!buf || (a.per_entry && !a.out)) {
+		buddyctl_err("analyze: out of memory");
+		free(buf);
+		free(a.out);
+		return 1;
+	}
+
+	for (i = optind; i < argc; i++) {
+		if (analyze_file(&a, argv[i], buf)) {
+			ret = 1;
+			break;
+		}
+	}
+	if (a.per_entry) {
+		if (flush_out(&a))
+			ret = 1;
+	} else if (!ret) {
+		if (a.json)
+			report_json(&a, argc - optind, argv + optind);
+		else
+			report_text(&a, argc - optind);
+		if (fflush(stdout) || ferror(stdout)) {
+			buddyctl_err("analyze: write to stdout: %s",
+				     strerror(errno));
+			ret = 1;
+		}
+	}
+	free(buf);
+	free(a.out);
+	return ret;
+}

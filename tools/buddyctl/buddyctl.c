@@ -1,0 +1,85 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * buddyctl - administer Buddy Compression devices and analyse memory dumps.
+ *
+ *   buddyctl [--version] [--help] COMMAND [ARGS]
+ *
+ * Commands come from one table (cxl-cli/ndctl style): adding a command is one
+ * cmd_<verb>() in its own file, one declaration in buddyctl.h and one line
+ * below.  "buddyctl COMMAND --help" is handled by the command itself.
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "uapi/linux/buddy.h"
+#include "buddyctl.h"
+
+#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+
+struct cmd_struct {
+	const char *cmd;
+	int (*fn)(int argc, char **argv);
+	const char *help;
+};
+
+static const struct cmd_struct commands[] = {
+	{ "analyze", cmd_analyze,
+	  "offline compressibility of memory dumps, per codec" },
+};
+
+void buddyctl_err(const char *fmt, ...)
+{
+	va_list ap;
+
+	fputs("buddyctl: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+}
+
+static void usage(FILE *f)
+{
+	size_t i;
+
+	fprintf(f,
+		"usage: buddyctl [--version] [--help] COMMAND [ARGS]\n"
+		"\n"
+		"Commands:\n");
+	for (i = 0; i < ARRAY_SIZE(commands); i++)
+		fprintf(f, "  %-12s %s\n", commands[i].cmd, commands[i].help);
+	fprintf(f,
+		"\n"
+		"'buddyctl COMMAND --help' describes one command.\n"
+		"Exit status: 0 success, 1 runtime error, 2 usage error.\n");
+}
+
+int main(int argc, char **argv)
+{
+	size_t i;
+
+	if (argc < 2) {
+		usage(stderr);
+		return EXIT_USAGE;
+	}
+	if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") ||
+	    !strcmp(argv[1], "help")) {
+		usage(stdout);
+		return 0;
+	}
+	if (!strcmp(argv[1], "--version") || !strcmp(argv[1], "-v") ||
+	    !strcmp(argv[1], "version")) {
+		printf("buddyctl %s (ABI %d)\n", BUDDYCTL_VERSION,
+		       BUDDY_ABI_VERSION);
+		return 0;
+	}
+	for (i = 0; i < ARRAY_SIZE(commands); i++)
+		if (!strcmp(argv[1], commands[i].cmd))
+			return commands[i].fn(argc - 1, argv + 1);
+
+	buddyctl_err("unknown command '%s'", argv[1]);
+	usage(stderr);
+	return EXIT_USAGE;
+}

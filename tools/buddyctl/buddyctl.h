@@ -1,0 +1,27 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * buddyctl.h - what the subcommands of buddyctl share.
+ *
+ * Each subcommand is one function cmd_<verb>(argc, argv) in its own file,
+ * declared here and listed in the command table of buddyctl.c (the cxl-cli
+ * pattern).  argv[0] is the subcommand's name; options follow.
+ *
+ * Exit codes of every subcommand:
+ *   0  success
+ *   1  runtime error (unreadable file, failed ioctl, ...)
+ *   2  usage error (unknown option or codec, missing argument)
+ */
+#ifndef BUDDYCTL_H
+#define BUDDYCTL_H
+
+#define BUDDYCTL_VERSION	"0.1"
+
+#define EXIT_USAGE		2
+
+/* Print "buddyctl: <msg>" to stderr (printf format). */
+void buddyctl_err(const char *fmt, ...)
+	__attribute__((format(printf, 1, 2)));
+
+int cmd_analyze(int argc, char **argv);
+
+#endif /* BUDDYCTL_H */
