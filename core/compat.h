@@ -52,6 +52,24 @@ static inline void put_unaligned_le32(u32 v, void *p)
 	b[3] = v >> 24;
 }
 
+static inline void put_unaligned_be32(u32 v, void *p)
+{
+	u8 *b = p;
+
+	b[0] = v >> 24;
+	b[1] = v >> 16;
+	b[2] = v >> 8;
+	b[3] = v;
+}
+
+static inline u64 get_unaligned_be64(const void *p)
+{
+	u64 v;
+
+	memcpy(&v, p, 8);
+	return __builtin_bswap64(v);
+}
+
 #ifndef __always_inline
 #define __always_inline inline __attribute__((__always_inline__))
 #endif

@@ -19,39 +19,63 @@
 #define BPC_PLANES	33
 #define BPC_PLANE_MASK	0x7fffffffu	/* 31 deltas per plane */
 
-/* In-place transpose of a 32x32 bit matrix: bit k of a[i] <-> bit i of a[k]. */
-static __always_inline void transpose32(u32 *a)
-{
-	unsigned int j, k;
-	u32 m = 0x0000ffffu, t;
+/*
+ * In-place transpose of a 32x32 bit matrix: bit k of a[i] <-> bit i of a[k].
+ * Rows k and k + 16 travel together in one 64-bit word, so the first stage
+ * is a swap inside each word and every later stage swaps two row pairs at
+ * once (the recursive block transpose of Hacker's Delight, 7-3).
+ */
+#define SWAP(k, j, m) do {					\
+	t = ((x[k] >> (j)) ^ x[(k) + (j)]) & (m);			\
+	x[k] ^= t << (j);						\
+	x[(k) + (j)] ^= t;						\
+} while (0)
+#define SWAP4(k0, k1, k2, k3, j, m) do {				\
+	SWAP(k0, j, m); SWAP(k1, j, m); SWAP(k2, j, m); SWAP(k3, j, m);	\
+} while (0)
 
-	for (j = 16; j; j >>= 1, m ^= m << j) {
-		for (k = 0; k < 32; k = ((k | j) + 1) & ~j) {
-			t = ((a[k] >> j) ^ a[k | j]) & m;
-			a[k] ^= t << j;
-			a[k | j] ^= t;
-		}
+/* x[k] holds rows k (low half) and k + 16 (high half) of the matrix. */
+static __always_inline void transpose32x2(u64 *x)
+{
+	const u64 m8 = 0x00ff00ff00ff00ffull, m4 = 0x0f0f0f0f0f0f0f0full;
+	const u64 m2 = 0x3333333333333333ull, m1 = 0x5555555555555555ull;
+	u64 t;
+	unsigned int k;
+
+	for (k = 0; k < 16; k++) {
+		t = ((x[k] >> 16) ^ x[k]) & 0x00000000ffff0000ull;
+		x[k] ^= t | t << 16;
 	}
+	SWAP4(0, 1, 2, 3, 8, m8);	SWAP4(4, 5, 6, 7, 8, m8);
+	SWAP4(0, 1, 2, 3, 4, m4);	SWAP4(8, 9, 10, 11, 4, m4);
+	SWAP4(0, 1, 4, 5, 2, m2);	SWAP4(8, 9, 12, 13, 2, m2);
+	SWAP4(0, 2, 4, 6, 1, m1);	SWAP4(8, 10, 12, 14, 1, m1);
 }
 
-/* Delta bit-planes of the entry; returns w0.  dbp[k] for k = 0..32. */
-static __always_inline s32 bpc_planes(const u8 *src, u32 *dbp)
+/*
+ * Delta bit-planes of the entry: plane k < 16 in the low half of x[k],
+ * plane k + 16 in its high half, plane 32 (the delta signs) in *sign.
+ * Returns w0.
+ */
+static __always_inline s32 bpc_planes(const u8 *src, u64 *x, u32 *sign)
 {
 	s32 w[BUDDY_ENTRY_WORDS];
-	u32 sign = 0;
+	u32 sg = 0;
 	unsigned int i;
 
 	for (i = 0; i < BUDDY_ENTRY_WORDS; i++)
 		w[i] = (s32)get_unaligned_le32(src + 4 * i);
-	for (i = 0; i < BUDDY_ENTRY_WORDS - 1; i++) {
-		s64 d = (s64)w[i + 1] - (s64)w[i];
+	for (i = 0; i < 16; i++) {
+		u32 lo = (u32)w[i + 1] - (u32)w[i];
+		u32 hi = i < 15 ? (u32)w[i + 17] - (u32)w[i + 16] : 0;
 
-		dbp[i] = (u32)d;
-		sign |= (u32)(((u64)d >> 32) & 1) << i;
+		x[i] = lo | (u64)hi << 32;
 	}
-	dbp[31] = 0;
-	transpose32(dbp);
-	dbp[32] = sign;
+	/* bit 32 of the 33-bit delta is its sign: w[i+1] < w[i] */
+	for (i = 0; i < BUDDY_ENTRY_WORDS - 1; i++)
+		sg |= (u32)(w[i + 1] < w[i]) << i;
+	*sign = sg;
+	transpose32x2(x);
 	return w[0];
 }
 
@@ -66,14 +90,14 @@ static __always_inline void put_run(struct bitw *w, unsigned int run)
 /* The encoder; dst == NULL gives the size-only path after inlining. */
 static __always_inline unsigned int bpc_encode(const u8 *src, u8 *dst)
 {
-	u32 dbp[BPC_PLANES];
+	u32 dbp[BPC_PLANES], dbx[BPC_PLANES], sign;
+	u64 x[16], nonzero = 0;
 	struct bitw w;
-	unsigned int run = 0;
-	int k;
+	int k, last = BPC_PLANES;
 	s32 w0;
 
 	bitw_init(&w, dst, BUDDY_STREAM_MAX);
-	w0 = bpc_planes(src, dbp);
+	w0 = bpc_planes(src, x, &sign);
 
 	if (w0 == 0)
 		bitw_put(&w, 0, 3);
@@ -88,29 +112,43 @@ static __always_inline unsigned int bpc_encode(const u8 *src, u8 *dst)
 		bitw_put(&w, (u32)w0, 32);
 	}
 
-	for (k = BPC_PLANES - 1; k >= 0; k--) {
-		u32 x = k == BPC_PLANES - 1 ? dbp[k] : dbp[k] ^ dbp[k + 1];
-		unsigned int p;
+	/* DBX[k] = DBP[k] ^ DBP[k + 1], two planes per 64-bit XOR */
+	for (k = 0; k < 16; k++) {
+		u64 up = k < 15 ? x[k + 1] : (x[0] >> 32) | (u64)sign << 32;
+		u64 y = x[k] ^ up;
 
-		if (!x) {
-			run++;
-			continue;
-		}
-		put_run(&w, run);
-		run = 0;
-		p = __builtin_ctz(x);
-		if (x == BPC_PLANE_MASK)
+		dbp[k] = (u32)x[k];
+		dbp[k + 16] = (u32)(x[k] >> 32);
+		dbx[k] = (u32)y;
+		dbx[k + 16] = (u32)(y >> 32);
+		nonzero |= (u64)!!dbx[k] << k | (u64)!!dbx[k + 16] << (k + 16);
+	}
+	dbp[32] = dbx[32] = sign;
+	nonzero |= (u64)!!sign << 32;
+
+	/* visit only the non-zero planes, top down; the gaps are zero runs */
+	while (nonzero) {
+		unsigned int p;
+		u32 v;
+
+		k = 63 - __builtin_clzll(nonzero);
+		nonzero &= ~(1ull << k);
+		put_run(&w, last - 1 - k);
+		last = k;
+		v = dbx[k];
+		p = __builtin_ctz(v);
+		if (v == BPC_PLANE_MASK)
 			bitw_put(&w, 0, 5);			/* 00000 */
 		else if (!dbp[k])
 			bitw_put(&w, 1, 5);			/* 00001 */
-		else if (x == 3u << p)
+		else if (v == 3u << p)
 			bitw_put(&w, (2u << 5) | p, 10);	/* 00010 p */
-		else if (x == 1u << p)
+		else if (v == 1u << p)
 			bitw_put(&w, (3u << 5) | p, 10);	/* 00011 p */
 		else
-			bitw_put(&w, (1u << 31) | x, 32);	/* 1 DBX */
+			bitw_put(&w, (1u << 31) | v, 32);	/* 1 DBX */
 	}
-	put_run(&w, run);
+	put_run(&w, last);
 	return bitw_finish(&w);
 }
 
@@ -134,65 +172,76 @@ static inline s32 sext(u32 v, unsigned int bits)
 static int bpc_decompress(const u8 *src, unsigned int srclen, u8 *dst)
 {
 	u32 dbp[BPC_PLANES + 1];
+	u64 x[16];
 	struct bitr r;
 	s64 w;
+	u32 v;
 	int k, i;
 
 	bitr_init(&r, src, srclen);
-	if (bitr_get(&r, 1)) {
+	v = bitr_peek(&r, 32);
+	if (v >> 31) {					/* 1 + 32 bits */
+		bitr_skip(&r, 1);
 		w = (s32)bitr_get(&r, 32);
 	} else {
 		static const u8 width[4] = { 0, 4, 8, 16 };
-		unsigned int n = width[bitr_get(&r, 2)];
+		unsigned int n = width[v >> 29];
 
-		w = n ? sext(bitr_get(&r, n), n) : 0;
+		w = n ? sext((v >> (29 - n)) & ((1u << n) - 1), n) : 0;
+		bitr_skip(&r, 3 + n);
 	}
 
 	dbp[BPC_PLANES] = 0;	/* DBP[33] = 0 makes DBX[32] = DBP[32] */
 	for (k = BPC_PLANES - 1; k >= 0 && !r.err; ) {
-		u32 x;
+		u32 dbx;
 
-		if (bitr_get(&r, 1)) {				/* 1 */
-			x = bitr_get(&r, 31);
-		} else if (bitr_get(&r, 1)) {			/* 01 */
-			unsigned int len = bitr_get(&r, 5) + 2;
+		v = bitr_peek(&r, 32);
+		if (v >> 31) {					/* 1 DBX */
+			dbx = v & BPC_PLANE_MASK;
+			bitr_skip(&r, 32);
+		} else if (v >> 30) {				/* 01 LLLLL */
+			unsigned int len = ((v >> 25) & 31) + 2;
 
 			if (len > (unsigned int)k + 1)
 				return -EINVAL;
+			bitr_skip(&r, 7);
 			while (len--) {
 				dbp[k] = dbp[k + 1];
 				k--;
 			}
 			continue;
-		} else if (bitr_get(&r, 1)) {			/* 001 */
-			x = 0;
+		} else if (v >> 29) {				/* 001 */
+			dbx = 0;
+			bitr_skip(&r, 3);
 		} else {
-			unsigned int sym = bitr_get(&r, 2), p;
+			unsigned int p = (v >> 22) & 31;
 
-			switch (sym) {
+			switch (v >> 27) {
 			case 0:					/* 00000 */
-				x = BPC_PLANE_MASK;
+				dbx = BPC_PLANE_MASK;
+				bitr_skip(&r, 5);
 				break;
 			case 1:					/* 00001 */
 				if (k == BPC_PLANES - 1)
 					return -EINVAL;
-				x = dbp[k + 1];	/* DBP[k] == 0 */
+				dbx = dbp[k + 1];	/* DBP[k] == 0 */
+				bitr_skip(&r, 5);
 				break;
-			case 2:					/* 00010 */
-				p = bitr_get(&r, 5);
+			case 2:					/* 00010 p */
 				if (p > 29)
 					return -EINVAL;
-				x = 3u << p;
+				dbx = 3u << p;
+				bitr_skip(&r, 10);
 				break;
-			default:				/* 00011 */
-				p = bitr_get(&r, 5);
+			default:				/* 00011 p */
 				if (p > 30)
 					return -EINVAL;
-				x = 1u << p;
+				dbx = 1u << p;
+				bitr_skip(&r, 10);
 				break;
 			}
 		}
-		dbp[k] = x ^ dbp[k + 1];
+		dbp[k] = dbx ^ dbp[k + 1];
 		k--;
 	}
 	if (r.err)
@@ -201,13 +250,14 @@ static int bpc_decompress(const u8 *src, unsigned int srclen, u8 *dst)
 	/* Planes back to deltas, deltas back to words. */
 	if (dbp[32] & ~BPC_PLANE_MASK)
 		return -EINVAL;
-	transpose32(dbp);
+	for (i = 0; i < 16; i++)
+		x[i] = dbp[i] | (u64)dbp[i + 16] << 32;
+	transpose32x2(x);
 	put_unaligned_le32((u32)w, dst);
 	for (i = 0; i < BUDDY_ENTRY_WORDS - 1; i++) {
-		s64 d = (s64)dbp[i];
+		u32 d32 = i < 16 ? (u32)x[i] : (u32)(x[i - 16] >> 32);
+		s64 d = (s64)d32 - ((s64)((dbp[32] >> i) & 1) << 32);
 
-		if (dbp[32] & (1u << i))
-			d -= 1ll << 32;
 		w += d;
 		if (w < -2147483648ll || w > 2147483647ll)
 			return -EINVAL;
