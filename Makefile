@@ -62,11 +62,20 @@ $(B)/san/libbuddycore.a: $(CORE_SRCS:%.c=$(B)/san/%.o)
 	$(AR) rcs $@ $^
 
 include tools/tools.mk
+include tools/bench/bench.mk
 include selftests/selftests.mk
 include tools/demo/demo.mk
 
 module:
 	$(MAKE) -C $(KDIR) M=$(CURDIR) modules
+
+# Every stage runs even when an earlier one fails; the closing line sums
+# the "# Totals:" lines that all stages wrote into $(B)/results.
+CHECK_STAGES ?= native tools style guest
+check:
+	@rm -rf $(B)/results
+	@for s in $(CHECK_STAGES); do scripts/stage.sh $$s $(MAKE) --no-print-directory check-$$s; done
+	@scripts/summary.sh
 
 clean:
 	rm -rf $(B)

@@ -63,4 +63,8 @@ $(B)/codec_bench: tools/bench/codec_bench.c tools/lib/datagen.h $(CORE_HDRS) \
 bench-codec: $(B)/codec_bench
 	$(B)/codec_bench $(BENCH_ARGS) $(BENCH_FILES)
 
-bench: bench-codec
+# One run of both benchmarks, one after the other (never in parallel: they
+# would skew each other's timings).
+bench:
+	$(MAKE) --no-print-directory bench-codec
+	$(MAKE) --no-print-directory bench-guest

@@ -1,0 +1,39 @@
+# SPDX-License-Identifier: GPL-2.0
+# Device benchmark in a QEMU guest (included from the top Makefile).
+#
+#   make bench-guest   build buddy.ko and the static dev_bench, boot one guest
+#                      (tools/bench/guest-bench.sh), load buddy.ko and zram
+#                      (lz4) there and run dev_bench; the table is printed and
+#                      saved to $(B)/results/bench-guest.txt
+#
+# The guest has no libc: dev_bench is linked -static, with liburing's static
+# library (liburing-dev ships liburing.a) and libbuddytools.a (libbuddy +
+# datagen).  It needs no codec objects: only core/codec.h's inline size table.
+#
+# Knobs: DEV_BENCH_MIB (MiB per cell, default 16), DEV_BENCH_ARGS (extra
+# dev_bench options, e.g. -c mixed,random), BENCH_GUEST_MEM (MiB per guest
+# node), BENCH_GUEST_DEVICE_MB (buddy.ko device_mb), BENCH_GUEST_TIMEOUT.
+
+DEV_BENCH            := $(B)/guest/bench/dev_bench
+DEV_BENCH_CFLAGS     ?= -O2 -g
+DEV_BENCH_MIB        ?= 16
+DEV_BENCH_ARGS       ?=
+BENCH_GUEST_MEM      ?= 512
+BENCH_GUEST_DEVICE_MB ?= 128
+BENCH_GUEST_TIMEOUT  ?= 900
+
+$(DEV_BENCH): tools/bench/dev_bench.c tools/lib/libbuddy.h tools/lib/datagen.h \
+		$(CORE_HDRS) $(B)/opt/libbuddytools.a
+	@mkdir -p $(dir $@)
+	@test -f /usr/include/liburing.h || \
+	    { echo "bench-guest: liburing.h missing (apt-get install liburing-dev)" >&2; exit 1; }
+	$(CC) $(DEV_BENCH_CFLAGS) $(WARN) $(CPPFLAGS) -static -o $@ $< \
+	    $(B)/opt/libbuddytools.a -luring -lm
+
+.PHONY: bench-guest
+bench-guest: $(DEV_BENCH)
+	$(MAKE) module
+	tools/bench/guest-bench.sh --bench $(DEV_BENCH) --ko kmod/buddy.ko \
+	    --mem $(BENCH_GUEST_MEM) --device-mb $(BENCH_GUEST_DEVICE_MB) \
+	    --timeout $(BENCH_GUEST_TIMEOUT) --out $(B)/results/bench-guest.txt \
+	    -- -m $(DEV_BENCH_MIB) $(DEV_BENCH_ARGS)

@@ -1,0 +1,750 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * dev_bench - throughput of /dev/buddy allocations, next to an uncompressed
+ * allocation, memcpy and zram, all in the same (guest) kernel.
+ *
+ *   dev_bench [-m MIB] [-r KIB] [-k KIB] [-c CLASS,...] [-t TARGET,...]
+ *             [-z /dev/zramN] [-a ALG] [-q]
+ *
+ * Cells are (system, data class).  Systems: one buddy allocation of MIB MiB
+ * per target (default codec, i.e. BPC), a 1x allocation with codec none,
+ * zram (-z; the device is reset and given comp_algorithm ALG, default lz4,
+ * and a disksize of MIB MiB per cell, and driven with O_DIRECT), and memcpy
+ * between two user buffers.  Every cell starts empty and runs, in order:
+ *
+ *   seq-wr   the class data written front to back, 128 KiB pwrite()s
+ *   seq-rd   read back front to back, 128 KiB pread()s (checked)
+ *   wr4K     KIB(-r)/4 pwrite()s of 4 KiB at random 4 KiB-aligned offsets
+ *            (the class data of those offsets again)
+ *   rd4K     the same offsets read back with pread() (checked)
+ *   rd128    KIB(-k)*8 pread()s of 128 bytes at random 128-byte-aligned
+ *            offsets (checked); on zram as many reads of the device's
+ *            logical block size, the O_DIRECT minimum (see the note printed)
+ *   ur1-wr/ur1-rd, ur32-wr/ur32-rd
+ *            KIB(-r)/4 io_uring WRITE then READ ops of 4 KiB at random
+ *            offsets, queue depth 1 and 32 (liburing, one ring; checked)
+ *
+ * Every measurement is bounded by a byte/op count, never by wall time.
+ * Throughput is payload bytes per second, MB = 1e6 bytes; kIOPS is for the
+ * small random reads.  Data read is compared with what was written; a
+ * mismatch or a short/failed I/O exits 1.  spill% is the share of entries
+ * that do not fit their target and use the buddy carve-out; ratio is the
+ * data's compression ratio as the system stored it (buddy: 128 B per entry
+ * over the bytes of its size codes; zram: orig_data_size / compr_data_size
+ * from mm_stat).
+ *
+ * The table goes to stdout between "=== dev_bench table ===" and
+ * "=== end dev_bench table ===", progress to stderr.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/stat.h>
+#include <sys/utsname.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <liburing.h>
+
+#include "codec.h"
+#include "datagen.h"
+#include "libbuddy.h"
+
+#define SEED		0x42756464790002ull	/* "Buddy", 2 */
+#define SEQ_IO		(128 * 1024)
+#define BLK		4096
+#define QD_MAX		32
+#define NA		(-1.0)
+
+enum {
+	C_SEQ_RD, C_SEQ_WR, C_RD4K, C_WR4K, C_RD128,
+	C_U1_RD, C_U1_WR, C_U32_RD, C_U32_WR, C_KIOPS, C_NR,
+};
+
+static const char *const col_names[C_NR] = {
+	"seq-rd", "seq-wr", "rd4K", "wr4K", "rd128",
+	"ur1-rd", "ur1-wr", "ur32-rd", "ur32-wr", "kIOPS",
+};
+
+struct row {
+	char sys[24];
+	char cls[12];
+	double v[C_NR];		/* MB/s (kIOPS for C_KIOPS), NA: not measured */
+	double spill;		/* percent, NA */
+	double ratio;		/* NA; INFINITY-like 0 bytes stored: -2 */
+	int group;
+};
+
+#define MAX_ROWS	128
+static struct row rows[MAX_ROWS];
+static unsigned int nr_rows;
+
+static size_t cell_bytes = 16u << 20;
+static size_t rand_bytes = 8u << 20;
+static size_t small_bytes = 512u << 10;
+static bool quiet;
+static unsigned int zram_small;	/* small-read size used on zram */
+static int zram_512_err;	/* errno of a 512-byte O_DIRECT read, 0: ok */
+
+static u8 *src, *dst;
+static u64 *offs4k, *offs_small;
+static struct io_uring ring;
+
+static void die(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	fputs("dev_bench: ", stderr);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	exit(1);
+}
+
+static void progress(const char *fmt, ...)
+{
+	va_list ap;
+
+	if (quiet)
+		return;
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+}
+
+static double now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static double mbps(size_t bytes, double secs)
+{
+	return secs > 0 ? bytes / secs / 1e6 : NA;
+}
+
+static void *xalloc(size_t len)
+{
+	void *p;
+
+	if (posix_memalign(&p, BLK, len))
+		die("out of memory (%zu bytes)", len);
+	memset(p, 0, len);
+	return p;
+}
+
+/* Random @align-aligned offsets of @len-byte ops inside the cell. */
+static void gen_offsets(u64 *o, size_t n, size_t align, u64 seed)
+{
+	struct datagen_rng r;
+	u32 slots = cell_bytes / align;
+	size_t i;
+
+	datagen_seed(&r, seed);
+	for (i = 0; i < n; i++)
+		o[i] = (u64)datagen_below(&r, slots) * align;
+}
+
+static void check(const u64 *o, size_t n, size_t len, const char *what)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (memcmp(dst + o[i], src + o[i], len))
+			die("%s: data mismatch at offset %llu", what,
+			    (unsigned long long)o[i]);
+}
+
+/* ---- one system's measurements (pread/pwrite and io_uring on an fd) ---- */
+
+static void io_full(int fd, bool write, u8 *buf, size_t len, u64 off,
+		    const char *what)
+{
+	ssize_t n = write ? buddy_pwrite(fd, buf, len, off) :
+			    buddy_pread(fd, buf, len, off);
+
+	if (n < 0)
+		die("%s at %llu (%zu bytes): %s", what,
+		    (unsigned long long)off, len, strerror((int)-n));
+	if ((size_t)n != len)
+		die("%s at %llu: %zd of %zu bytes", what,
+		    (unsigned long long)off, n, len);
+}
+
+static double run_seq(int fd, bool write)
+{
+	double t = now();
+	size_t off;
+
+	for (off = 0; off < cell_bytes; off += SEQ_IO)
+		io_full(fd, write, (write ? src : dst) + off, SEQ_IO, off,
+			write ? "seq pwrite" : "seq pread");
+	return mbps(cell_bytes, now() - t);
+}
+
+static double run_rand(int fd, bool write, const u64 *o, size_t n, size_t len)
+{
+	double t = now();
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		io_full(fd, write, (write ? src : dst) + o[i], len, o[i],
+			write ? "random pwrite" : "random pread");
+	return mbps(n * len, now() - t);
+}
+
+static double run_uring(int fd, bool write, unsigned int qd, const u64 *o,
+			size_t n)
+{
+	size_t sub = 0, done = 0;
+	unsigned int inflight = 0;
+	double t = now();
+
+	while (done < n) {
+		struct io_uring_cqe *cqe;
+		int ret;
+
+		while (inflight < qd && sub < n) {
+			struct io_uring_sqe *sqe = io_uring_get_sqe(&ring);
+
+			if (!sqe)
+				die("io_uring: no free sqe");
+			if (write)
+				io_uring_prep_write(sqe, fd, src + o[sub], BLK,
+						    o[sub]);
+			else
+				io_uring_prep_read(sqe, fd, dst + o[sub], BLK,
+						   o[sub]);
+			sqe->user_data = sub;
+			sub++;
+			inflight++;
+		}
+		ret = io_uring_submit_and_wait(&ring, 1);
+		if (ret < 0)
+			die("io_uring_submit_and_wait: %s", strerror(-ret));
+		while (io_uring_peek_cqe(&ring, &cqe) == 0) {
+			if (cqe->res != BLK)
+				die("io_uring %s at %llu: res %d (%s)",
+				    write ? "WRITE" : "READ",
+				    (unsigned long long)o[cqe->user_data],
+				    cqe->res,
+				    cqe->res < 0 ? strerror(-cqe->res) : "short");
+			io_uring_cqe_seen(&ring, cqe);
+			inflight--;
+			done++;
+		}
+	}
+	return mbps(n * BLK, now() - t);
+}
+
+static struct row *new_row(const char *sys, enum datagen_class c, int group)
+{
+	struct row *r;
+	unsigned int i;
+
+	if (nr_rows == MAX_ROWS)
+		die("too many rows");
+	r = &rows[nr_rows++];
+	memset(r, 0, sizeof(*r));
+	snprintf(r->sys, sizeof(r->sys), "%s", sys);
+	snprintf(r->cls, sizeof(r->cls), "%s", datagen_class_name(c));
+	for (i = 0; i < C_NR; i++)
+		r->v[i] = NA;
+	r->spill = NA;
+	r->ratio = NA;
+	r->group = group;
+	return r;
+}
+
+/*
+ * The whole sequence on @fd, which starts empty (all zero) and holds
+ * cell_bytes; @small is the small random read size.
+ */
+static void measure_fd(struct row *r, int fd, size_t small)
+{
+	size_t n4k = rand_bytes / BLK;
+	size_t nsmall = small_bytes / BUDDY_ENTRY_SIZE;	/* same ops for all */
+	double t;
+
+	r->v[C_SEQ_WR] = run_seq(fd, true);
+	memset(dst, 0xa5, cell_bytes);
+	r->v[C_SEQ_RD] = run_seq(fd, false);
+	if (memcmp(dst, src, cell_bytes))
+		die("%s/%s: sequential read-back differs", r->sys, r->cls);
+
+	/* each random write phase is checked by the read phase after it */
+	gen_offsets(offs4k, n4k, BLK, SEED ^ 1);
+	r->v[C_WR4K] = run_rand(fd, true, offs4k, n4k, BLK);
+	r->v[C_RD4K] = run_rand(fd, false, offs4k, n4k, BLK);
+	check(offs4k, n4k, BLK, "random 4K pwrite/pread");
+
+	gen_offsets(offs_small, nsmall, small, SEED ^ 0x5a11);
+	t = now();
+	r->v[C_RD128] = run_rand(fd, false, offs_small, nsmall, small);
+	t = now() - t;
+	r->v[C_KIOPS] = t > 0 ? nsmall / t / 1e3 : NA;
+	check(offs_small, nsmall, small, "random small pread");
+
+	gen_offsets(offs4k, n4k, BLK, SEED ^ 2);
+	r->v[C_U1_WR] = run_uring(fd, true, 1, offs4k, n4k);
+	r->v[C_U1_RD] = run_uring(fd, false, 1, offs4k, n4k);
+	check(offs4k, n4k, BLK, "io_uring qd1 WRITE/READ");
+
+	gen_offsets(offs4k, n4k, BLK, SEED ^ 3);
+	r->v[C_U32_WR] = run_uring(fd, true, QD_MAX, offs4k, n4k);
+	r->v[C_U32_RD] = run_uring(fd, false, QD_MAX, offs4k, n4k);
+	check(offs4k, n4k, BLK, "io_uring qd32 WRITE/READ");
+}
+
+/* ---- buddy ---- */
+
+static void bench_buddy(int devfd, unsigned int target, unsigned int codec,
+			enum datagen_class c, int group)
+{
+	struct buddy_alloc_stat st;
+	char sys[24], label[32];
+	struct row *r;
+	u64 stored = 0, spilled = 0;
+	unsigned int i;
+	double t = now();
+	int fd, ret;
+
+	snprintf(label, sizeof(label), "dev_bench-%s", datagen_class_name(c));
+	fd = buddy_alloc_simple(devfd, cell_bytes, target, codec, label, NULL);
+	if (fd < 0)
+		die("allocation of %zu bytes at %s: %s", cell_bytes,
+		    buddy_target_name(target),
+		    buddy_strerror(-fd, BUDDY_OP_ALLOC));
+	ret = buddy_alloc_stat(fd, &st);
+	if (ret)
+		die("BUDDY_IOC_ALLOC_STAT: %s", buddy_strerror(-ret, BUDDY_OP_STAT));
+	snprintf(sys, sizeof(sys), "buddy %s %s", buddy_target_name(st.target),
+		 buddy_codec_name(st.codec));
+	r = new_row(sys, c, group);
+	progress("# %-18s %-8s ...", r->sys, r->cls);
+
+	measure_fd(r, fd, BUDDY_ENTRY_SIZE);
+
+	ret = buddy_alloc_stat(fd, &st);
+	if (ret)
+		die("BUDDY_IOC_ALLOC_STAT: %s", buddy_strerror(-ret, BUDDY_OP_STAT));
+	for (i = 0; i < BUDDY_CODE_NR; i++) {
+		stored += st.codes[i] * buddy_code_bytes(i);
+		if (st.target < BUDDY_TARGET_1X &&
+		    buddy_code_bytes(i) > st.target)
+			spilled += st.codes[i];
+	}
+	if (st.target < BUDDY_TARGET_1X)
+		r->spill = st.nr_entries ? 100.0 * spilled / st.nr_entries : 0;
+	r->ratio = stored ? (double)st.nr_entries * BUDDY_ENTRY_SIZE / stored
+			  : -2;
+	close(fd);
+	progress(" %.1fs\n", now() - t);
+}
+
+/* ---- zram ---- */
+
+static char zram_sys[PATH_MAX];
+
+static int sysfs_write(const char *attr, const char *val)
+{
+	char path[PATH_MAX + 64];
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/%s", zram_sys, attr);
+	fd = open(path, O_WRONLY);
+	if (fd < 0)
+		return -errno;
+	n = write(fd, val, strlen(val));
+	n = n < 0 ? -errno : 0;
+	close(fd);
+	return (int)n;
+}
+
+static int sysfs_read(const char *attr, char *buf, size_t len)
+{
+	char path[PATH_MAX + 64];
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/%s", zram_sys, attr);
+	fd = open(path, O_RDONLY);
+	if (fd < 0)
+		return -errno;
+	n = read(fd, buf, len - 1);
+	close(fd);
+	if (n < 0)
+		return -errno;
+	buf[n] = 0;
+	return 0;
+}
+
+static void zram_setup(const char *alg)
+{
+	char s[32];
+	int ret;
+
+	ret = sysfs_write("reset", "1");
+	if (ret)
+		die("%s/reset: %s", zram_sys, strerror(-ret));
+	ret = sysfs_write("comp_algorithm", alg);
+	if (ret)
+		die("%s/comp_algorithm=%s: %s (compressor module loaded?)",
+		    zram_sys, alg, strerror(-ret));
+	snprintf(s, sizeof(s), "%zu", cell_bytes);
+	ret = sysfs_write("disksize", s);
+	if (ret)
+		die("%s/disksize=%s: %s", zram_sys, s, strerror(-ret));
+}
+
+static void bench_zram(const char *dev, const char *alg, enum datagen_class c,
+		       int group)
+{
+	unsigned long long orig = 0, compr = 0;
+	char sys[24], buf[256];
+	struct row *r;
+	double t = now();
+	int fd;
+
+	zram_setup(alg);
+	fd = open(dev, O_RDWR | O_DIRECT | O_CLOEXEC);
+	if (fd < 0)
+		die("open %s O_DIRECT: %s", dev, strerror(errno));
+	if (!zram_small) {
+		/* the smallest O_DIRECT read the device takes: 512 bytes? */
+		ssize_t n = pread(fd, dst, 512, 512);
+		char lbs[32] = "";
+
+		zram_512_err = n == 512 ? 0 : n < 0 ? errno : EIO;
+		zram_small = 512;
+		if (zram_512_err &&
+		    sysfs_read("queue/logical_block_size", lbs, sizeof(lbs)) == 0 &&
+		    (unsigned int)atoi(lbs) > zram_small)
+			zram_small = atoi(lbs);
+	}
+	snprintf(sys, sizeof(sys), "zram %s", alg);
+	r = new_row(sys, c, group);
+	progress("# %-18s %-8s ...", r->sys, r->cls);
+
+	measure_fd(r, fd, zram_small);
+
+	if (sysfs_read("mm_stat", buf, sizeof(buf)) == 0 &&
+	    sscanf(buf, "%llu %llu", &orig, &compr) == 2)
+		r->ratio = compr ? (double)orig / compr : -2;
+	close(fd);
+	progress(" %.1fs\n", now() - t);
+}
+
+/* ---- memcpy ---- */
+
+static double memcpy_seq(void)
+{
+	double t = now();
+	size_t off;
+
+	for (off = 0; off < cell_bytes; off += SEQ_IO)
+		memcpy(dst + off, src + off, SEQ_IO);
+	return mbps(cell_bytes, now() - t);
+}
+
+static double memcpy_rand(const u64 *o, size_t n, size_t len)
+{
+	double t = now();
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		memcpy(dst + o[i], src + o[i], len);
+		__asm__ volatile("" ::: "memory");
+	}
+	return mbps(n * len, now() - t);
+}
+
+static void bench_memcpy(enum datagen_class c, int group)
+{
+	size_t n4k = rand_bytes / BLK, nsmall = small_bytes / BUDDY_ENTRY_SIZE;
+	struct row *r = new_row("memcpy", c, group);
+	double t;
+
+	memset(dst, 0, cell_bytes);
+	r->v[C_SEQ_WR] = memcpy_seq();
+	r->v[C_SEQ_RD] = memcpy_seq();
+	gen_offsets(offs4k, n4k, BLK, SEED ^ 1);
+	r->v[C_RD4K] = memcpy_rand(offs4k, n4k, BLK);
+	gen_offsets(offs_small, nsmall, BUDDY_ENTRY_SIZE, SEED ^ 0x5a11);
+	t = now();
+	r->v[C_RD128] = memcpy_rand(offs_small, nsmall, BUDDY_ENTRY_SIZE);
+	t = now() - t;
+	r->v[C_KIOPS] = t > 0 ? nsmall / t / 1e3 : NA;
+	r->v[C_WR4K] = memcpy_rand(offs4k, n4k, BLK);
+	if (memcmp(dst, src, cell_bytes))
+		die("memcpy: copy differs");
+}
+
+/*
+ * One small untimed pass through the buddy and zram paths first, so that
+ * the first timed cell does not pay for TCG's code translation.
+ */
+static void warmup(int devfd, const char *zdev, const char *alg)
+{
+	size_t cb = cell_bytes, rb = rand_bytes, sb = small_bytes;
+	unsigned int nr = nr_rows;
+
+	progress("# warm-up (1 MiB, not reported)\n");
+	cell_bytes = 1u << 20;
+	rand_bytes = 1u << 20;
+	small_bytes = 64u << 10;
+	datagen_fill(DATAGEN_MIXED, SEED, src, cell_bytes);
+	bench_buddy(devfd, BUDDY_TARGET_2X, BUDDY_CODEC_DEFAULT, DATAGEN_MIXED, 0);
+	if (zdev)
+		bench_zram(zdev, alg, DATAGEN_MIXED, 0);
+	nr_rows = nr;
+	cell_bytes = cb;
+	rand_bytes = rb;
+	small_bytes = sb;
+}
+
+/* ---- output ---- */
+
+static void fmt_val(char *b, size_t len, double v)
+{
+	if (v == NA)
+		snprintf(b, len, "-");
+	else if (v >= 10000)
+		snprintf(b, len, "%.0f", v);
+	else if (v >= 100)
+		snprintf(b, len, "%.0f", v);
+	else if (v >= 10)
+		snprintf(b, len, "%.1f", v);
+	else
+		snprintf(b, len, "%.2f", v);
+}
+
+static void print_table(FILE *f, const char *params, const char *zram_note)
+{
+	int last_group = -1;
+	unsigned int i, k;
+	char b[32];
+
+	fprintf(f, "=== dev_bench table ===\n");
+	fprintf(f, "%s", params);
+	fprintf(f, "%-16s %-8s", "system", "class");
+	for (k = 0; k < C_NR; k++)
+		fprintf(f, " %8s", col_names[k]);
+	fprintf(f, " %7s %6s\n", "spill%", "ratio");
+	for (i = 0; i < nr_rows; i++) {
+		const struct row *r = &rows[i];
+
+		if (r->group != last_group) {
+			for (k = 0; k < 16 + 1 + 8 + 9 * C_NR + 8 + 7; k++)
+				fputc('-', f);
+			fputc('\n', f);
+			last_group = r->group;
+		}
+		fprintf(f, "%-16s %-8s", r->sys, r->cls);
+		for (k = 0; k < C_NR; k++) {
+			fmt_val(b, sizeof(b), r->v[k]);
+			fprintf(f, " %8s", b);
+		}
+		if (r->spill == NA)
+			snprintf(b, sizeof(b), "-");
+		else
+			snprintf(b, sizeof(b), "%.1f", r->spill);
+		fprintf(f, " %7s", b);
+		if (r->ratio == -2)
+			snprintf(b, sizeof(b), "all0");
+		else if (r->ratio == NA)
+			snprintf(b, sizeof(b), "-");
+		else
+			snprintf(b, sizeof(b), "%.2fx", r->ratio);
+		fprintf(f, " %6s\n", b);
+	}
+	fprintf(f, "%s", zram_note);
+	fprintf(f, "=== end dev_bench table ===\n");
+}
+
+/* ---- main ---- */
+
+static void usage(void)
+{
+	fprintf(stderr,
+		"usage: dev_bench [-m MIB] [-r KIB] [-k KIB] [-c CLASS,...]\n"
+		"                 [-t TARGET,...] [-z /dev/zramN] [-a ALG] [-q]\n"
+		"  -m MIB   bytes per cell: allocation/disk size and sequential\n"
+		"           volume (default 16)\n"
+		"  -r KIB   volume of each 4 KiB random phase (default 8192)\n"
+		"  -k KIB   volume of small random reads per cell (default 512)\n"
+		"  -c LIST  data classes (default zero,ramp,float32,relu50,random,mixed)\n"
+		"  -t LIST  buddy targets (default 1x,4/3x,2x,4x,16x)\n"
+		"  -z DEV   also benchmark this zram device (reset and set up here)\n"
+		"  -a ALG   zram comp_algorithm (default lz4)\n"
+		"  -q       no progress on stderr\n");
+	exit(2);
+}
+
+int main(int argc, char **argv)
+{
+	const char *classes = "zero,ramp,float32,relu50,random,mixed";
+	const char *targets = "1x,4/3x,2x,4x,16x";
+	const char *zdev = NULL, *alg = "lz4";
+	enum datagen_class cls[DATAGEN_NR];
+	unsigned int tgt[8], ncls = 0, ntgt = 0, i, j;
+	char *list, *tok, *save;
+	char params[1024], znote[512] = "";
+	struct buddy_info info;
+	struct utsname uts;
+	double t0 = now();
+	int opt, devfd, ret, group = 0;
+
+	while ((opt = getopt(argc, argv, "m:r:k:c:t:z:a:qh")) != -1) {
+		switch (opt) {
+		case 'm':
+			cell_bytes = strtoul(optarg, NULL, 0) << 20;
+			break;
+		case 'r':
+			rand_bytes = strtoul(optarg, NULL, 0) << 10;
+			break;
+		case 'k':
+			small_bytes = strtoul(optarg, NULL, 0) << 10;
+			break;
+		case 'c':
+			classes = optarg;
+			break;
+		case 't':
+			targets = optarg;
+			break;
+		case 'z':
+			zdev = optarg;
+			break;
+		case 'a':
+			alg = optarg;
+			break;
+		case 'q':
+			quiet = true;
+			break;
+		default:
+			usage();
+		}
+	}
+	if (optind != argc || !cell_bytes || cell_bytes > (1ul << 30) ||
+	    rand_bytes < BLK || rand_bytes > cell_bytes ||
+	    small_bytes < BLK || small_bytes > cell_bytes)
+		usage();
+
+	list = strdup(classes);
+	for (tok = strtok_r(list, ",", &save); tok;
+	     tok = strtok_r(NULL, ",", &save)) {
+		int c = datagen_class_by_name(tok);
+
+		if (c < 0 || ncls == DATAGEN_NR)
+			die("unknown data class '%s'", tok);
+		cls[ncls++] = c;
+	}
+	free(list);
+	list = strdup(targets);
+	for (tok = strtok_r(list, ",", &save); tok;
+	     tok = strtok_r(NULL, ",", &save)) {
+		if (ntgt == 8 || buddy_target_parse(tok, &tgt[ntgt]) ||
+		    tgt[ntgt] == BUDDY_TARGET_AUTO)
+			die("bad target '%s'", tok);
+		ntgt++;
+	}
+	free(list);
+
+	src = xalloc(cell_bytes);
+	dst = xalloc(cell_bytes);
+	offs4k = calloc(rand_bytes / BLK, sizeof(*offs4k));
+	offs_small = calloc(small_bytes / BUDDY_ENTRY_SIZE, sizeof(*offs_small));
+	if (!offs4k || !offs_small)
+		die("out of memory");
+	ret = io_uring_queue_init(QD_MAX, &ring, 0);
+	if (ret < 0)
+		die("io_uring_queue_init: %s", strerror(-ret));
+
+	devfd = buddy_open(NULL);
+	if (devfd < 0)
+		die("%s: %s", BUDDY_DEV_PATH, buddy_strerror(-devfd, BUDDY_OP_OPEN));
+	ret = buddy_get_info(devfd, &info);
+	if (ret)
+		die("BUDDY_IOC_GET_INFO: %s", buddy_strerror(-ret, BUDDY_OP_INFO));
+	if (!(info.features & BUDDY_FEAT_IO_URING))
+		die("the module does not announce io_uring support");
+
+	if (zdev) {
+		struct stat sb;
+		const char *base = strrchr(zdev, '/');
+
+		base = base ? base + 1 : zdev;
+		snprintf(zram_sys, sizeof(zram_sys), "/sys/block/%s", base);
+		if (stat(zdev, &sb) || !S_ISBLK(sb.st_mode))
+			die("%s: not a block device", zdev);
+	}
+
+	uname(&uts);
+	snprintf(params, sizeof(params),
+		 "kernel %s %s; buddy pool %llu MiB device + %llu MiB carve-out\n"
+		 "cell: %zu MiB, new allocation/disk per row; MB/s = 1e6 B/s of payload;\n"
+		 "seq = %u KiB pread/pwrite; rd4K/wr4K and ur* = %zu random 4 KiB ops;\n"
+		 "rd128 = %zu random 128 B preads (kIOPS: same run); ur1/ur32 = io_uring queue depth 1/32\n"
+		 "spill%% = entries over target (in buddy memory); ratio = stored compression\n",
+		 uts.release, uts.machine,
+		 (unsigned long long)info.device_bytes >> 20,
+		 (unsigned long long)info.buddy_bytes >> 20,
+		 cell_bytes >> 20, SEQ_IO >> 10, rand_bytes / BLK,
+		 small_bytes / BUDDY_ENTRY_SIZE);
+
+	warmup(devfd, zdev, alg);
+	for (i = 0; i < ntgt; i++, group++) {
+		for (j = 0; j < ncls; j++) {
+			datagen_fill(cls[j], SEED + cls[j], src, cell_bytes);
+			bench_buddy(devfd, tgt[i], BUDDY_CODEC_DEFAULT, cls[j],
+				    group);
+		}
+	}
+	for (j = 0; j < ncls; j++) {
+		datagen_fill(cls[j], SEED + cls[j], src, cell_bytes);
+		bench_buddy(devfd, BUDDY_TARGET_1X, BUDDY_CODEC_NONE, cls[j],
+			    group);
+	}
+	group++;
+	if (zdev) {
+		for (j = 0; j < ncls; j++) {
+			datagen_fill(cls[j], SEED + cls[j], src, cell_bytes);
+			bench_zram(zdev, alg, cls[j], group);
+		}
+		group++;
+		snprintf(znote, sizeof(znote),
+			 "zram: O_DIRECT on %s, comp_algorithm %s, disksize %zu MiB, reset per row.\n"
+			 "  Its rd128 and kIOPS are %u-byte random reads, each decompressing a whole\n"
+			 "  4 KiB page%s%s%s.\n"
+			 "  ur*: 6.1's zram lacks QUEUE_FLAG_NOWAIT, so io_uring hands every op to an\n"
+			 "  io-wq worker thread.\n",
+			 zdev, alg, cell_bytes >> 20, zram_small,
+			 zram_512_err ? " (512-byte O_DIRECT reads fail with \"" : "",
+			 zram_512_err ? strerror(zram_512_err) : "",
+			 zram_512_err ? "\": below the\n  device's logical block size)" : "");
+		ret = sysfs_write("reset", "1");
+		if (ret)
+			die("%s/reset: %s", zram_sys, strerror(-ret));
+	}
+	datagen_fill(DATAGEN_MIXED, SEED + DATAGEN_MIXED, src, cell_bytes);
+	bench_memcpy(DATAGEN_MIXED, group);
+
+	io_uring_queue_exit(&ring);
+	close(devfd);
+	progress("# all cells done in %.1fs\n", now() - t0);
+	fflush(stderr);
+	print_table(stdout, params, znote);
+	return 0;
+}
