@@ -371,6 +371,7 @@ static ssize_t buddy_rw(struct kiocb *iocb, struct iov_iter *iter, bool write)
 	struct buddy_io_acct acct = {};
 	u64 pos = iocb->ki_pos, end;
 	size_t done = 0, len = iov_iter_count(iter);
+	u8 small[2 * BUDDY_ENTRY_BYTES];
 	u8 *bounce;
 	int ret = 0;
 
@@ -382,9 +383,15 @@ static ssize_t buddy_rw(struct kiocb *iocb, struct iov_iter *iter, bool write)
 		return write ? -ENOSPC : 0;
 	end = min_t(u64, a->size, pos + len);
 
-	bounce = kmalloc(BOUNCE_BYTES, nowait ? GFP_NOWAIT : GFP_KERNEL);
-	if (!bounce)
-		return nowait ? -EAGAIN : -ENOMEM;
+	/* small I/O (a few entries) bounces on the stack, larger in the heap */
+	if (end - pos <= sizeof(small)) {
+		bounce = small;
+	} else {
+		bounce = kmalloc(min_t(u64, end - pos, BOUNCE_BYTES),
+				 nowait ? GFP_NOWAIT : GFP_KERNEL);
+		if (!bounce)
+			return nowait ? -EAGAIN : -ENOMEM;
+	}
 
 	while (pos < end) {
 		/* one bounce-full, aligned so that it ends on a stripe */
@@ -430,7 +437,8 @@ static ssize_t buddy_rw(struct kiocb *iocb, struct iov_iter *iter, bool write)
 		}
 		cond_resched();
 	}
-	kfree(bounce);
+	if (bounce != small)
+		kfree(bounce);
 	acct_flush(a, &acct);
 	iocb->ki_pos = pos;
 	return done ? done : ret;
