@@ -71,7 +71,7 @@ module:
 
 # Every stage runs even when an earlier one fails; the closing line sums
 # the "# Totals:" lines that all stages wrote into $(B)/results.
-CHECK_STAGES ?= native tools style guest
+CHECK_STAGES ?= native fuzz tools style guest
 check:
 	@rm -rf $(B)/results
 	@for s in $(CHECK_STAGES); do scripts/stage.sh $$s $(MAKE) --no-print-directory check-$$s; done

@@ -21,6 +21,24 @@ $(B)/tsan/tests/%: selftests/core/%.c $(CORE_SRCS) $(CORE_HDRS) | harness
 check-native: $(CORE_TESTS) $(TSAN_TESTS)
 	@scripts/run-native-tests.sh $(CORE_TESTS) $(TSAN_TESTS)
 
-check: check-native
-	@scripts/summary.sh
+check-style: harness
+	@scripts/checkpatch.sh
 
+
+# libFuzzer targets, one per decoder (clang): `make fuzz` runs each for
+# FUZZ_SECONDS; `make check` runs each briefly and records one TAP line per
+# decoder (a crash or a failed round trip fails it).
+FUZZ_CODECS := bpc zvc bdi fpc none
+FUZZ_BINS := $(FUZZ_CODECS:%=$(B)/fuzz/fuzz_decode_%)
+CHECK_FUZZ_SECONDS ?= 4
+$(B)/fuzz/fuzz_decode_%: selftests/fuzz/fuzz_decode.c $(CORE_SRCS) $(CORE_HDRS)
+	@mkdir -p $(dir $@)
+	$(CLANG) -g -O1 -fsanitize=fuzzer,address,undefined \
+	    -fno-sanitize-recover=all $(CPPFLAGS) -DFUZZ_CODEC='"$*"' \
+	    -o $@ $< $(CORE_SRCS)
+
+fuzz: $(FUZZ_BINS)
+	@scripts/run-fuzz.sh $(FUZZ_SECONDS) $(FUZZ_BINS)
+
+check-fuzz: $(FUZZ_BINS)
+	@scripts/run-fuzz.sh $(CHECK_FUZZ_SECONDS) $(FUZZ_BINS)

@@ -14,10 +14,11 @@
  * what makes this scalar code fast enough to beat a 4 KiB LZ4 page.
  */
 #include "../codec.h"
-#include "../bitstream.h"
 
 #define BPC_PLANES	33
 #define BPC_PLANE_MASK	0x7fffffffu	/* 31 deltas per plane */
+/* Longest stream: a 33-bit base and 33 uncompressed planes. */
+#define BPC_MAX_BITS	(33 + BPC_PLANES * 32)
 
 /*
  * In-place transpose of a 32x32 bit matrix: bit k of a[i] <-> bit i of a[k].
@@ -53,103 +54,172 @@ static __always_inline void transpose32x2(u64 *x)
 }
 
 /*
- * Delta bit-planes of the entry: plane k < 16 in the low half of x[k],
- * plane k + 16 in its high half, plane 32 (the delta signs) in *sign.
- * Returns w0.
+ * The bit writer.  Every put stores the whole 64-bit accumulator at the
+ * byte the stream has reached, then keeps only the bits of the last,
+ * incomplete byte: no flush test, no separate finish, and the bits after
+ * the stream are always zero.  The store reaches 8 bytes past the last
+ * whole byte, at most byte BPC_MAX_BITS / 8 + 7 of dst.  With a NULL
+ * buffer it only counts (the size-only path).
  */
-static __always_inline s32 bpc_planes(const u8 *src, u64 *x, u32 *sign)
+struct bpc_out {
+	u8 *buf;		/* NULL: count only */
+	unsigned int nbits;	/* bits written */
+	u64 acc;		/* the incomplete byte's bits, left-aligned */
+};
+
+_Static_assert(BPC_MAX_BITS / 8 + 8 <= BUDDY_STREAM_MAX,
+	       "the BPC writer stores 8 bytes past the last whole byte");
+
+static __always_inline void put_be64(u64 v, u8 *p)
 {
-	s32 w[BUDDY_ENTRY_WORDS];
-	u32 sg = 0;
-	unsigned int i;
-
-	for (i = 0; i < BUDDY_ENTRY_WORDS; i++)
-		w[i] = (s32)get_unaligned_le32(src + 4 * i);
-	for (i = 0; i < 16; i++) {
-		u32 lo = (u32)w[i + 1] - (u32)w[i];
-		u32 hi = i < 15 ? (u32)w[i + 17] - (u32)w[i + 16] : 0;
-
-		x[i] = lo | (u64)hi << 32;
-	}
-	/* bit 32 of the 33-bit delta is its sign: w[i+1] < w[i] */
-	for (i = 0; i < BUDDY_ENTRY_WORDS - 1; i++)
-		sg |= (u32)(w[i + 1] < w[i]) << i;
-	*sign = sg;
-	transpose32x2(x);
-	return w[0];
+	v = __builtin_bswap64(v);
+	memcpy(p, &v, 8);
 }
 
-static __always_inline void put_run(struct bitw *w, unsigned int run)
+/* Append the @n bits of @v (v < 2^n), 1 <= @n <= 56. */
+static __always_inline void bpc_put(struct bpc_out *o, u64 v, unsigned int n)
 {
-	if (run == 1)
-		bitw_put(w, 1, 3);			/* 001 */
-	else if (run)
-		bitw_put(w, (1u << 5) | (run - 2), 7);	/* 01 LLLLL */
+	unsigned int used = o->nbits & 7;
+
+	if (o->buf) {
+		o->acc |= v << (64 - used - n);
+		put_be64(o->acc, o->buf + (o->nbits >> 3));
+		o->acc <<= (used + n) & ~7u;
+	}
+	o->nbits += n;
+}
+
+/*
+ * A zero run of @run planes (none when 0), then the @n-bit symbol @sym, as
+ * one put: 001 for a single plane, 01 LLLLL (L = run - 2) for longer runs.
+ */
+static __always_inline void bpc_put_run(struct bpc_out *o, unsigned int run,
+					u32 sym, unsigned int n)
+{
+	u64 code = run > 1 ? 30 + run : run;	/* 30 + run = 32 | (run - 2) */
+	unsigned int len = run > 1 ? 7 : 3 * run;
+
+	bpc_put(o, code << n | sym, len + n);
+}
+
+static __always_inline void bpc_put_base(struct bpc_out *o, s32 w0)
+{
+	if (w0 == 0)
+		bpc_put(o, 0, 3);
+	else if (w0 >= -8 && w0 <= 7)
+		bpc_put(o, (1u << 4) | ((u32)w0 & 0xf), 7);
+	else if (w0 >= -128 && w0 <= 127)
+		bpc_put(o, (2u << 8) | ((u32)w0 & 0xff), 11);
+	else if (w0 >= -32768 && w0 <= 32767)
+		bpc_put(o, (3u << 16) | ((u32)w0 & 0xffff), 19);
+	else
+		bpc_put(o, (1ull << 32) | (u32)w0, 33);
+}
+
+/* Word @i of the entry, sign-extended. */
+static __always_inline s64 bpc_word(const u8 *src, int i)
+{
+	return (s32)get_unaligned_le32(src + 4 * i);
+}
+
+/*
+ * All 31 deltas equal @d (constant and ramp entries): every DBP[k] is 0 or
+ * all ones, so every DBX[k] is too, and DBX[k] != 0 exactly where bits k
+ * and k + 1 of @d differ (bit 32 for DBX[32]).  All-ones planes code as
+ * 00000, whatever DBP is.
+ */
+static __always_inline void bpc_encode_ramp(struct bpc_out *o, s64 d)
+{
+	u64 d33 = (u64)d & ((1ull << BPC_PLANES) - 1);
+	u64 nz = d33 ^ (d33 >> 1);
+	unsigned int last = BPC_PLANES, k;
+
+	while (nz) {
+		k = 63 - __builtin_clzll(nz);
+		nz ^= 1ull << k;
+		bpc_put_run(o, last - 1 - k, 0, 5);	/* 00000 */
+		last = k;
+	}
+	if (last)
+		bpc_put_run(o, last, 0, 0);
 }
 
 /* The encoder; dst == NULL gives the size-only path after inlining. */
 static __always_inline unsigned int bpc_encode(const u8 *src, u8 *dst)
 {
-	u32 dbp[BPC_PLANES], dbx[BPC_PLANES], sign;
-	u64 x[16], nonzero = 0;
-	struct bitw w;
-	int k, last = BPC_PLANES;
-	s32 w0;
+	struct bpc_out o = { .buf = dst, .nbits = 0, .acc = 0 };
+	u32 p[BPC_PLANES + 1];
+	u64 x[16], diff, sl, sh = 0;
+	s64 w0 = bpc_word(src, 0), d0 = bpc_word(src, 1) - w0, d;
+	unsigned int run = 0;
+	int i, k;
 
-	bitw_init(&w, dst, BUDDY_STREAM_MAX);
-	w0 = bpc_planes(src, x, &sign);
+	bpc_put_base(&o, (s32)w0);
 
-	if (w0 == 0)
-		bitw_put(&w, 0, 3);
-	else if (w0 >= -8 && w0 <= 7)
-		bitw_put(&w, (1u << 4) | ((u32)w0 & 0xf), 7);
-	else if (w0 >= -128 && w0 <= 127)
-		bitw_put(&w, (2u << 8) | ((u32)w0 & 0xff), 11);
-	else if (w0 >= -32768 && w0 <= 32767)
-		bitw_put(&w, (3u << 16) | ((u32)w0 & 0xffff), 19);
-	else {
-		bitw_put(&w, 1, 1);
-		bitw_put(&w, (u32)w0, 32);
+	/*
+	 * The 33-bit deltas are the 64-bit differences of the sign-extended
+	 * words; bit 63 (the sign) is bit 32.  Deltas i and i + 16 share x[i]
+	 * for the transpose; the signs are shifted in from the top, delta i
+	 * into bit i of sl (i < 16) or sh (i >= 16).  diff stays 0 when all
+	 * deltas are equal.
+	 */
+	d = bpc_word(src, 16) - bpc_word(src, 15);
+	x[15] = (u32)d;
+	diff = d ^ d0;
+	sl = (u64)d >> 63;
+	for (i = 14; i >= 0; i--) {
+		s64 lo = bpc_word(src, i + 1) - bpc_word(src, i);
+		s64 hi = bpc_word(src, i + 17) - bpc_word(src, i + 16);
+
+		x[i] = (u32)lo | (u64)hi << 32;
+		diff |= (lo ^ d0) | (hi ^ d0);
+		sl = sl << 1 | (u64)lo >> 63;
+		sh = sh << 1 | (u64)hi >> 63;
+	}
+	if (!diff) {
+		bpc_encode_ramp(&o, d0);
+		return o.nbits;
 	}
 
-	/* DBX[k] = DBP[k] ^ DBP[k + 1], two planes per 64-bit XOR */
-	for (k = 0; k < 16; k++) {
-		u64 up = k < 15 ? x[k + 1] : (x[0] >> 32) | (u64)sign << 32;
-		u64 y = x[k] ^ up;
-
-		dbp[k] = (u32)x[k];
-		dbp[k + 16] = (u32)(x[k] >> 32);
-		dbx[k] = (u32)y;
-		dbx[k + 16] = (u32)(y >> 32);
-		nonzero |= (u64)!!dbx[k] << k | (u64)!!dbx[k + 16] << (k + 16);
+	transpose32x2(x);
+	for (i = 0; i < 16; i++) {
+		p[i] = (u32)x[i];
+		p[i + 16] = (u32)(x[i] >> 32);
 	}
-	dbp[32] = dbx[32] = sign;
-	nonzero |= (u64)!!sign << 32;
+	p[32] = (u32)(sl | sh << 16);
+	p[33] = 0;
 
-	/* visit only the non-zero planes, top down; the gaps are zero runs */
-	while (nonzero) {
-		unsigned int p;
-		u32 v;
+	for (k = BPC_PLANES - 1; k >= 0; k--) {
+		u32 v = p[k] ^ p[k + 1], sym;
+		unsigned int n, pos;
 
-		k = 63 - __builtin_clzll(nonzero);
-		nonzero &= ~(1ull << k);
-		put_run(&w, last - 1 - k);
-		last = k;
-		v = dbx[k];
-		p = __builtin_ctz(v);
-		if (v == BPC_PLANE_MASK)
-			bitw_put(&w, 0, 5);			/* 00000 */
-		else if (!dbp[k])
-			bitw_put(&w, 1, 5);			/* 00001 */
-		else if (v == 3u << p)
-			bitw_put(&w, (2u << 5) | p, 10);	/* 00010 p */
-		else if (v == 1u << p)
-			bitw_put(&w, (3u << 5) | p, 10);	/* 00011 p */
-		else
-			bitw_put(&w, (1u << 31) | v, 32);	/* 1 DBX */
+		if (!v) {
+			run++;
+			continue;
+		}
+		pos = __builtin_ctz(v);
+		if (v == BPC_PLANE_MASK) {
+			sym = 0;			/* 00000 */
+			n = 5;
+		} else if (!p[k]) {
+			sym = 1;			/* 00001 */
+			n = 5;
+		} else if (v == 1u << pos) {
+			sym = 3u << 5 | pos;		/* 00011 p */
+			n = 10;
+		} else if (v == 3u << pos) {
+			sym = 2u << 5 | pos;		/* 00010 p */
+			n = 10;
+		} else {
+			sym = 1u << 31 | v;		/* 1 DBX */
+			n = 32;
+		}
+		bpc_put_run(&o, run, sym, n);
+		run = 0;
 	}
-	put_run(&w, last);
-	return bitw_finish(&w);
+	if (run)
+		bpc_put_run(&o, run, 0, 0);
+	return o.nbits;
 }
 
 static unsigned int bpc_compress(const u8 *src, u8 *dst)
@@ -162,108 +232,144 @@ static unsigned int bpc_size(const u8 *src)
 	return bpc_encode(src, NULL);
 }
 
-static inline s32 sext(u32 v, unsigned int bits)
-{
-	u32 m = 1u << (bits - 1);
+/*
+ * The decoder reads a zero-padded copy of the stream; a symbol starts only
+ * at a bit inside the stream, so a peek (one unaligned 64-bit load) never
+ * goes past the 8 zero bytes after it.  The stream is long enough when the
+ * last symbol ends inside it.  It never needs more than BPC_MAX_BITS bits.
+ */
+#define BPC_IN_MAX	DIV_ROUND_UP(BPC_MAX_BITS, 8)
 
-	return (s32)((v ^ m) - m);
+static __always_inline u64 bpc_peek(const u8 *buf, unsigned int pos)
+{
+	u64 v;
+
+	memcpy(&v, buf + (pos >> 3), 8);
+	return __builtin_bswap64(v) << (pos & 7);
 }
 
 static int bpc_decompress(const u8 *src, unsigned int srclen, u8 *dst)
 {
-	u32 dbp[BPC_PLANES + 1];
-	u64 x[16];
-	struct bitr r;
-	s64 w;
-	u32 v;
+	u8 buf[BPC_IN_MAX + 8];
+	u32 p[BPC_PLANES + 1], up = 0;
+	u64 x[16], v, bad = 0;
+	unsigned int len = srclen < BPC_IN_MAX ? srclen : BPC_IN_MAX;
+	unsigned int end = 8 * len, pos, lit = 0;
+	s64 w, d;
 	int k, i;
 
-	bitr_init(&r, src, srclen);
-	v = bitr_peek(&r, 32);
-	if (v >> 31) {					/* 1 + 32 bits */
-		bitr_skip(&r, 1);
-		w = (s32)bitr_get(&r, 32);
-	} else {
-		static const u8 width[4] = { 0, 4, 8, 16 };
-		unsigned int n = width[v >> 29];
+	memcpy(buf, src, len);
+	memset(buf + len, 0, 8);
 
-		w = n ? sext((v >> (29 - n)) & ((1u << n) - 1), n) : 0;
-		bitr_skip(&r, 3 + n);
+	v = bpc_peek(buf, 0);
+	if (v >> 63) {					/* 1 + 32 bits */
+		w = (s32)(v >> 31);
+		pos = 33;
+	} else if (v >> 61) {				/* 0cc + 4/8/16 bits */
+		unsigned int n = 2u << (v >> 61);
+
+		w = (s64)(v << 3) >> (64 - n);
+		pos = 3 + n;
+	} else {					/* 000 */
+		w = 0;
+		pos = 3;
 	}
 
-	dbp[BPC_PLANES] = 0;	/* DBP[33] = 0 makes DBX[32] = DBP[32] */
-	for (k = BPC_PLANES - 1; k >= 0 && !r.err; ) {
-		u32 dbx;
+	/*
+	 * DBP[k] = DBX[k] ^ DBP[k + 1], with up = DBP[k + 1] (DBP[33] = 0).
+	 * lit counts the symbols that can make a plane other than 0 or all
+	 * ones.
+	 */
+	for (k = BPC_PLANES - 1; k >= 0; ) {
+		u32 s;
 
-		v = bitr_peek(&r, 32);
-		if (v >> 31) {					/* 1 DBX */
-			dbx = v & BPC_PLANE_MASK;
-			bitr_skip(&r, 32);
-		} else if (v >> 30) {				/* 01 LLLLL */
-			unsigned int len = ((v >> 25) & 31) + 2;
+		if (unlikely(pos > end))
+			return -EINVAL;
+		s = (u32)(bpc_peek(buf, pos) >> 32);
+		if (s >> 31) {					/* 1 DBX */
+			up ^= s & BPC_PLANE_MASK;
+			pos += 32;
+			lit++;
+		} else if (s >> 30) {				/* 01 LLLLL */
+			unsigned int n = ((s >> 25) & 31) + 2;
 
-			if (len > (unsigned int)k + 1)
+			if (n > (unsigned int)k + 1)
 				return -EINVAL;
-			bitr_skip(&r, 7);
-			while (len--) {
-				dbp[k] = dbp[k + 1];
-				k--;
-			}
-			continue;
-		} else if (v >> 29) {				/* 001 */
-			dbx = 0;
-			bitr_skip(&r, 3);
+			pos += 7;
+			while (--n)
+				p[k--] = up;
+		} else if (s >> 29) {				/* 001 */
+			pos += 3;
 		} else {
-			unsigned int p = (v >> 22) & 31;
+			unsigned int at = (s >> 22) & 31;
 
-			switch (v >> 27) {
+			switch (s >> 27) {
 			case 0:					/* 00000 */
-				dbx = BPC_PLANE_MASK;
-				bitr_skip(&r, 5);
+				up ^= BPC_PLANE_MASK;
+				pos += 5;
 				break;
 			case 1:					/* 00001 */
 				if (k == BPC_PLANES - 1)
 					return -EINVAL;
-				dbx = dbp[k + 1];	/* DBP[k] == 0 */
-				bitr_skip(&r, 5);
+				up = 0;		/* DBP[k] == 0 */
+				pos += 5;
 				break;
 			case 2:					/* 00010 p */
-				if (p > 29)
+				if (at > 29)
 					return -EINVAL;
-				dbx = 3u << p;
-				bitr_skip(&r, 10);
+				up ^= 3u << at;
+				pos += 10;
+				lit++;
 				break;
 			default:				/* 00011 p */
-				if (p > 30)
+				if (at > 30)
 					return -EINVAL;
-				dbx = 1u << p;
-				bitr_skip(&r, 10);
+				up ^= 1u << at;
+				pos += 10;
+				lit++;
 				break;
 			}
 		}
-		dbp[k] = dbx ^ dbp[k + 1];
-		k--;
+		p[k--] = up;
 	}
-	if (r.err)
+	if (pos > end)
 		return -EINVAL;
+
+	put_unaligned_le32((u32)w, dst);
+	if (!lit) {
+		/*
+		 * Every plane is 0 or all ones: all deltas equal d, whose
+		 * bit k is bit 0 of DBP[k].  The words grow linearly, so they
+		 * all fit when the last one does.
+		 */
+		for (d = 0, k = BPC_PLANES - 1; k >= 0; k--)
+			d = d << 1 | (p[k] & 1);
+		d = (s64)((u64)d << 31) >> 31;		/* sign bit 32 */
+		if (w + 31 * d < -2147483648ll || w + 31 * d > 2147483647ll)
+			return -EINVAL;
+		for (i = 1; i < BUDDY_ENTRY_WORDS; i++) {
+			w += d;
+			put_unaligned_le32((u32)w, dst + 4 * i);
+		}
+		return 0;
+	}
 
 	/* Planes back to deltas, deltas back to words. */
-	if (dbp[32] & ~BPC_PLANE_MASK)
-		return -EINVAL;
 	for (i = 0; i < 16; i++)
-		x[i] = dbp[i] | (u64)dbp[i + 16] << 32;
+		x[i] = p[i] | (u64)p[i + 16] << 32;
 	transpose32x2(x);
-	put_unaligned_le32((u32)w, dst);
+	/*
+	 * d[i] = low 32 bits - 2^32 * bit 32 (DBP[32]).  A word is in range
+	 * when w + 2^31 fits 32 bits unsigned.
+	 */
 	for (i = 0; i < BUDDY_ENTRY_WORDS - 1; i++) {
-		u32 d32 = i < 16 ? (u32)x[i] : (u32)(x[i - 16] >> 32);
-		s64 d = (s64)d32 - ((s64)((dbp[32] >> i) & 1) << 32);
+		u32 lo = i < 16 ? (u32)x[i] : (u32)(x[i - 16] >> 32);
 
-		w += d;
-		if (w < -2147483648ll || w > 2147483647ll)
-			return -EINVAL;
+		w += (s64)lo - ((s64)((p[32] >> i) & 1) << 32);
+		bad |= (u64)(w + 0x80000000ll) >> 32;
 		put_unaligned_le32((u32)w, dst + 4 * (i + 1));
 	}
-	return 0;
+	return bad ? -EINVAL : 0;
 }
 
 const struct buddy_codec buddy_codec_bpc = {

@@ -20,14 +20,14 @@
  *
  * Zero words are grouped greedily into maximal runs of at most 8 (a run of
  * 11 zero words is a run of 8 then a run of 3).  A non-zero word takes the
- * cheapest pattern that applies, the lowest prefix on a tie: so 0x000000ff
- * is 010 (not 110) and 0xffffffff is 001 (-1), which makes all-ones 224 bits
- * and the all-zero entry 4 runs of 8, 24 bits.  The longest stream is
- * 32 * 35 = 1120 bits (140 bytes).
+ * cheapest pattern that applies, the lowest prefix on a tie: 0xffffffff is
+ * 001 (-1, not 110), which makes all-ones 224 bits; 0x000000ff (255) is 011;
+ * 0x00010000 is 100 (not 101).  The all-zero entry is 4 runs of 8, 24 bits;
+ * the longest stream is 32 * 35 = 1120 bits (140 bytes).
  *
  * The decoder stops after 32 words; any bits after that are padding and are
  * ignored.  A run that would go past word 31, or a stream that ends before
- * word 31, is -EINVAL.
+ * all 32 words are decoded, is -EINVAL.
  *
  * size() adds token lengths without building tokens (see fpc_size()).
  */
