@@ -36,11 +36,8 @@ int buddy_pool_init(struct buddy_pool *p, const char *name, u64 bytes,
 		return 0;
 
 	p->pages = kvcalloc(n, sizeof(*p->pages), GFP_KERNEL);
-	if (!p->pages) {
-		pr_err("%s pool: no memory for the array of %lu pages\n",
-		       name, n);
+	if (!p->pages)
 		goto err;
-	}
 	if (node != NUMA_NO_NODE)
 		gfp |= __GFP_THISNODE;
 	for (i = 0; i < n; i++) {
