@@ -65,6 +65,7 @@ include tools/tools.mk
 include tools/bench/bench.mk
 include selftests/selftests.mk
 include tools/demo/demo.mk
+include selftests/kmod/kmod.mk
 
 module:
 	$(MAKE) -C $(KDIR) M=$(CURDIR) modules

@@ -10,9 +10,10 @@
  * BUDDY_IOC_GET_MAP describe it, and closing its last reference frees it.
  * There is no mmap.
  *
- * Every struct may grow at its end: the kernel zero-fills what an older
- * caller did not send, rejects non-zero bytes it does not know with -E2BIG,
- * and copies back only as many bytes as the caller's _IOC_SIZE asks for.
+ * Every struct may grow at its end: a caller's _IOC_SIZE may be anything
+ * from ABI version 1's size up (smaller is -EINVAL); the kernel zero-fills
+ * fields a shorter, older struct lacks, rejects non-zero bytes it does not
+ * know with -E2BIG, and copies back only as many bytes as _IOC_SIZE asks.
  */
 #ifndef _UAPI_LINUX_BUDDY_H
 #define _UAPI_LINUX_BUDDY_H

@@ -1,0 +1,270 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0
+#
+# guest-tests.sh MODE - buddy.ko selftests, run INSIDE the QEMU guest by
+# busybox sh (started by `make check-guest` through scripts/guest/run.sh).
+#
+#   full    2-node guest: failed loads, then the module under several
+#           parameter sets, each running the harness binaries; unload and
+#           reload checks in between
+#   numa4   4-node guest: pools on the memory-only nodes
+#
+# The binaries, buddy.ko and this script sit in one directory.  Every test
+# binary, and every group of shell checks, is one section between
+# "### BEGIN <name>" and "### END <name> rc=<status>" for the host to split
+# into build/results/guest-*.log; each section ends with a kselftest
+# "# Totals:" line.  The exit status is non-zero when anything failed.
+
+dir=$(cd "$(dirname "$0")" && pwd)
+ko=$dir/buddy.ko
+mode=${1:-full}
+status=0
+SYS=/sys/class/misc/buddy
+PAR=/sys/module/buddy/parameters
+
+# ---- TAP for the shell checks -------------------------------------------
+sec_begin() {
+	sec=$1 n=0 pass=0 fail=0 skip=0
+	echo "### BEGIN $sec"
+	echo "TAP version 13"
+}
+sec_end() {
+	echo "1..$n"
+	echo "# Totals: pass:$pass fail:$fail xfail:0 xpass:0 skip:$skip error:0"
+	echo "### END $sec rc=$fail"
+	[ "$fail" = 0 ] || status=1
+}
+t_ok() { n=$((n + 1)); pass=$((pass + 1)); echo "ok $n $sec: $*"; }
+t_fail() { n=$((n + 1)); fail=$((fail + 1)); echo "not ok $n $sec: $*"; }
+t_skip() { n=$((n + 1)); skip=$((skip + 1)); echo "ok $n $sec: $1 # SKIP $2"; }
+# check DESCRIPTION COMMAND...: a test that passes when COMMAND succeeds
+check() {
+	d=$1
+	shift
+	if "$@"; then t_ok "$d"; else t_fail "$d"; fi
+}
+# check_eq DESCRIPTION WANT GOT
+check_eq() {
+	if [ "$2" = "$3" ]; then
+		t_ok "$1"
+	else
+		echo "# $1: want '$2', got '$3'"
+		t_fail "$1"
+	fi
+}
+
+# ---- helpers ---------------------------------------------------------------
+loaded() { grep -q '^buddy ' /proc/modules; }
+load() { insmod "$ko" "$@"; }
+unload() { loaded && rmmod buddy; }
+kmsg_lines() { dmesg | wc -l; }
+kmsg_since() { dmesg | tail -n "+$(($1 + 1))"; }
+param() { cat "$PAR/$1" 2>/dev/null; }
+sum_words() { awk '{ s = 0; for (i = 1; i <= NF; i++) s += $i; print s }' "$1"; }
+
+# run_bin SECTION BINARY: one harness binary as one section
+run_bin() {
+	echo "### BEGIN $1"
+	"$dir/$2"
+	rc=$?
+	echo "### END $1 rc=$rc"
+	[ "$rc" = 0 ] || status=1
+}
+
+# a load that must fail and say why in the kernel log
+load_fails() {
+	desc=$1
+	shift
+	before=$(kmsg_lines)
+	if load "$@" 2>/dev/null; then
+		t_fail "$desc: insmod $* succeeded"
+		rmmod buddy
+		return
+	fi
+	t_ok "$desc: insmod $* fails"
+	check "$desc: module not left loaded" eval '! loaded'
+	check "$desc: no /dev/buddy" test ! -e /dev/buddy
+	msg=$(kmsg_since "$before" | grep -i buddy | head -n 3)
+	echo "# kernel log: $msg"
+	check "$desc: the kernel log says why" test -n "$msg"
+}
+
+# the state of a freshly loaded module: DEVICE_MB BUDDY_MB
+fresh_state() {
+	dev=$(($1 * 1048576)) bud=$(($2 * 1048576))
+	check "/dev/buddy is a character device" test -c /dev/buddy
+	check_eq "mm_stat" "$dev 0 $bud 0 0 0 0" "$(cat $SYS/mm_stat)"
+	check_eq "io_stat" "0 0 0 0 0 0 0 0" "$(cat $SYS/io_stat)"
+	check_eq "code_stat" "0 0 0 0 0 0" "$(cat $SYS/code_stat)"
+	check_eq "codecs" "[bpc] zvc bdi fpc none" "$(cat $SYS/codecs)"
+	check_eq "device_node_pages add up" $(($dev / 4096)) "$(sum_words $SYS/device_node_pages)"
+	check_eq "buddy_node_pages add up" $(($bud / 4096)) "$(sum_words $SYS/buddy_node_pages)"
+	nodes=$(ls -d /sys/devices/system/node/node[0-9]* | wc -l)
+	check_eq "device_node_pages has a column per node" "$nodes" "$(wc -w <$SYS/device_node_pages)"
+	check_eq "buddy_node_pages has a column per node" "$nodes" "$(wc -w <$SYS/buddy_node_pages)"
+	for f in mm_stat io_stat code_stat codecs device_node_pages buddy_node_pages; do
+		check_eq "$f is one line" 1 "$(wc -l <$SYS/$f)"
+	done
+}
+
+# pages of a pool on node N: FILE NODE
+node_pages() { awk -v n="$2" '{ print $(n + 1) }' "$1"; }
+
+no_leak() {
+	set -- $(cat $SYS/mm_stat)
+	check_eq "$1: nothing left allocated (device_used buddy_used logical nr_allocs)" \
+		"0 0 0 0" "$2 $4 $5 $6"
+}
+
+# ---- the 2-node run ------------------------------------------------------------
+full() {
+	sec_begin load-errors
+	unload 2>/dev/null
+	load_fails "device pool on a node that does not exist" device_node=7
+	load_fails "carve-out on a node that does not exist" buddy_node=7
+	mem_mb=$(awk '/^MemTotal:/ { print int($2 / 1024) }' /proc/meminfo)
+	load_fails "device pool far larger than RAM (${mem_mb} MiB)" device_mb=$((mem_mb * 4))
+	load_fails "carve-out far larger than RAM" device_mb=$((mem_mb / 2)) max_ratio=9
+	check "insmod with defaults after the failures" load
+	sec_end
+
+	sec_begin defaults
+	if loaded; then
+		fresh_state 64 192
+		for p in device_mb:64 max_ratio:4 device_node:-1 buddy_node:-1 \
+			chunk_kb:2048 user_limit_mb:0 auto_target:128; do
+			check_eq "parameter ${p%%:*} defaults to ${p#*:}" "${p#*:}" "$(param ${p%%:*})"
+		done
+	else
+		t_fail "module not loaded"
+	fi
+	sec_end
+
+	run_bin default-api buddy_api_test
+	run_bin default-io buddy_io_test
+	run_bin default-pool buddy_pool_test
+	run_bin default-quota buddy_quota_test
+	run_bin default-stress buddy_stress_test
+
+	sec_begin unload-reload
+	no_leak "after the default run"
+	exec 3</dev/buddy
+	check "rmmod fails while /dev/buddy is open" eval '! rmmod buddy 2>/dev/null'
+	exec 3<&-
+	check "rmmod fails while an allocation is alive" \
+		"$dir/buddy_hold" 4096 sh -c '! rmmod buddy 2>/dev/null && [ -n "$BUDDY_FD" ]'
+	check "rmmod once everything is closed" rmmod buddy
+	check "/dev/buddy is gone" test ! -e /dev/buddy
+	check "$SYS is gone" test ! -e $SYS
+	check "insmod again" load
+	fresh_state 64 192
+	check "rmmod right after insmod" rmmod buddy
+	check "insmod a third time" load
+	check_eq "mm_stat after a reload" "67108864 0 201326592 0 0 0 0" "$(cat $SYS/mm_stat 2>/dev/null)"
+	unload
+	sec_end
+
+	# small chunks, pools on given nodes
+	sec_begin nodes-small-chunks
+	check "insmod chunk_kb=64 device_mb=32 device_node=1 buddy_node=0" \
+		load chunk_kb=64 device_mb=32 device_node=1 buddy_node=0
+	if loaded; then
+		fresh_state 32 96
+		check_eq "device pool on node 1" 8192 "$(node_pages $SYS/device_node_pages 1)"
+		check_eq "nothing of the device pool on node 0" 0 "$(node_pages $SYS/device_node_pages 0)"
+		check_eq "carve-out on node 0" 24576 "$(node_pages $SYS/buddy_node_pages 0)"
+		check_eq "chunk_kb" 64 "$(param chunk_kb)"
+	fi
+	sec_end
+	if loaded; then
+		run_bin chunk64-api buddy_api_test
+		run_bin chunk64-io buddy_io_test
+		run_bin chunk64-pool buddy_pool_test
+		run_bin chunk64-stress buddy_stress_test
+		sec_begin chunk64-after
+		no_leak "after the chunk_kb=64 run"
+		check "rmmod" rmmod buddy
+		sec_end
+	fi
+
+	# the per-user share
+	sec_begin quota
+	check "insmod user_limit_mb=8" load user_limit_mb=8
+	check_eq "user_limit_mb" 8 "$(param user_limit_mb)"
+	sec_end
+	if loaded; then
+		run_bin quota-quota buddy_quota_test
+		run_bin quota-api buddy_api_test
+		sec_begin quota-after
+		no_leak "after the quota run"
+		check "rmmod" rmmod buddy
+		sec_end
+	fi
+
+	# tiny pools, the smallest chunks, AUTO resolved to 2x
+	sec_begin tiny
+	check "insmod device_mb=8 max_ratio=2 chunk_kb=4 auto_target=64" \
+		load device_mb=8 max_ratio=2 chunk_kb=4 auto_target=64
+	loaded && fresh_state 8 8
+	sec_end
+	if loaded; then
+		run_bin tiny-api buddy_api_test
+		run_bin tiny-io buddy_io_test
+		run_bin tiny-pool buddy_pool_test
+		run_bin tiny-stress buddy_stress_test
+		sec_begin tiny-after
+		no_leak "after the tiny run"
+		check "rmmod" rmmod buddy
+		sec_end
+	fi
+
+	# no carve-out at all: only 1x allocations fit
+	sec_begin no-carve-out
+	check "insmod max_ratio=1 device_mb=16" load max_ratio=1 device_mb=16
+	loaded && fresh_state 16 0
+	sec_end
+	if loaded; then
+		run_bin nocarve-pool buddy_pool_test
+		run_bin nocarve-io buddy_io_test
+		sec_begin nocarve-after
+		no_leak "after the max_ratio=1 run"
+		check "rmmod" rmmod buddy
+		sec_end
+	fi
+}
+
+# ---- the 4-node run: memory-only (far) nodes ---------------------------------
+numa4() {
+	for cfg in "device_node=0 buddy_node=2" "device_node=3 buddy_node=3 device_mb=32" \
+		"device_node=2 buddy_node=3"; do
+		tag=$(echo "$cfg" | tr ' =' '-_' | sed 's/device_node/d/; s/buddy_node/b/; s/device_mb/mb/')
+		sec_begin "numa4-$tag"
+		unload 2>/dev/null
+		check "insmod $cfg" load $cfg
+		dn=$(param device_node) bn=$(param buddy_node) mb=$(param device_mb)
+		if loaded; then
+			fresh_state "$mb" $((mb * 3))
+			check_eq "device pool all on node $dn" $((mb * 256)) "$(node_pages $SYS/device_node_pages $dn)"
+			check_eq "carve-out all on node $bn" $((mb * 768)) "$(node_pages $SYS/buddy_node_pages $bn)"
+		fi
+		sec_end
+		if loaded; then
+			run_bin "numa4-$tag-pool" buddy_pool_test
+			run_bin "numa4-$tag-api" buddy_api_test
+			sec_begin "numa4-$tag-after"
+			no_leak "after $cfg"
+			check "rmmod" rmmod buddy
+			sec_end
+		fi
+	done
+}
+
+echo "# guest-tests.sh $mode: $(uname -r), $(ls -d /sys/devices/system/node/node[0-9]* | wc -l) nodes, $(awk '/^MemTotal:/ { print $2 }' /proc/meminfo) kB"
+case $mode in
+full) full ;;
+numa4) numa4 ;;
+*) echo "guest-tests.sh: unknown mode '$mode'" >&2; exit 2 ;;
+esac
+unload 2>/dev/null
+echo "# guest-tests.sh $mode: done, status $status"
+exit $status
