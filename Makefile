@@ -28,7 +28,7 @@ CORE_SRCS := core/codec.c core/stripe.c $(wildcard core/codecs/*.c)
 CORE_HDRS := $(wildcard core/*.h) uapi/linux/buddy.h
 
 .PHONY: all tools module check check-native check-guest bench fuzz demo clean \
-	harness
+	harness deps
 all: tools module
 
 # --- kselftest harness and kernel scripts, from the linux-source tarball ----
@@ -73,7 +73,10 @@ module:
 # Every stage runs even when an earlier one fails; the closing line sums
 # the "# Totals:" lines that all stages wrote into $(B)/results.
 CHECK_STAGES ?= native fuzz tools style guest
-check:
+deps:
+	@scripts/install-deps.sh
+
+check: deps
 	@rm -rf $(B)/results
 	@for s in $(CHECK_STAGES); do scripts/stage.sh $$s $(MAKE) --no-print-directory check-$$s; done
 	@scripts/summary.sh

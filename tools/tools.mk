@@ -65,6 +65,6 @@ bench-codec: $(B)/codec_bench
 
 # One run of both benchmarks, one after the other (never in parallel: they
 # would skew each other's timings).
-bench:
+bench: deps
 	$(MAKE) --no-print-directory bench-codec
 	$(MAKE) --no-print-directory bench-guest
