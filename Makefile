@@ -66,13 +66,14 @@ include tools/bench/bench.mk
 include selftests/selftests.mk
 include tools/demo/demo.mk
 include selftests/kmod/kmod.mk
+include daemon/daemon.mk
 
 module:
 	$(MAKE) -C $(KDIR) M=$(CURDIR) modules
 
 # Every stage runs even when an earlier one fails; the closing line sums
 # the "# Totals:" lines that all stages wrote into $(B)/results.
-CHECK_STAGES ?= native fuzz tools style guest
+CHECK_STAGES ?= native fuzz tools style guest daemon
 deps:
 	@scripts/install-deps.sh
 

@@ -20,6 +20,7 @@ $(B)/tsan/tests/%: selftests/core/%.c $(CORE_SRCS) $(CORE_HDRS) | harness
 # Each test binary prints TAP; scripts/tapsum.sh totals them.
 check-native: $(CORE_TESTS) $(TSAN_TESTS)
 	@scripts/run-native-tests.sh $(CORE_TESTS) $(TSAN_TESTS)
+	@$(MAKE) --no-print-directory check-daemon-native
 
 check-style: harness
 	@scripts/checkpatch.sh

@@ -579,3 +579,58 @@ int buddy_profile_get(int devfd, struct buddy_profile_entry *entries,
 		*total = req.total;
 	return 0;
 }
+
+/* ---- AUTO allocations and names ---------------------------------------- */
+
+/* See libbuddy.h. */
+int buddy_alloc_auto(int devfd, uint64_t size, const char *label,
+		     struct buddy_alloc *res)
+{
+	memset(res, 0, sizeof(*res));
+	res->size = size;
+	res->target = BUDDY_TARGET_AUTO;
+	res->codec = BUDDY_CODEC_DEFAULT;
+	res->flags = BUDDY_ALLOC_CLOEXEC;
+	if (label) {
+		if (strlen(label) >= sizeof(res->label))
+			return -EINVAL;
+		strcpy(res->label, label);
+	}
+	return buddy_alloc(devfd, res);
+}
+
+/* See libbuddy.h. */
+const char *buddy_source_name(unsigned int source)
+{
+	switch (source) {
+	case BUDDY_SRC_EXPLICIT:
+		return "explicit";
+	case BUDDY_SRC_PROFILE:
+		return "profile";
+	case BUDDY_SRC_DEFAULT:
+		return "default";
+	}
+	return "?";
+}
+
+/* See libbuddy.h. */
+const char *buddy_feature_name(uint64_t feature)
+{
+	static const struct {
+		uint64_t bit;
+		const char *name;
+	} names[] = {
+		{ BUDDY_FEAT_RW, "rw" },
+		{ BUDDY_FEAT_IO_URING, "io-uring" },
+		{ BUDDY_FEAT_GET_MAP, "get-map" },
+		{ BUDDY_FEAT_ADMIN, "admin" },
+		{ BUDDY_FEAT_AUTO, "auto" },
+		{ BUDDY_FEAT_URING_CMD, "uring-cmd" },
+	};
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(names); i++)
+		if (names[i].bit == feature)
+			return names[i].name;
+	return "?";
+}

@@ -1,0 +1,919 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * buddyd - the Buddy Compression profiler as a daemon.
+ *
+ * The kernel measures, userspace decides (DAMON's split): on an interval
+ * buddyd lists every live allocation of /dev/buddy (BUDDY_IOC_LIST, whose
+ * size-code histograms the module keeps current on every write), keeps the
+ * last Window snapshots per (uid, label), and decides a target compression
+ * ratio per unit with the Buddy Threshold heuristic of the paper (section
+ * III-B; tools/lib/heuristic.h).  Then, by Mode:
+ *
+ *   dry-run   log the decisions, change nothing;
+ *   profiles  install them in the module's profile table (PROFILE_SET), so
+ *             that later BUDDY_TARGET_AUTO allocations of that user and label
+ *             get them, and keep them in the state file (the default);
+ *   live      as profiles, and re-stripe the live allocations whose target
+ *             differs (SET_TARGET); ENOSPC is logged and the allocation left
+ *             as it was.
+ *
+ * A systemd new-style daemon: no forking, Type=notify (READY=1 once
+ * /dev/buddy is open and the profiles are installed), SIGHUP reloads the
+ * configuration and the state file (RELOADING=1, MONOTONIC_USEC=, then
+ * READY=1), SIGTERM exits cleanly, every message goes to stderr with a
+ * "<N>" priority prefix.  --once takes one window of snapshots, decides,
+ * acts, optionally prints the report, and exits.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <getopt.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/signalfd.h>
+#include <unistd.h>
+
+#include "conf.h"
+#include "libbuddy.h"
+#include "log.h"
+#include "notify.h"
+#include "report.h"
+#include "state.h"
+#include "window.h"
+
+#define BUDDYD_VERSION	"0.1"
+#define EXIT_USAGE	2
+#define MIB		(1024.0 * 1024.0)
+#define MAX_OVERRIDES	32
+
+struct override {
+	const char *key;
+	const char *value;
+	const char *opt;
+};
+
+struct failed {
+	uint64_t id;
+	unsigned int target;
+};
+
+struct buddyd {
+	/* command line */
+	const char *config_path;
+	bool config_given;
+	struct override ov[MAX_OVERRIDES];
+	int nov;
+	bool once, report, json, interval_given;
+
+	/* configuration in force */
+	struct bd_conf conf;
+	uint64_t interval_us;
+
+	/* the device */
+	int devfd;
+	struct buddy_info info;
+
+	/* state */
+	struct bd_window win;
+	struct bd_profiles profiles;
+	struct buddy_alloc_stat *st;	/* the newest snapshot */
+	size_t nst, stcap;
+	struct failed *failed;		/* re-targetings that failed, logged */
+	size_t nfailed, failcap;
+	bool list_failing;		/* the last snapshot failed (logged) */
+	int sigfd;
+};
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+"usage: buddyd [OPTIONS]\n"
+"\n"
+"Profile the allocations of /dev/buddy and decide their target compression\n"
+"ratios with the Buddy Threshold heuristic.\n"
+"\n"
+"  -c, --config=FILE       configuration (default " BD_CONF_PATH "),\n"
+"                          then its drop-ins FILE.d/*.conf in name order\n"
+"  -t, --threshold=PCT     Buddy Threshold (Threshold=, default 30%%)\n"
+"  -z, --mostly-zero=PCT   zero share for 16x (MostlyZero=, default 90%%)\n"
+"  -i, --interval=TIME     between snapshots (Interval=, default 10s;\n"
+"                          100ms with --once); e.g. 50ms, 2s, 1min\n"
+"  -w, --window=N          snapshots per decision (Window=, default 10)\n"
+"  -a, --apply=WHAT        none, profiles (default) or live (Mode=)\n"
+"  -n, --dry-run           decide and log only (--apply=none)\n"
+"      --state-file=PATH   profiles (StateFile=, default " BD_STATE_PATH ")\n"
+"      --device=PATH       control device (Device=, default " BD_DEVICE_PATH ")\n"
+"      --once              take one window of snapshots, decide, act, exit\n"
+"      --report            with --once: print the report (decisions, Fig. 7\n"
+"                          ablation, Fig. 10 threshold sweep, Fig. 9 series)\n"
+"      --json              the report as one JSON object\n"
+"  -v, --verbose           debug messages too\n"
+"  -h, --help              this text\n"
+"  -V, --version           version\n"
+"\n"
+"Command-line options override the configuration files.  Signals: SIGHUP\n"
+"reloads the configuration and the state file, SIGTERM exits (status 0; 1\n"
+"for an unfinished --once).\n"
+"Exit status: 0 success, 1 runtime or configuration error, 2 usage error.\n");
+}
+
+static int add_override(struct buddyd *b, const char *key, const char *value,
+			const char *opt)
+{
+	struct bd_conf scratch;
+
+	if (b->nov == MAX_OVERRIDES) {
+		bd_err("%s: too many options", opt);
+		return -E2BIG;
+	}
+	bd_conf_defaults(&scratch);
+	if (bd_conf_set(&scratch, key, value, opt))
+		return -EINVAL;
+	b->ov[b->nov++] = (struct override){ key, value, opt };
+	return 0;
+}
+
+static int parse_args(struct buddyd *b, int argc, char **argv)
+{
+	enum { OPT_STATE = 256, OPT_DEVICE, OPT_ONCE, OPT_REPORT, OPT_JSON };
+	static const struct option opts[] = {
+		{ "config",	 required_argument, NULL, 'c' },
+		{ "threshold",	 required_argument, NULL, 't' },
+		{ "mostly-zero", required_argument, NULL, 'z' },
+		{ "interval",	 required_argument, NULL, 'i' },
+		{ "window",	 required_argument, NULL, 'w' },
+		{ "apply",	 required_argument, NULL, 'a' },
+		{ "dry-run",	 no_argument,	    NULL, 'n' },
+		{ "state-file",	 required_argument, NULL, OPT_STATE },
+		{ "device",	 required_argument, NULL, OPT_DEVICE },
+		{ "once",	 no_argument,	    NULL, OPT_ONCE },
+		{ "report",	 no_argument,	    NULL, OPT_REPORT },
+		{ "json",	 no_argument,	    NULL, OPT_JSON },
+		{ "verbose",	 no_argument,	    NULL, 'v' },
+		{ "help",	 no_argument,	    NULL, 'h' },
+		{ "version",	 no_argument,	    NULL, 'V' },
+		{ NULL, 0, NULL, 0 },
+	};
+	int o, err = 0;
+
+	b->config_path = BD_CONF_PATH;
+	while ((o = getopt_long(argc, argv, "c:t:z:i:w:a:nvhV", opts,
+				NULL)) != -1) {
+		switch (o) {
+		case 'c':
+			b->config_path = optarg;
+			b->config_given = true;
+			break;
+		case 't':
+			err = add_override(b, "Threshold", optarg, "--threshold");
+			break;
+		case 'z':
+			err = add_override(b, "MostlyZero", optarg,
+					   "--mostly-zero");
+			break;
+		case 'i':
+			err = add_override(b, "Interval", optarg, "--interval");
+			b->interval_given = true;
+			break;
+		case 'w':
+			err = add_override(b, "Window", optarg, "--window");
+			break;
+		case 'a':
+			if (!strcmp(optarg, "none"))
+				err = add_override(b, "Mode", "dry-run", "--apply");
+			else if (!strcmp(optarg, "profiles") ||
+				 !strcmp(optarg, "live"))
+				err = add_override(b, "Mode", optarg, "--apply");
+			else {
+				bd_err("--apply: '%s' is not none, profiles or live",
+				       optarg);
+				err = -EINVAL;
+			}
+			break;
+		case 'n':
+			err = add_override(b, "Mode", "dry-run", "--dry-run");
+			break;
+		case OPT_STATE:
+			err = add_override(b, "StateFile", optarg,
+					   "--state-file");
+			break;
+		case OPT_DEVICE:
+			err = add_override(b, "Device", optarg, "--device");
+			break;
+		case OPT_ONCE:
+			b->once = true;
+			break;
+		case OPT_REPORT:
+			b->report = true;
+			break;
+		case OPT_JSON:
+			b->json = true;
+			break;
+		case 'v':
+			bd_log_max = LOG_DEBUG;
+			break;
+		case 'h':
+			usage(stdout);
+			exit(0);
+		case 'V':
+			printf("buddyd %s (ABI %d)\n", BUDDYD_VERSION,
+			       BUDDY_ABI_VERSION);
+			exit(0);
+		default:
+			usage(stderr);
+			return EXIT_USAGE;
+		}
+		if (err)
+			return EXIT_USAGE;
+	}
+	if (optind < argc) {
+		bd_err("unexpected argument '%s'", argv[optind]);
+		return EXIT_USAGE;
+	}
+	if (b->report && !b->once) {
+		bd_err("--report needs --once");
+		return EXIT_USAGE;
+	}
+	if (b->json && !b->report) {
+		bd_err("--json needs --report");
+		return EXIT_USAGE;
+	}
+	return 0;
+}
+
+/* Defaults, the file and its drop-ins, then the command line. */
+static int load_conf(struct buddyd *b, struct bd_conf *c)
+{
+	int err;
+
+	bd_conf_defaults(c);
+	err = bd_conf_load(c, b->config_path, b->config_given);
+	for (int i = 0; i < b->nov; i++)
+		bd_conf_set(c, b->ov[i].key, b->ov[i].value, b->ov[i].opt);
+	return err;
+}
+
+static void set_interval(struct buddyd *b)
+{
+	b->interval_us = b->once && !b->interval_given ? BD_ONCE_INTERVAL_US :
+			 b->conf.interval_us;
+}
+
+/* ---- the device ---------------------------------------------------------- */
+
+/* Open @path and check that buddyd can work with it: 0 or exit status. */
+static int open_device(struct buddyd *b, const char *path, int *fdp,
+		       struct buddy_info *info)
+{
+	unsigned int cnt;
+	uint64_t total;
+	int fd, r;
+
+	fd = buddy_open(path);
+	if (fd < 0) {
+		if (fd == -ENOENT || fd == -ENODEV || fd == -ENXIO)
+			bd_err("%s: %s: is buddy.ko loaded?", path, strerror(-fd));
+		else if (fd == -EACCES || fd == -EPERM)
+			bd_err("%s: %s: buddyd must run as root (it needs CAP_SYS_ADMIN)",
+			       path, strerror(-fd));
+		else
+			bd_err("%s: %s", path, strerror(-fd));
+		return 1;
+	}
+	r = buddy_get_info(fd, info);
+	if (r) {
+		bd_err("%s: BUDDY_IOC_GET_INFO: %s%s", path, strerror(-r),
+		       r == -ENOTTY ? ": not a buddy device" : "");
+		goto fail;
+	}
+	if (info->abi_version != BUDDY_ABI_VERSION)
+		bd_notice("%s: buddy.ko ABI %u, buddyd built for ABI %d", path,
+			  info->abi_version, BUDDY_ABI_VERSION);
+	if (!(info->features & BUDDY_FEAT_ADMIN)) {
+		bd_err("%s: buddy.ko lacks the admin interface (BUDDY_FEAT_ADMIN): buddyd needs BUDDY_IOC_LIST",
+		       path);
+		goto fail;
+	}
+	if (b->conf.mode != BD_MODE_DRY_RUN &&
+	    !(info->features & BUDDY_FEAT_AUTO)) {
+		bd_err("%s: buddy.ko lacks AUTO allocations (BUDDY_FEAT_AUTO): nothing would use the profiles; run with --dry-run",
+		       path);
+		goto fail;
+	}
+	r = buddy_list(fd, 0, NULL, 0, &cnt, &total);
+	if (r) {
+		bd_err("BUDDY_IOC_LIST: %s%s", strerror(-r),
+		       r == -EPERM ? ": buddyd needs CAP_SYS_ADMIN" : "");
+		goto fail;
+	}
+	*fdp = fd;
+	return 0;
+fail:
+	close(fd);
+	return 1;
+}
+
+/* Install the whole table, REPLACE: what the kernel cannot take is skipped. */
+static int install_profiles(struct buddyd *b)
+{
+	struct buddy_profile_entry *e;
+	char esc[BD_LABEL_ESC_MAX];
+	unsigned int n = 0;
+	int r;
+
+	e = calloc(b->profiles.n ? b->profiles.n : 1, sizeof(*e));
+	if (!e)
+		return -ENOMEM;
+	for (size_t i = 0; i < b->profiles.n; i++) {
+		const struct bd_profile *p = &b->profiles.v[i];
+
+		if (!bd_label_kernel_valid(p->label)) {
+			bd_label_escape(p->label, esc, sizeof(esc), true);
+			bd_warn("%s: uid %u label \"%s\": buddy.ko labels are printable ASCII without '/'; not installed",
+				b->conf.state_file, p->uid, esc);
+			continue;
+		}
+		if (n == BUDDY_PROFILE_MAX) {
+			bd_warn("%s: more than %d profiles; the rest is not installed",
+				b->conf.state_file, BUDDY_PROFILE_MAX);
+			break;
+		}
+		e[n].uid = p->uid;
+		e[n].target = p->target;
+		e[n].codec = p->codec;
+		memcpy(e[n].label, p->label, BUDDY_LABEL_LEN);
+		n++;
+	}
+	r = buddy_profile_set(b->devfd, e, n, BUDDY_PROFILE_REPLACE);
+	free(e);
+	if (r)
+		bd_err("BUDDY_IOC_PROFILE_SET: %s: %s", strerror(-r),
+		       buddy_strerror(r, BUDDY_OP_PROFILE));
+	else
+		bd_info("installed %u profiles from %s (replacing the table)",
+			n, b->conf.state_file);
+	return r;
+}
+
+/* Read the state file and, unless in dry-run, install it.  0 or -errno. */
+static int load_profiles(struct buddyd *b)
+{
+	struct bd_profiles t = { 0 };
+	unsigned int bad;
+	int r;
+
+	r = bd_state_load(b->conf.state_file, &t, &bad);
+	if (r == -ENOENT) {
+		bd_info("%s: no state file yet: starting without profiles",
+			b->conf.state_file);
+	} else if (r) {
+		bd_err("%s: %s", b->conf.state_file, strerror(-r));
+		bd_profiles_free(&t);
+		return r;
+	}
+	if (!r)
+		bd_info("%s: %zu profiles%s", b->conf.state_file, t.n,
+			bad ? " (bad lines skipped)" : "");
+	bd_profiles_free(&b->profiles);
+	b->profiles = t;
+	if (b->conf.mode == BD_MODE_DRY_RUN) {
+		bd_info("dry run: not installing the %zu profiles", t.n);
+		return 0;
+	}
+	return install_profiles(b);
+}
+
+/* ---- snapshots and decisions ------------------------------------------- */
+
+static int snapshot(struct buddyd *b)
+{
+	uint64_t start = 0, total, t = bd_now_usec();
+	unsigned int cnt;
+	int r;
+
+	b->nst = 0;
+	for (;;) {
+		if (b->stcap - b->nst < 64) {
+			size_t cap = b->stcap ? 2 * b->stcap : 256;
+			void *v = realloc(b->st, cap * sizeof(*b->st));
+
+			if (!v)
+				return -ENOMEM;
+			b->st = v;
+			b->stcap = cap;
+		}
+		r = buddy_list(b->devfd, start, b->st + b->nst,
+			       b->stcap - b->nst, &cnt, &total);
+		if (r) {
+			/* once per run of failures */
+			bd_log(b->list_failing ? LOG_DEBUG : LOG_WARNING,
+			       "BUDDY_IOC_LIST: %s: snapshot skipped",
+			       strerror(-r));
+			b->list_failing = true;
+			return r;
+		}
+		b->nst += cnt;
+		if (!cnt || cnt >= total)
+			break;
+		start = b->st[b->nst - 1].id + 1;
+	}
+	bd_window_begin(&b->win, t);
+	for (size_t i = 0; i < b->nst; i++) {
+		r = bd_window_add(&b->win, &b->st[i]);
+		if (r)
+			return r;
+	}
+	bd_window_end(&b->win);
+	if (b->list_failing)
+		bd_info("BUDDY_IOC_LIST works again");
+	b->list_failing = false;
+	bd_debug("snapshot %llu: %zu allocations, %zu units",
+		 (unsigned long long)b->win.seq, b->nst, b->win.n);
+	return 0;
+}
+
+static void heur_params(struct buddyd *b, struct buddy_heur_params *p)
+{
+	buddy_heur_default_params(p);
+	p->threshold_ppm = b->conf.threshold_ppm;
+	p->zero_ppm = b->conf.zero_ppm;
+	/*
+	 * The heuristic counts E * t bytes per allocation; the module adds
+	 * half a byte of metadata per entry and page rounding per chunk:
+	 * leave it 1/128 of each pool.
+	 */
+	if (buddy_get_info(b->devfd, &b->info) == 0) {
+		p->device_bytes = b->info.device_bytes - b->info.device_bytes / 128;
+		p->carveout_bytes = b->info.buddy_bytes - b->info.buddy_bytes / 128;
+	}
+	if (!p->device_bytes)
+		p->device_bytes = 1;
+	if (!p->carveout_bytes)
+		p->carveout_bytes = 1;	/* no carve-out: 0 would mean unlimited */
+}
+
+static const char *unit_name(const struct bd_key *k, char *buf, size_t len)
+{
+	char esc[BD_LABEL_ESC_MAX];
+
+	if (k->label[0]) {
+		bd_label_escape(k->label, esc, sizeof(esc), true);
+		snprintf(buf, len, "uid=%u label=\"%s\"", k->uid, esc);
+	} else {
+		snprintf(buf, len, "uid=%u unlabelled id=%llu", k->uid,
+			 (unsigned long long)k->id);
+	}
+	return buf;
+}
+
+static void log_decision(struct buddyd *b, const struct bd_decision *d,
+			 size_t u)
+{
+	struct bd_key *k = &b->win.keys[d->key[u]];
+	const struct buddy_heur_choice *c = &d->ch[u];
+	char name[BD_LABEL_ESC_MAX + 64], over[128], was[16];
+	double p = c->pairs ? 100.0 / c->pairs : 0;
+
+	snprintf(over, sizeof(over), "%.2f%%/%.2f%%/%.2f%%/%.2f%%",
+		 p * c->over_at[0], p * c->over_at[1], p * c->over_at[2],
+		 p * c->over_at[3]);
+	snprintf(was, sizeof(was), "%s", k->logged_target ?
+		 buddy_target_name(k->logged_target) : "new");
+	bd_info("decide %s allocs=%u size=%.2fMiB codec=%s snapshots=%u entries=%llu target=%s (was %s) threshold-target=%s mostly-zero=%s over[16x/4x/2x/4/3x]=%s expected-buddy=%.2f%% ratio=%.2fx",
+		unit_name(k, name, sizeof(name)), k->cur_members,
+		k->cur_size / MIB, buddy_codec_name(bd_key_codec(k)),
+		d->nr_rows, (unsigned long long)c->pairs,
+		buddy_target_name(c->target), was,
+		buddy_target_name(c->threshold_target),
+		c->mostly_zero ? "yes" : "no", over, 100.0 * c->buddy_frac,
+		c->ratio);
+	k->logged_target = c->target;
+}
+
+/* The profile changes of this decision, installed and saved. */
+static void act_profiles(struct buddyd *b, const struct bd_decision *d)
+{
+	struct buddy_profile_entry *e;
+	char name[BD_LABEL_ESC_MAX + 64];
+	unsigned int n = 0;
+	int r;
+
+	if (!d->n)
+		return;
+	e = calloc(d->n, sizeof(*e));
+	if (!e) {
+		bd_err("out of memory");
+		return;
+	}
+	for (size_t u = 0; u < d->n; u++) {
+		const struct bd_key *k = &b->win.keys[d->key[u]];
+		const struct bd_profile *old;
+		unsigned int codec = bd_key_codec(k);
+
+		if (!k->label[0])
+			continue;	/* nothing to key a profile by */
+		old = bd_profiles_find(&b->profiles, k->uid, k->label);
+		if (old && old->target == d->ch[u].target &&
+		    old->codec == codec)
+			continue;
+		if (b->conf.mode == BD_MODE_DRY_RUN) {
+			bd_info("dry run: would set profile %s: %s %s (was %s)",
+				unit_name(k, name, sizeof(name)),
+				buddy_target_name(d->ch[u].target),
+				buddy_codec_name(codec),
+				old ? buddy_target_name(old->target) : "none");
+			continue;
+		}
+		e[n].uid = k->uid;
+		e[n].target = d->ch[u].target;
+		e[n].codec = codec;
+		memcpy(e[n].label, k->label, BUDDY_LABEL_LEN);
+		n++;
+	}
+	if (!n)
+		goto out;
+	r = buddy_profile_set(b->devfd, e, n, 0);
+	if (r) {
+		bd_err("BUDDY_IOC_PROFILE_SET: %s: %s (will retry)",
+		       strerror(-r), buddy_strerror(r, BUDDY_OP_PROFILE));
+		goto out;
+	}
+	for (unsigned int i = 0; i < n; i++) {
+		struct bd_profile p = { .uid = e[i].uid, .target = e[i].target,
+					.codec = e[i].codec };
+		const struct bd_profile *old;
+		char esc[BD_LABEL_ESC_MAX];
+
+		memcpy(p.label, e[i].label, BUDDY_LABEL_LEN);
+		old = bd_profiles_find(&b->profiles, p.uid, p.label);
+		bd_label_escape(p.label, esc, sizeof(esc), true);
+		bd_info("profile uid=%u label=\"%s\": %s %s (was %s)", p.uid, esc,
+			buddy_target_name(p.target), buddy_codec_name(p.codec),
+			old ? buddy_target_name(old->target) : "none");
+		if (bd_profiles_put(&b->profiles, &p) < 0)
+			bd_err("out of memory");
+	}
+	r = bd_state_save(b->conf.state_file, &b->profiles);
+	if (r)
+		bd_err("%s: cannot save the profiles: %s", b->conf.state_file,
+		       strerror(-r));
+	else
+		bd_info("%s: saved %zu profiles", b->conf.state_file,
+			b->profiles.n);
+out:
+	free(e);
+}
+
+static bool failed_before(struct buddyd *b, uint64_t id, unsigned int target)
+{
+	for (size_t i = 0; i < b->nfailed; i++)
+		if (b->failed[i].id == id && b->failed[i].target == target)
+			return true;
+	return false;
+}
+
+static void remember_failure(struct buddyd *b, uint64_t id,
+			     unsigned int target)
+{
+	if (b->nfailed == b->failcap) {
+		size_t cap = b->failcap ? 2 * b->failcap : 16;
+		void *v = realloc(b->failed, cap * sizeof(*b->failed));
+
+		if (!v)
+			return;
+		b->failed = v;
+		b->failcap = cap;
+	}
+	b->failed[b->nfailed++] = (struct failed){ id, target };
+}
+
+/* Forget failures of allocations that are gone. */
+static void prune_failures(struct buddyd *b)
+{
+	size_t j = 0;
+
+	for (size_t i = 0; i < b->nfailed; i++) {
+		bool live = false;
+
+		for (size_t s = 0; s < b->nst && !live; s++)
+			live = b->st[s].id == b->failed[i].id;
+		if (live)
+			b->failed[j++] = b->failed[i];
+	}
+	b->nfailed = j;
+}
+
+static const struct buddy_alloc_stat *stat_of(struct buddyd *b, uint64_t id)
+{
+	for (size_t i = 0; i < b->nst; i++)
+		if (b->st[i].id == id)
+			return &b->st[i];
+	return NULL;
+}
+
+static void act_live(struct buddyd *b, const struct bd_decision *d)
+{
+	struct bd_move *mv;
+	size_t n;
+
+	if (!b->nst)
+		return;
+	mv = calloc(b->nst, sizeof(*mv));
+	if (!mv) {
+		bd_err("out of memory");
+		return;
+	}
+	prune_failures(b);
+	n = bd_plan_live(&b->win, d, b->st, b->nst, mv);
+	for (size_t i = 0; i < n; i++) {
+		const struct buddy_alloc_stat *st = stat_of(b, mv[i].id);
+		char what[BD_LABEL_ESC_MAX + 128], esc[BD_LABEL_ESC_MAX];
+		char comm[sizeof(st->comm) + 1], lab[BUDDY_LABEL_LEN];
+		uint64_t t0;
+		int r;
+
+		memcpy(comm, st->comm, sizeof(st->comm));
+		comm[sizeof(st->comm)] = 0;
+		memcpy(lab, st->label, BUDDY_LABEL_LEN);
+		lab[BUDDY_LABEL_LEN - 1] = 0;
+		bd_label_escape(lab, esc, sizeof(esc), true);
+		snprintf(what, sizeof(what),
+			 "allocation %llu (uid=%u label=\"%s\" pid=%u comm=%s, %.2f MiB)",
+			 (unsigned long long)st->id, st->owner_uid, esc,
+			 st->owner_pid, comm, st->size / MIB);
+		if (b->conf.mode != BD_MODE_LIVE) {
+			/* dry run: say once what --apply=live would do */
+			if (!failed_before(b, mv[i].id, mv[i].to)) {
+				bd_info("dry run: would retarget %s: %s -> %s",
+					what, buddy_target_name(mv[i].from),
+					buddy_target_name(mv[i].to));
+				remember_failure(b, mv[i].id, mv[i].to);
+			}
+			continue;
+		}
+		t0 = bd_now_usec();
+		r = buddy_set_target(b->devfd, mv[i].id, mv[i].to,
+				     BUDDY_CODEC_DEFAULT);
+		if (!r) {
+			bd_info("retarget %s: %s -> %s in %.1f ms", what,
+				buddy_target_name(mv[i].from),
+				buddy_target_name(mv[i].to),
+				(bd_now_usec() - t0) / 1000.0);
+		} else if (r == -ENOENT) {
+			bd_debug("retarget %s: gone meanwhile", what);
+		} else if (failed_before(b, mv[i].id, mv[i].to)) {
+			bd_debug("retarget %s: %s -> %s: %s again", what,
+				 buddy_target_name(mv[i].from),
+				 buddy_target_name(mv[i].to), strerror(-r));
+		} else {
+			bd_log(r == -ENOSPC || r == -E2BIG ? LOG_WARNING : LOG_ERR,
+			       "retarget %s: %s -> %s: BUDDY_IOC_SET_TARGET: %s: left at %s",
+			       what, buddy_target_name(mv[i].from),
+			       buddy_target_name(mv[i].to), strerror(-r),
+			       buddy_target_name(mv[i].from));
+			remember_failure(b, mv[i].id, mv[i].to);
+		}
+	}
+	free(mv);
+}
+
+/*
+ * Decide on the window; log the decisions that are new or changed and act
+ * on them.  @d is kept for the report (free it with bd_decision_free()).
+ */
+static int decide(struct buddyd *b, struct bd_decision *d)
+{
+	struct buddy_heur_params p;
+	bool changed = false;
+	int r;
+
+	heur_params(b, &p);
+	r = bd_decide(&b->win, &p, d);
+	if (r) {
+		bd_err("deciding: %s", strerror(-r));
+		return r;
+	}
+	if (d->err == -EINVAL || d->err == -EOVERFLOW) {
+		bd_err("the heuristic failed: %s", strerror(-d->err));
+		return d->err;
+	}
+	for (size_t u = 0; u < d->n; u++) {
+		if (b->win.keys[d->key[u]].logged_target != d->ch[u].target) {
+			log_decision(b, d, u);
+			changed = true;
+		}
+	}
+	bd_log(changed || b->once ? LOG_INFO : LOG_DEBUG,
+	       "decision: %zu units (%zu pending): ratio %.2fx, expected buddy accesses %.2f%%, needs device %.2f MiB and carve-out %.2f MiB of %.2f and %.2f; %u capacity steps",
+	       d->n, d->pending, d->res.ratio, 100.0 * d->res.buddy_frac,
+	       d->res.device_bytes / MIB, d->res.buddy_bytes / MIB,
+	       d->params.device_bytes / MIB, d->params.carveout_bytes / MIB,
+	       d->res.steps);
+	if (!b->once)
+		bd_notifyf("STATUS=%zu units (%zu pending): ratio %.2fx, expected buddy accesses %.2f%%",
+			   d->n, d->pending, d->res.ratio,
+			   100.0 * d->res.buddy_frac);
+	if (d->err == -ENOSPC)
+		bd_log(changed || b->once ? LOG_WARNING : LOG_DEBUG,
+		       "the pools cannot hold every unit at its Buddy Threshold target (heuristic: ENOSPC); acting on the targets reached");
+	act_profiles(b, d);
+	if (b->conf.mode == BD_MODE_LIVE || b->conf.mode == BD_MODE_DRY_RUN)
+		act_live(b, d);
+	return 0;
+}
+
+/* ---- reload and the main loop ---------------------------------------- */
+
+static void log_config(struct buddyd *b, const char *what)
+{
+	char thr[16], mz[16], iv[32];
+
+	bd_info("%s: threshold %s, mostly-zero %s, interval %s, window %u, mode %s, state %s, device %s",
+		what, bd_format_percent(b->conf.threshold_ppm, thr, sizeof(thr)),
+		bd_format_percent(b->conf.zero_ppm, mz, sizeof(mz)),
+		bd_format_timespan(b->interval_us, iv, sizeof(iv)),
+		b->conf.window, bd_mode_name(b->conf.mode),
+		b->conf.state_file, b->conf.device);
+}
+
+static void reload(struct buddyd *b)
+{
+	struct bd_conf c;
+
+	bd_notifyf("RELOADING=1\nMONOTONIC_USEC=%llu\nSTATUS=Reloading",
+		   (unsigned long long)bd_now_usec());
+	bd_info("SIGHUP: reloading %s and its drop-ins", b->config_path);
+	if (load_conf(b, &c)) {
+		bd_err("reload: the configuration has errors; keeping the one in force");
+	} else {
+		if (strcmp(c.device, b->conf.device)) {
+			struct buddy_info info;
+			int fd;
+
+			if (open_device(b, c.device, &fd, &info)) {
+				bd_err("reload: keeping %s", b->conf.device);
+				strcpy(c.device, b->conf.device);
+			} else {
+				close(b->devfd);
+				b->devfd = fd;
+				b->info = info;
+				bd_window_free(&b->win);
+				b->win.w = 0;
+			}
+		}
+		if (c.window != b->conf.window || !b->win.w) {
+			bd_window_free(&b->win);
+			if (bd_window_init(&b->win, c.window))
+				bd_err("out of memory");
+			bd_info("window of %u snapshots: starting over", c.window);
+		}
+		b->conf = c;
+		set_interval(b);
+	}
+	load_profiles(b);
+	log_config(b, "reloaded");
+	bd_notify("READY=1\nSTATUS=Profiling");
+}
+
+/*
+ * Wait until @deadline (CLOCK_MONOTONIC us), serving signals.
+ * Return: 0 at the deadline, the signal number of SIGTERM or SIGINT.
+ */
+static int wait_until(struct buddyd *b, uint64_t deadline)
+{
+	for (;;) {
+		uint64_t now = bd_now_usec(), left;
+		struct pollfd pfd = { .fd = b->sigfd, .events = POLLIN };
+		struct signalfd_siginfo si;
+		struct timespec ts;
+		int r;
+
+		if (now >= deadline)
+			return 0;
+		left = deadline - now;
+		ts.tv_sec = left / 1000000;
+		ts.tv_nsec = left % 1000000 * 1000;
+		r = ppoll(&pfd, 1, &ts, NULL);
+		if (r < 0 && errno != EINTR) {
+			bd_err("ppoll: %s", strerror(errno));
+			return SIGTERM;
+		}
+		if (r <= 0)
+			continue;
+		if (read(b->sigfd, &si, sizeof(si)) != sizeof(si))
+			continue;
+		if (si.ssi_signo == SIGHUP)
+			reload(b);
+		else
+			return si.ssi_signo;
+	}
+}
+
+static int setup_signals(struct buddyd *b)
+{
+	sigset_t set;
+
+	signal(SIGPIPE, SIG_IGN);
+	sigemptyset(&set);
+	sigaddset(&set, SIGHUP);
+	sigaddset(&set, SIGTERM);
+	sigaddset(&set, SIGINT);
+	if (sigprocmask(SIG_BLOCK, &set, NULL))
+		return -errno;
+	b->sigfd = signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
+	return b->sigfd < 0 ? -errno : 0;
+}
+
+static int run(struct buddyd *b)
+{
+	uint64_t next = bd_now_usec();
+	struct bd_decision d = { 0 };
+	int sig, ret = 0;
+
+	for (;;) {
+		int r = snapshot(b);
+
+		if (r && b->once) {
+			bd_err("--once: a snapshot failed: %s", strerror(-r));
+			return 1;
+		}
+		if (!r && b->win.seq >= b->win.w) {
+			if (b->once)
+				break;
+			decide(b, &d);
+			bd_decision_free(&d);
+		}
+		next += b->interval_us;
+		if (next < bd_now_usec())
+			next = bd_now_usec();
+		sig = wait_until(b, next);
+		if (sig) {
+			bd_notify("STOPPING=1");
+			if (b->once) {
+				bd_warn("%s: exiting before the window was complete; nothing decided",
+					strsignal(sig));
+				return 1;
+			}
+			bd_info("%s: exiting", strsignal(sig));
+			return 0;
+		}
+	}
+	/* --once: one window was taken */
+	if (decide(b, &d))
+		ret = 1;
+	if (b->report && !ret) {
+		struct bd_report rep = {
+			.conf = &b->conf, .info = &b->info, .win = &b->win,
+			.d = &d, .interval_us = b->interval_us,
+		};
+
+		if (b->json ? bd_report_json(stdout, &rep) :
+			      bd_report_text(stdout, &rep))
+			ret = 1;
+		fflush(stdout);
+	}
+	bd_decision_free(&d);
+	return ret;
+}
+
+int main(int argc, char **argv)
+{
+	struct buddyd b = { .devfd = -1, .sigfd = -1 };
+	int ret;
+
+	ret = parse_args(&b, argc, argv);
+	if (ret)
+		return ret;
+	if (load_conf(&b, &b.conf))
+		return 1;
+	set_interval(&b);
+	if (setup_signals(&b)) {
+		bd_err("signals: %s", strerror(errno));
+		return 1;
+	}
+	if (open_device(&b, b.conf.device, &b.devfd, &b.info))
+		return 1;
+	log_config(&b, b.once ? "buddyd " BUDDYD_VERSION " (once)" :
+		       "buddyd " BUDDYD_VERSION);
+	bd_info("%s: ABI %u, device pool %.2f MiB, carve-out %.2f MiB, %u allocations",
+		b.conf.device, b.info.abi_version, b.info.device_bytes / MIB,
+		b.info.buddy_bytes / MIB, b.info.nr_allocs);
+	if (load_profiles(&b))
+		return 1;
+	if (bd_window_init(&b.win, b.conf.window)) {
+		bd_err("out of memory");
+		return 1;
+	}
+	if (!b.once)
+		bd_notify("READY=1\nSTATUS=Profiling");
+	ret = run(&b);
+	bd_window_free(&b.win);
+	bd_profiles_free(&b.profiles);
+	free(b.st);
+	free(b.failed);
+	close(b.devfd);
+	close(b.sigfd);
+	return ret;
+}

@@ -1,0 +1,123 @@
+# SPDX-License-Identifier: GPL-2.0
+# buddyd, the profiling daemon (included from the top Makefile).
+#
+#   make daemon               $(B)/buddyd (native, json-c shared) and the
+#                             static guest build $(B)/guest/daemon/buddyd
+#   make check-daemon-native  the pure parts (configuration and drop-ins,
+#                             state-file escaping, snapshot windows, sd_notify)
+#                             under ASan+UBSan; TAP in
+#                             $(B)/results/native-san-daemon-*.log
+#   make check-daemon         build buddy.ko and the static binaries, boot a
+#                             QEMU guest, run selftests/daemon/guest-daemon.sh:
+#                             TAP in $(B)/results/guest-daemon.log, a real
+#                             report in $(B)/results/buddyd-report.txt (and
+#                             as JSON in buddyd-report.json)
+#
+# The guest is a busybox initramfs without libc: the guest binaries are
+# -static, with json-c's static library.
+
+DAEMON_SRCS      := daemon/conf.c daemon/log.c daemon/notify.c daemon/state.c \
+		    daemon/window.c daemon/report.c
+DAEMON_HDRS      := $(wildcard daemon/*.h) tools/lib/libbuddy.h \
+		    tools/lib/heuristic.h $(CORE_HDRS)
+DAEMON_CPPFLAGS  := $(CPPFLAGS) -Idaemon
+DAEMON_LIBS      := $(B)/opt/libbuddytools.a $(B)/opt/libbuddycore.a
+DAEMON_GUEST_DIR := $(B)/guest/daemon
+DAEMON_GUEST_TIMEOUT ?= 240
+DAEMON_GUEST_MEM     ?= 256
+JSONC_STATIC     := $(firstword $(wildcard /usr/lib/x86_64-linux-gnu/libjson-c.a \
+		    /usr/lib/libjson-c.a /usr/local/lib/libjson-c.a))
+JSONC_LIBS       ?= $(shell pkg-config --libs json-c 2>/dev/null || echo -ljson-c)
+
+.PHONY: daemon check-daemon check-daemon-native daemon-guest-bins
+
+$(B)/buddyd: daemon/buddyd.c $(DAEMON_SRCS) $(DAEMON_HDRS) $(DAEMON_LIBS)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(WARN) $(DAEMON_CPPFLAGS) -o $@ daemon/buddyd.c \
+	    $(DAEMON_SRCS) $(DAEMON_LIBS) $(JSONC_LIBS) -lm
+
+$(DAEMON_GUEST_DIR)/buddyd: daemon/buddyd.c $(DAEMON_SRCS) $(DAEMON_HDRS) \
+		$(DAEMON_LIBS)
+	@test -n "$(JSONC_STATIC)" || { echo "libjson-c.a not found (apt-get install libjson-c-dev)"; exit 1; }
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(WARN) $(DAEMON_CPPFLAGS) -static -o $@ daemon/buddyd.c \
+	    $(DAEMON_SRCS) $(DAEMON_LIBS) $(JSONC_STATIC) -lm
+
+daemon: $(B)/buddyd $(DAEMON_GUEST_DIR)/buddyd
+
+# --- native tests of the pure parts --------------------------------------
+DAEMON_NATIVE_TESTS := $(patsubst selftests/daemon/%.c,$(B)/san/tests/daemon/%,\
+	$(filter-out selftests/daemon/buddyd_guest_test.c,\
+	$(wildcard selftests/daemon/*_test.c)))
+
+$(DAEMON_NATIVE_TESTS): $(B)/san/tests/daemon/%: selftests/daemon/%.c \
+		$(DAEMON_SRCS) $(DAEMON_HDRS) $(B)/san/libbuddytools.a \
+		$(B)/san/libbuddycore.a | harness
+	@mkdir -p $(dir $@)
+	$(CC) -O1 -g $(WARN) $(DAEMON_CPPFLAGS) $(SAN) -o $@ $< $(DAEMON_SRCS) \
+	    $(B)/san/libbuddytools.a $(B)/san/libbuddycore.a $(JSONC_LIBS) -lm
+
+check-daemon-native: $(DAEMON_NATIVE_TESTS)
+	@scripts/run-native-tests.sh $(DAEMON_NATIVE_TESTS)
+
+# --- the guest run --------------------------------------------------------
+$(DAEMON_GUEST_DIR)/buddyd_guest_test: selftests/daemon/buddyd_guest_test.c \
+		selftests/daemon/guest_util.c selftests/daemon/guest_util.h \
+		$(DAEMON_SRCS) $(DAEMON_HDRS) $(DAEMON_LIBS) | harness
+	@test -n "$(JSONC_STATIC)" || { echo "libjson-c.a not found (apt-get install libjson-c-dev)"; exit 1; }
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(WARN) $(DAEMON_CPPFLAGS) -static -pthread -o $@ $< \
+	    selftests/daemon/guest_util.c $(DAEMON_SRCS) $(DAEMON_LIBS) \
+	    $(JSONC_STATIC) -lm
+
+$(DAEMON_GUEST_DIR)/buddyd_workload: selftests/daemon/buddyd_workload.c \
+		selftests/daemon/guest_util.c selftests/daemon/guest_util.h \
+		$(DAEMON_HDRS) $(DAEMON_LIBS)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(WARN) $(DAEMON_CPPFLAGS) -static -pthread -o $@ $< \
+	    selftests/daemon/guest_util.c $(DAEMON_LIBS) -lm
+
+$(DAEMON_GUEST_DIR)/guest-daemon.sh: selftests/daemon/guest-daemon.sh
+	@mkdir -p $(dir $@)
+	install -m 755 $< $@
+
+daemon-guest-bins: $(DAEMON_GUEST_DIR)/buddyd \
+	$(DAEMON_GUEST_DIR)/buddyd_guest_test $(DAEMON_GUEST_DIR)/buddyd_workload \
+	$(DAEMON_GUEST_DIR)/guest-daemon.sh
+
+# One guest: the harness binary's TAP goes to guest-daemon.log (with its
+# "# Totals:" line), the report between "### REPORT BEGIN/END" markers to
+# buddyd-report.txt.  A run without totals, or a failed run.sh verdict (crash,
+# timeout, unexpected kernel log lines), adds a failing totals line.
+check-daemon: daemon-guest-bins
+	$(MAKE) module
+	cp kmod/buddy.ko $(DAEMON_GUEST_DIR)/buddy.ko
+	@out=$${RESULTS:-$(B)/results}; mkdir -p $$out; \
+	run=$(B)/guest/daemon.out; log=$$out/guest-daemon.log; \
+	rep=$$out/buddyd-report.txt; \
+	echo "check-daemon: scripts/guest/run.sh --mem $(DAEMON_GUEST_MEM) --timeout $(DAEMON_GUEST_TIMEOUT)"; \
+	scripts/guest/run.sh --mem $(DAEMON_GUEST_MEM) \
+	    --timeout $(DAEMON_GUEST_TIMEOUT) --log $(B)/guest/daemon.console \
+	    --file $(DAEMON_GUEST_DIR):/opt/daemon -- \
+	    'sh /opt/daemon/guest-daemon.sh' >$$run 2>&1; \
+	rc=$$?; \
+	awk '/^### TAP BEGIN/ { f = 1; next } /^### TAP END/ { f = 0; next } \
+	     f' $$run >$$log; \
+	awk '/^### REPORT BEGIN/ { f = 1; next } /^### REPORT END/ { f = 0; next } \
+	     f' $$run >$$rep; \
+	awk '/^### JSON BEGIN/ { f = 1; next } /^### JSON END/ { f = 0; next } \
+	     f' $$run >$${rep%.txt}.json; \
+	if ! grep -q '^# Totals:' $$log; then \
+		echo "# guest-daemon.sh: no totals (crashed or timed out?)" >>$$log; \
+		echo "# Totals: pass:0 fail:1 xfail:0 xpass:0 skip:0 error:0" >>$$log; \
+	fi; \
+	if [ $$rc -ne 0 ]; then \
+		grep '^run.sh:' $$run | head -40 | sed 's/^/# /' >>$$log; \
+		sed -n '/unexpected kernel log lines/,/^run.sh: FAIL/p' $$run | \
+		    head -60 | sed 's/^/# /' >>$$log; \
+		echo "not ok - guest run: run.sh exited $$rc (see $$run)" >>$$log; \
+		echo "# Totals: pass:0 fail:1 xfail:0 xpass:0 skip:0 error:0" >>$$log; \
+	fi; \
+	grep -E '^not ok |^# Totals|^# FAILED' $$log; \
+	echo "check-daemon: report in $$rep ($$(wc -l <$$rep) lines), log in $$log"; \
+	exit $$rc
