@@ -62,18 +62,23 @@ $(B)/san/libbuddycore.a: $(CORE_SRCS:%.c=$(B)/san/%.o)
 	$(AR) rcs $@ $^
 
 include tools/tools.mk
+include tools/buddyctl/buddyctl.mk
 include tools/bench/bench.mk
 include selftests/selftests.mk
 include tools/demo/demo.mk
 include selftests/kmod/kmod.mk
 include daemon/daemon.mk
+include tools/profile/profile.mk
+include tools/lib/lib.mk
+include packaging/install.mk
 
 module:
 	$(MAKE) -C $(KDIR) M=$(CURDIR) modules
 
 # Every stage runs even when an earlier one fails; the closing line sums
 # the "# Totals:" lines that all stages wrote into $(B)/results.
-CHECK_STAGES ?= native fuzz tools style guest daemon
+CHECK_STAGES ?= native fuzz tools buddyctl-native style docs install profile \
+	guest lib daemon buddyctl
 deps:
 	@scripts/install-deps.sh
 

@@ -59,6 +59,7 @@
 #include <json-c/json.h>
 
 #include "codec.h"
+#include "fig3.h"
 #include "buddyctl.h"
 
 #define IO_BUF		(1u << 20)	/* input read size; multiple of 128 */
@@ -163,18 +164,6 @@ static bool add_codecs(struct analyze *a, const char *list)
 	return ok;
 }
 
-/* Fig. 3 of the Buddy paper: the byte size an entry of @bits counts for. */
-static unsigned int fig3_bytes(unsigned int bits)
-{
-	static const unsigned int steps[] = { 8, 16, 32, 64, 80, 96, 128 };
-	unsigned int bytes = DIV_ROUND_UP(bits, 8), i;
-
-	for (i = 0; i < ARRAY_SIZE(steps); i++)
-		if (bytes <= steps[i])
-			return steps[i];
-	return 128;
-}
-
 static int flush_out(struct analyze *a)
 {
 	size_t done = 0;
@@ -242,7 +231,7 @@ static int process(struct analyze *a, const u8 *buf, size_t n)
 			unsigned int bits = s->c->size(entry);
 			unsigned int code = buddy_code_of_bits(bits);
 
-			s->bytes_fig3 += fig3_bytes(bits);
+			s->bytes_fig3 += buddy_fig3_bytes(bits);
 			s->bytes_buddy += buddy_code_bytes(code);
 			s->hist[code]++;
 		}

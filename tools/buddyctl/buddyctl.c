@@ -27,6 +27,16 @@ struct cmd_struct {
 static const struct cmd_struct commands[] = {
 	{ "analyze", cmd_analyze,
 	  "offline compressibility of memory dumps, per codec" },
+	{ "profile", cmd_profile, "profile a program's allocations: Figs. 3, 7, 9, 10" },
+	{ "info", cmd_info, "the device: ABI, features, codecs, pools, NUMA nodes" },
+	{ "stats", cmd_stats, "global counters, ratio and buddy-access fraction" },
+	{ "list", cmd_list, "live allocations as a JSON array, filtered" },
+	{ "show", cmd_show, "one allocation as a JSON object" },
+	{ "heatmap", cmd_heatmap, "an allocation's size codes as a picture (Fig. 8)" },
+	{ "set-target", cmd_set_target, "re-stripe an allocation to a new target ratio" },
+	{ "show-profiles", cmd_show_profiles, "the kernel's AUTO profile table" },
+	{ "load-profiles", cmd_load_profiles, "install a buddyd state file as profiles" },
+	{ "clear-profiles", cmd_clear_profiles, "empty the kernel's profile table" },
 };
 
 void buddyctl_err(const char *fmt, ...)
@@ -49,7 +59,7 @@ static void usage(FILE *f)
 		"\n"
 		"Commands:\n");
 	for (i = 0; i < ARRAY_SIZE(commands); i++)
-		fprintf(f, "  %-12s %s\n", commands[i].cmd, commands[i].help);
+		fprintf(f, "  %-14s %s\n", commands[i].cmd, commands[i].help);
 	fprintf(f,
 		"\n"
 		"'buddyctl COMMAND --help' describes one command.\n"

@@ -23,5 +23,15 @@ void buddyctl_err(const char *fmt, ...)
 	__attribute__((format(printf, 1, 2)));
 
 int cmd_analyze(int argc, char **argv);
+int cmd_profile(int argc, char **argv);
+int cmd_info(int argc, char **argv);
+int cmd_stats(int argc, char **argv);
+int cmd_list(int argc, char **argv);
+int cmd_show(int argc, char **argv);
+int cmd_heatmap(int argc, char **argv);
+int cmd_set_target(int argc, char **argv);
+int cmd_show_profiles(int argc, char **argv);
+int cmd_load_profiles(int argc, char **argv);
+int cmd_clear_profiles(int argc, char **argv);
 
 #endif /* BUDDYCTL_H */

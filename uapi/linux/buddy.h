@@ -319,7 +319,7 @@ struct buddy_uring_cmd {
 /* Admin commands on /dev/buddy (CAP_SYS_ADMIN, else -EPERM). */
 #define BUDDY_IOC_LIST		_IOWR(BUDDY_IOC_MAGIC, 0x10, struct buddy_list)
 #define BUDDY_IOC_SET_TARGET	_IOW(BUDDY_IOC_MAGIC, 0x11, struct buddy_set_target)
-#define BUDDY_IOC_PROFILE_SET	_IOW(BUDDY_IOC_MAGIC, 0x12, struct buddy_profile)
+#define BUDDY_IOC_PROFILE_SET	_IOWR(BUDDY_IOC_MAGIC, 0x12, struct buddy_profile)
 #define BUDDY_IOC_PROFILE_GET	_IOWR(BUDDY_IOC_MAGIC, 0x13, struct buddy_profile)
 /*
  * BUDDY_IOC_ALLOC_STAT and BUDDY_IOC_GET_MAP also work on /dev/buddy for an

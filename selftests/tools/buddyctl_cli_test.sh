@@ -1,0 +1,163 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0
+#
+# buddyctl's device subcommands without a module: --help of each, usage
+# errors (exit 2), runtime errors that name the object (exit 1), "stats"
+# from a fake sysfs directory (BUDDY_SYSFS) and "load-profiles --dry-run".
+# TAP ending in a kselftest "# Totals:" line.
+#
+#   selftests/tools/buddyctl_cli_test.sh [path/to/buddyctl]
+#
+# JSON values are checked with python3 when it is there (else SKIP).
+
+BUDDYCTL=${1:-build/buddyctl}
+PY=${PYTHON:-python3}
+pass=0 fail=0 skip=0 n=0
+T=$(mktemp -d "${TMPDIR:-/tmp}/buddyctl_cli.XXXXXX") || exit 1
+trap 'rm -rf "$T"' EXIT INT TERM
+
+ok()  { n=$((n + 1)); pass=$((pass + 1)); echo "ok $n - $1"; }
+nok() { n=$((n + 1)); fail=$((fail + 1)); echo "not ok $n - $1"; }
+skp() { n=$((n + 1)); skip=$((skip + 1)); echo "ok $n - $1 # SKIP $2"; }
+diag() { sed 's/^/# /' "$@" | head -10; }
+
+# run WANT_RC DESCRIPTION ARGS...: stdout in $T/out, stderr in $T/err
+run() {
+	want=$1 d=$2
+	shift 2
+	"$BUDDYCTL" "$@" >"$T/out" 2>"$T/err"
+	rc=$?
+	if [ "$rc" = "$want" ]; then
+		ok "$d (exit $want)"
+	else
+		nok "$d: exit $rc, want $want"
+		diag "$T/err"
+	fi
+}
+# err_has DESCRIPTION TEXT: the last command's stderr holds TEXT
+err_has() {
+	if grep -qF -- "$2" "$T/err"; then ok "$1"; else
+		nok "$1: stderr lacks '$2'"; diag "$T/err"; fi
+}
+# pycheck DESCRIPTION PYTHON-EXPR-ON-j: the last stdout parsed as JSON in j
+pycheck() {
+	if ! command -v "$PY" >/dev/null 2>&1; then
+		skp "$1" "no python3"
+		return
+	fi
+	if "$PY" -c "import json,sys; j = json.load(open('$T/out')); sys.exit(0 if ($2) else 1)"; then
+		ok "$1"
+	else
+		nok "$1"
+		diag "$T/out"
+	fi
+}
+
+echo "TAP version 13"
+if [ ! -x "$BUDDYCTL" ]; then
+	echo "not ok 1 - $BUDDYCTL is built"
+	echo "1..1"
+	echo "# Totals: pass:0 fail:1 xfail:0 xpass:0 skip:0 error:0"
+	exit 1
+fi
+
+for c in info stats list show heatmap set-target show-profiles \
+	 load-profiles clear-profiles; do
+	run 0 "$c --help" "$c" --help
+	if head -1 "$T/out" | grep -q "^usage: buddyctl $c"; then
+		ok "$c --help prints its usage"
+	else
+		nok "$c --help prints its usage"
+		diag "$T/out"
+	fi
+done
+run 0 "top-level --help lists set-target" --help
+grep -q '^  set-target ' "$T/out" && ok "set-target in the command table" ||
+	nok "set-target in the command table"
+
+# ---- usage errors: exit 2 ---------------------------------------------------
+run 2 "info with an argument" info extra
+run 2 "info with an unknown option" info --bogus
+run 2 "list --target 3x" list --target 3x
+run 2 "list --codec lz4" list --codec lz4
+run 2 "list --id 5-3 (reversed range)" list --id 5-3
+run 2 "list --pid x" list --pid x
+run 2 "list with a positional argument" list 3
+run 2 "show without ID" show
+err_has "show without ID says so" "missing allocation ID"
+run 2 "show abc" show abc
+run 2 "show 1 2" show 1 2
+run 2 "heatmap without ID" heatmap
+run 2 "heatmap --width 0" heatmap --width 0 1
+run 2 "heatmap --scale 65" heatmap --scale 65 1
+run 2 "heatmap --color=pink" heatmap --color=pink 1
+run 2 "set-target without RATIO" set-target 1
+run 2 "set-target 1 3 (no such ratio)" set-target 1 3
+err_has "set-target names the bad ratio" "invalid RATIO '3'"
+run 2 "set-target --codec lz4" set-target --codec lz4 1 2
+run 2 "load-profiles without FILE" load-profiles
+run 2 "show-profiles with an argument" show-profiles x
+
+# ---- runtime errors: exit 1, naming the object and the errno ----------------
+export BUDDY_DEVICE="$T/no-such-device"
+run 1 "list without the device" list
+err_has "the message names the device and errno" "$T/no-such-device: No such file or directory"
+run 1 "show without the device" show 42
+run 1 "info without the device" info
+run 1 "heatmap without the device" heatmap 1
+run 1 "set-target without the device" set-target 1 2
+unset BUDDY_DEVICE
+BUDDY_SYSFS="$T/nosys" run 1 "stats without sysfs" stats
+err_has "stats names the file" "$T/nosys/mm_stat: No such file or directory"
+
+# ---- stats from a fake sysfs ------------------------------------------------
+mkdir -p "$T/sys"
+echo "33554432 1048576 100663296 65536 2097152 3 2000" >"$T/sys/mm_stat"
+echo "100 60 300 200 40 30 16 2" >"$T/sys/io_stat"
+echo "10 20 30 40 50 60" >"$T/sys/code_stat"
+echo "[bpc] zvc bdi fpc none" >"$T/sys/codecs"
+export BUDDY_SYSFS="$T/sys"
+run 0 "stats --json" stats --json
+pycheck "stats: mm_stat columns by name" \
+	"j['mm_stat'] == {'device_total': 33554432, 'device_used': 1048576, 'buddy_total': 100663296, 'buddy_used': 65536, 'logical_bytes': 2097152, 'nr_allocs': 3, 'ratio_milli': 2000}"
+pycheck "stats: io_stat columns by name" \
+	"j['io_stat'] == {'entry_reads': 100, 'entry_writes': 60, 'device_sectors_read': 300, 'device_sectors_written': 200, 'buddy_sectors_read': 40, 'buddy_sectors_written': 30, 'buddy_accesses': 16, 'overflows': 2}"
+pycheck "stats: code_stat columns by name" \
+	"j['code_stat'] == {'zero': 10, 'c8': 20, 'c32': 30, 'c64': 40, 'c96': 50, 'raw': 60}"
+pycheck "stats: ratio and buddy-access fraction 16/160" \
+	"j['ratio'] == 2.0 and j['buddy_access_fraction'] == 0.1"
+run 0 "stats -u --json" stats -u --json
+pycheck "stats -u: byte columns in binary units" \
+	"j['mm_stat']['device_total'] == '32.00 MiB' and j['mm_stat']['buddy_used'] == '64.00 KiB' and j['mm_stat']['nr_allocs'] == 3 and j['io_stat']['entry_reads'] == 100"
+run 0 "stats (text)" stats
+grep -q '^  buddy_accesses  *16$' "$T/out" && grep -q '^buddy_access_fraction  *0.1000$' "$T/out" &&
+	ok "stats text shows counters and the fraction" ||
+	{ nok "stats text shows counters and the fraction"; diag "$T/out"; }
+# a newer module's extra column is ignored, not an error
+echo "100 60 300 200 40 30 16 2 99" >"$T/sys/io_stat"
+run 0 "stats with an appended io_stat column" stats --json
+pycheck "stats: the extra column is not named" "len(j['io_stat']) == 8"
+unset BUDDY_SYSFS
+
+# ---- load-profiles --dry-run: the state-file parser, no device ------------
+printf '# buddyd profiles\n\n0\tresnet\t4x\tbpc\n1000\tsp ace\\x41\t4/3\tzvc\n  \t\n0\tresnet\t16x\tdefault\n0\t\t2x\tnone\n' >"$T/good.state"
+run 0 "load-profiles --dry-run good file" load-profiles --dry-run "$T/good.state"
+err_has "a repeated uid and label: the later line wins" "uid 0 label \"resnet\" again: this line wins"
+pycheck "dry-run prints the parsed profiles" \
+	"j == [{'uid': 0, 'label': 'resnet', 'target': '16x', 'target_bytes': 8, 'codec': 'default'}, {'uid': 1000, 'label': 'sp aceA', 'target': '4/3x', 'target_bytes': 96, 'codec': 'zvc'}, {'uid': 0, 'label': '', 'target': '2x', 'target_bytes': 64, 'codec': 'none'}]"
+printf '0\tok\t2x\tbpc\n0\tbad\t3x\tbpc\n0\tbad2\t2x\tlz4\nzero\tx\t2x\tbpc\n0\ta/b\t2x\tbpc\n0\tx\\q\t2x\tbpc\n0\tx\t2x\n' >"$T/bad.state"
+run 1 "load-profiles with bad lines" load-profiles --dry-run "$T/bad.state"
+err_has "bad target named with file and line" "$T/bad.state:2: invalid target"
+err_has "bad codec named" "$T/bad.state:3: invalid codec"
+err_has "bad uid named" "$T/bad.state:4: invalid uid"
+err_has "label buddy.ko refuses" "$T/bad.state:5: label \"a/b\" is not accepted by buddy.ko"
+err_has "bad escape named" "$T/bad.state:6: bad label"
+err_has "missing field named" "$T/bad.state:7: expected 4 TAB-separated fields"
+err_has "nothing installed" "6 bad lines: nothing installed"
+if [ ! -s "$T/out" ]; then ok "nothing printed on stdout"; else nok "nothing printed on stdout"; fi
+run 1 "load-profiles of a missing file" load-profiles --dry-run "$T/none.state"
+err_has "the missing file is named" "$T/none.state: No such file or directory"
+
+echo "1..$n"
+echo "# Totals: pass:$pass fail:$fail xfail:0 xpass:0 skip:$skip error:0"
+[ "$fail" = 0 ]

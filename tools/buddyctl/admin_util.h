@@ -1,0 +1,131 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * admin_util.h - what buddyctl's device subcommands share (info, stats,
+ * list, show, heatmap, set-target, profile table): opening /dev/buddy,
+ * errors that name the object and the errno, sizes with -u/--human, JSON
+ * printing, numactl-style lists, and one allocation as a JSON object.
+ *
+ * The JSON keys built here are an interface: Documentation/buddyctl.rst
+ * lists every one.  Keys are only ever added, never renamed or removed.
+ */
+#ifndef BUDDYCTL_ADMIN_UTIL_H
+#define BUDDYCTL_ADMIN_UTIL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <json-c/json.h>
+
+#include "libbuddy.h"
+
+#ifndef ARRAY_SIZE
+#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+#endif
+
+/* Size code names, in BUDDY_CODE_* order: the "histogram" keys. */
+extern const char *const au_code_keys[BUDDY_CODE_NR];
+
+/*
+ * au_err() - print "buddyctl: OBJ: strerror(err) (explanation)".
+ * @obj: the object, e.g. "allocation 42" or "/dev/buddy".
+ * @err: errno value, negative or positive.
+ * @op: BUDDY_OP_* of the call that failed (for buddy_strerror()); -1 for
+ *	plain strerror().
+ */
+void au_err(const char *obj, int err, int op);
+
+/*
+ * au_open() - open /dev/buddy (or $BUDDY_DEVICE); on failure print the
+ * error naming the device and return -1.
+ */
+int au_open(void);
+/* The device path au_open() uses. */
+const char *au_dev_path(void);
+
+/*
+ * au_size() - @bytes as text: decimal bytes, or with @human "1.50 MiB"
+ * (binary units, two decimals; "N B" below 1 KiB).  Returns @buf.
+ */
+const char *au_size(uint64_t bytes, bool human, char *buf, size_t len);
+/* @bytes as a JSON number, or with @human as the au_size() string. */
+struct json_object *au_json_size(uint64_t bytes, bool human);
+/* @v as a JSON number printed with @decimals decimals. */
+struct json_object *au_json_double(double v, int decimals);
+
+/*
+ * au_print_json() - pretty-print @o and a newline to stdout and drop the
+ * reference.  Returns 0, or 1 (message printed) when stdout fails.
+ */
+int au_print_json(struct json_object *o);
+/* fflush(stdout) and report a failed write; returns 0 or 1. */
+int au_flush_stdout(void);
+
+/*
+ * au_nodelist() - numactl's node-list grammar for the nodes whose @pages
+ * entry is non-zero ("0", "0-1,3"; "" when none).  Returns @buf.
+ */
+const char *au_nodelist(const __u64 *pages, unsigned int n, char *buf,
+			size_t len);
+
+/* Name of a BUDDY_SRC_* value: "explicit", "profile", "default" or "?". */
+const char *au_src_name(unsigned int src);
+
+/* Allocation ratio size / device_bytes (0 when device_bytes is 0). */
+double au_alloc_ratio(uint64_t size, uint64_t device_bytes);
+/* buddy_accesses / (entry_reads + entry_writes), 0 without accesses. */
+double au_buddy_fraction(const struct buddy_counters *c);
+
+/*
+ * au_stat_json() - one allocation as the JSON object of "list" and "show"
+ * (keys documented in Documentation/buddyctl.rst).
+ */
+struct json_object *au_stat_json(const struct buddy_alloc_stat *st,
+				  bool human);
+/* The counters as a JSON object, keys as struct buddy_counters' fields. */
+struct json_object *au_counters_json(const struct buddy_counters *c);
+
+/*
+ * au_parse_u64() - a decimal (or 0x hexadecimal) unsigned number, the
+ * whole string.  Returns 0 or -EINVAL.
+ */
+int au_parse_u64(const char *s, uint64_t *v);
+
+/* A set of numbers given as "1,3-5" lists (numactl grammar). */
+struct au_numset {
+	struct { uint64_t lo, hi; } *r;
+	size_t n, cap;
+};
+/* Add the ranges of @list; -EINVAL (bad syntax) or -ENOMEM. */
+int au_numset_add(struct au_numset *s, const char *list);
+bool au_numset_has(const struct au_numset *s, uint64_t v);
+void au_numset_free(struct au_numset *s);
+
+/*
+ * A set of strings given as comma lists; "\," is a comma inside an item
+ * and "\\" a backslash.
+ */
+struct au_strset {
+	char **v;
+	size_t n, cap;
+};
+int au_strset_add(struct au_strset *s, const char *list);
+bool au_strset_has(const struct au_strset *s, const char *str);
+void au_strset_free(struct au_strset *s);
+
+/*
+ * au_get_alloc() - BUDDY_IOC_ALLOC_STAT by id on @devfd; on failure print
+ * "buddyctl: allocation ID: ..." and return -errno.
+ */
+int au_get_alloc(int devfd, uint64_t id, struct buddy_alloc_stat *st);
+
+/*
+ * au_list_all() - every live allocation in id order (BUDDY_IOC_LIST, paged).
+ * *@out is malloc'ed (free() it).  Returns 0 or -errno (message printed).
+ */
+int au_list_all(int devfd, struct buddy_alloc_stat **out, size_t *n);
+
+/* Parse an allocation id argument; prints a usage error and returns -1. */
+int au_parse_id(const char *cmd, const char *arg, uint64_t *id);
+
+#endif /* BUDDYCTL_ADMIN_UTIL_H */

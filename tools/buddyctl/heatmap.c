@@ -1,0 +1,430 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * buddyctl heatmap - Fig. 8 of the Buddy Compression paper for one live
+ * allocation: its entries in rows of 64 (--width), one square per entry
+ * coloured by size code, blue (ZERO) to red (RAW).  A PNG with -o (libpng),
+ * else coloured terminal text; big allocations are downsampled to at most
+ * --max-rows rows, each cell the mean code of a power-of-two block of
+ * entries (geometry and colours in hmap.h).  Codes come from
+ * BUDDY_IOC_GET_MAP by id on /dev/buddy (CAP_SYS_ADMIN).
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <png.h>
+
+#include "buddyctl.h"
+#include "admin_util.h"
+#include "hmap.h"
+
+#define DEF_WIDTH	64
+#define DEF_ROWS_PNG	256
+#define DEF_ROWS_TERM	64
+#define DEF_SCALE	4
+#define MAP_BATCH	(1u << 20)	/* entries per GET_MAP round */
+
+struct heatmap_opts {
+	const char *out;
+	unsigned int width, scale;
+	uint64_t max_rows;
+	bool legend, json;
+	enum hmap_color_mode mode;
+};
+
+static void heatmap_usage(FILE *f)
+{
+	fprintf(f,
+		"usage: buddyctl heatmap [OPTIONS] ID\n"
+		"\n"
+		"Draw the spatial compressibility of allocation ID (Fig. 8 of the\n"
+		"paper): entries in rows of --width cells, one cell per entry,\n"
+		"coloured by size code: ZERO deep blue, C8 blue, C32 cyan-green,\n"
+		"C64 yellow, C96 orange, RAW red.  When the allocation has more\n"
+		"than width * max-rows entries, each cell shows the mean code of a\n"
+		"block of B consecutive entries, B the smallest power of two that\n"
+		"fits the picture in max-rows rows; B is printed.  Needs\n"
+		"CAP_SYS_ADMIN.\n"
+		"\n"
+		"  -o, --output=FILE    write a PNG (\"-\": stdout) instead of text\n"
+		"  -w, --width=N        cells per row (default %d, as in the paper)\n"
+		"  -r, --max-rows=N     at most N rows (default %d for a PNG, %d\n"
+		"                       for the terminal)\n"
+		"  -s, --scale=PX       PNG: pixels per cell side (default %d)\n"
+		"  -L, --legend         PNG: a legend strip below the grid;\n"
+		"                       text: a legend line at the end\n"
+		"      --color[=WHEN]   auto (default: colour when stdout is a\n"
+		"                       terminal), always, never, 256, truecolor\n"
+		"      --no-color       plain text: one glyph per cell, .:-=+#\n"
+		"                       for ZERO C8 C32 C64 C96 RAW\n"
+		"  -j, --json           the picture's geometry as JSON (with the\n"
+		"                       mean code of every cell, without -o)\n"
+		"  -h, --help           this text\n"
+		"\n"
+		"Text: a header line, then one line per row (plain) or per two\n"
+		"rows (colour: upper/lower half blocks).\n"
+		"\n"
+		"Exit status: 0 success, 1 runtime error, 2 usage error.\n",
+		DEF_WIDTH, DEF_ROWS_PNG, DEF_ROWS_TERM, DEF_SCALE);
+}
+
+static enum hmap_color_mode color_auto(bool force)
+{
+	const char *term = getenv("TERM"), *ct = getenv("COLORTERM");
+
+	if (!force) {
+		if (!isatty(STDOUT_FILENO) || getenv("NO_COLOR") ||
+		    !term || !strcmp(term, "dumb"))
+			return HMAP_PLAIN;
+	}
+	if (ct && (!strcmp(ct, "truecolor") || !strcmp(ct, "24bit")))
+		return HMAP_TRUECOLOR;
+	return HMAP_ANSI256;
+}
+
+static int parse_color(const char *s, enum hmap_color_mode *m)
+{
+	if (!s || !strcmp(s, "always"))
+		*m = color_auto(true);
+	else if (!strcmp(s, "auto"))
+		*m = color_auto(false);
+	else if (!strcmp(s, "never"))
+		*m = HMAP_PLAIN;
+	else if (!strcmp(s, "256"))
+		*m = HMAP_ANSI256;
+	else if (!strcmp(s, "truecolor") || !strcmp(s, "24bit"))
+		*m = HMAP_TRUECOLOR;
+	else
+		return -1;
+	return 0;
+}
+
+static int parse_uint(const char *opt, const char *s, uint64_t min,
+		      uint64_t max, uint64_t *v)
+{
+	if (au_parse_u64(s, v) || *v < min || *v > max) {
+		buddyctl_err("heatmap: invalid --%s '%s' (%" PRIu64 "..%" PRIu64 ")",
+			     opt, s, min, max);
+		return -1;
+	}
+	return 0;
+}
+
+/* Read every code of the allocation into the accumulator. */
+static int read_codes(int fd, uint64_t id, struct hmap_acc *acc)
+{
+	uint64_t first, n, total = acc->g.entries;
+	uint8_t *buf = malloc(total < MAP_BATCH ? (total ? total : 1) : MAP_BATCH);
+	char obj[48];
+	int r = 0;
+
+	if (!buf) {
+		buddyctl_err("heatmap: %s", strerror(ENOMEM));
+		return -ENOMEM;
+	}
+	for (first = 0; first < total; first += n) {
+		n = total - first < MAP_BATCH ? total - first : MAP_BATCH;
+		r = buddy_get_map_id(fd, id, first, n, buf);
+		if (r) {
+			snprintf(obj, sizeof(obj), "allocation %" PRIu64, id);
+			au_err(obj, r, BUDDY_OP_MAP);
+			break;
+		}
+		hmap_acc_add(acc, first, buf, n);
+	}
+	free(buf);
+	return r;
+}
+
+struct png_meta {
+	const struct buddy_alloc_stat *st;
+	const struct hmap_geom *g;
+	unsigned int scale;
+};
+
+static int write_png(const char *path, const struct hmap_image *img,
+		     const struct png_meta *m)
+{
+	char text[6][64];
+	static const char *const keys[6] = {
+		"Title", "buddy-id", "buddy-entries", "buddy-width",
+		"buddy-block", "buddy-rows",
+	};
+	png_text tx[6];
+	png_structp png = NULL;
+	png_infop info = NULL;
+	FILE *f;
+	bool to_stdout = !strcmp(path, "-");
+	unsigned int y, k;
+	volatile int ret = 0;
+
+	f = to_stdout ? stdout : fopen(path, "wbe");
+	if (!f) {
+		au_err(path, errno, -1);
+		return -1;
+	}
+	png = png_create_write_struct(PNG_LIBPNG_VER_STRING, NULL, NULL, NULL);
+	if (png)
+		info = png_create_info_struct(png);
+	if (!png || !info) {
+		buddyctl_err("%s: cannot set up libpng", path);
+		ret = -1;
+		goto out;
+	}
+	if (setjmp(png_jmpbuf(png))) {
+		buddyctl_err("%s: libpng failed to write the image", path);
+		ret = -1;
+		goto out;
+	}
+	png_init_io(png, f);
+	png_set_IHDR(png, info, img->w, img->h, 8, PNG_COLOR_TYPE_RGB,
+		     PNG_INTERLACE_NONE, PNG_COMPRESSION_TYPE_DEFAULT,
+		     PNG_FILTER_TYPE_DEFAULT);
+	snprintf(text[0], sizeof(text[0]), "buddy allocation %" PRIu64 " heatmap",
+		 (uint64_t)m->st->id);
+	snprintf(text[1], sizeof(text[1]), "%" PRIu64, (uint64_t)m->st->id);
+	snprintf(text[2], sizeof(text[2]), "%" PRIu64, m->g->entries);
+	snprintf(text[3], sizeof(text[3]), "%u", m->g->width);
+	snprintf(text[4], sizeof(text[4]), "%" PRIu64, m->g->block);
+	snprintf(text[5], sizeof(text[5]), "%" PRIu64, m->g->rows);
+	memset(tx, 0, sizeof(tx));
+	for (k = 0; k < 6; k++) {
+		tx[k].compression = PNG_TEXT_COMPRESSION_NONE;
+		tx[k].key = (char *)keys[k];
+		tx[k].text = text[k];
+	}
+	png_set_text(png, info, tx, 6);
+	png_write_info(png, info);
+	for (y = 0; y < img->h; y++)
+		png_write_row(png, img->rgb + (size_t)y * img->w * 3);
+	png_write_end(png, info);
+out:
+	png_destroy_write_struct(png ? &png : NULL, info ? &info : NULL);
+	if (to_stdout) {
+		if (fflush(stdout) && !ret) {
+			au_err(path, errno, -1);
+			ret = -1;
+		}
+	} else {
+		if (fclose(f) && !ret) {
+			au_err(path, errno, -1);
+			ret = -1;
+		}
+		if (ret)
+			unlink(path);
+	}
+	return ret;
+}
+
+static void describe(FILE *f, const struct buddy_alloc_stat *st,
+		     const struct hmap_geom *g)
+{
+	char label[BUDDY_LABEL_LEN + 1];
+
+	memcpy(label, st->label, BUDDY_LABEL_LEN);
+	label[BUDDY_LABEL_LEN] = 0;
+	fprintf(f, "allocation %" PRIu64 " \"%s\" (%s %s): %" PRIu64
+		" entries, %u cells per row, block %" PRIu64 " %s per cell%s, %"
+		PRIu64 " rows",
+		(uint64_t)st->id, label, buddy_target_name(st->target),
+		buddy_codec_name(st->codec), g->entries, g->width, g->block,
+		g->block == 1 ? "entry" : "entries",
+		g->block == 1 ? "" : " (mean code)", g->rows);
+}
+
+static struct json_object *geom_json(const struct buddy_alloc_stat *st,
+				     const struct hmap_geom *g)
+{
+	struct json_object *o = json_object_new_object();
+	char label[BUDDY_LABEL_LEN + 1];
+
+	memcpy(label, st->label, BUDDY_LABEL_LEN);
+	label[BUDDY_LABEL_LEN] = 0;
+	json_object_object_add(o, "id", json_object_new_uint64(st->id));
+	json_object_object_add(o, "label", json_object_new_string(label));
+	json_object_object_add(o, "entries", json_object_new_uint64(g->entries));
+	json_object_object_add(o, "width", json_object_new_int(g->width));
+	json_object_object_add(o, "block", json_object_new_uint64(g->block));
+	json_object_object_add(o, "cells", json_object_new_uint64(g->cells));
+	json_object_object_add(o, "rows", json_object_new_uint64(g->rows));
+	return o;
+}
+
+int cmd_heatmap(int argc, char **argv)
+{
+	enum { OPT_COLOR = 256, OPT_NO_COLOR };
+	static const struct option opts[] = {
+		{ "output",	required_argument,	NULL, 'o' },
+		{ "width",	required_argument,	NULL, 'w' },
+		{ "max-rows",	required_argument,	NULL, 'r' },
+		{ "scale",	required_argument,	NULL, 's' },
+		{ "legend",	no_argument,		NULL, 'L' },
+		{ "color",	optional_argument,	NULL, OPT_COLOR },
+		{ "colour",	optional_argument,	NULL, OPT_COLOR },
+		{ "no-color",	no_argument,		NULL, OPT_NO_COLOR },
+		{ "json",	no_argument,		NULL, 'j' },
+		{ "help",	no_argument,		NULL, 'h' },
+		{ NULL, 0, NULL, 0 }
+	};
+	struct heatmap_opts o = { .width = DEF_WIDTH, .scale = DEF_SCALE };
+	struct buddy_alloc_stat st;
+	struct hmap_geom g;
+	struct hmap_acc acc = { 0 };
+	struct hmap_image img = { 0 };
+	float *mean = NULL;
+	bool color_set = false;
+	uint64_t id, v;
+	int c, fd, r, ret = 1;
+
+	o.mode = HMAP_PLAIN;
+	while ((c = getopt_long(argc, argv, "o:w:r:s:Ljh", opts, NULL)) != -1) {
+		switch (c) {
+		case 'o':
+			o.out = optarg;
+			break;
+		case 'w':
+			if (parse_uint("width", optarg, 1, HMAP_MAX_WIDTH, &v))
+				return EXIT_USAGE;
+			o.width = v;
+			break;
+		case 'r':
+			if (parse_uint("max-rows", optarg, 1, HMAP_MAX_ROWS,
+				       &o.max_rows))
+				return EXIT_USAGE;
+			break;
+		case 's':
+			if (parse_uint("scale", optarg, 1, HMAP_MAX_SCALE, &v))
+				return EXIT_USAGE;
+			o.scale = v;
+			break;
+		case 'L':
+			o.legend = true;
+			break;
+		case OPT_COLOR:
+			if (parse_color(optarg, &o.mode)) {
+				buddyctl_err("heatmap: invalid --color '%s' (auto, always, never, 256, truecolor)",
+					     optarg);
+				return EXIT_USAGE;
+			}
+			color_set = true;
+			break;
+		case OPT_NO_COLOR:
+			o.mode = HMAP_PLAIN;
+			color_set = true;
+			break;
+		case 'j':
+			o.json = true;
+			break;
+		case 'h':
+			heatmap_usage(stdout);
+			return 0;
+		default:
+			heatmap_usage(stderr);
+			return EXIT_USAGE;
+		}
+	}
+	if (au_parse_id("heatmap", argv[optind], &id))
+		return EXIT_USAGE;
+	if (optind + 1 != argc) {
+		buddyctl_err("heatmap: unexpected argument '%s' (one ID)",
+			     argv[optind + 1]);
+		return EXIT_USAGE;
+	}
+	if (!color_set)
+		o.mode = color_auto(false);
+	if (!o.max_rows)
+		o.max_rows = o.out ? DEF_ROWS_PNG : DEF_ROWS_TERM;
+
+	fd = au_open();
+	if (fd < 0)
+		return 1;
+	if (au_get_alloc(fd, id, &st))
+		goto out_close;
+	if (hmap_geometry(st.nr_entries, o.width, o.max_rows, &g) ||
+	    hmap_acc_init(&acc, &g)) {
+		buddyctl_err("heatmap: allocation %" PRIu64 ": %s", id,
+			     strerror(ENOMEM));
+		goto out_close;
+	}
+	if (read_codes(fd, id, &acc))
+		goto out_free;
+	mean = malloc((g.cells ? g.cells : 1) * sizeof(*mean));
+	if (!mean) {
+		buddyctl_err("heatmap: %s", strerror(ENOMEM));
+		goto out_free;
+	}
+	hmap_acc_means(&acc, mean);
+
+	if (o.out) {
+		struct png_meta pm = { &st, &g, o.scale };
+
+		r = hmap_raster(mean, &g, o.scale, o.legend, &img);
+		if (r) {
+			buddyctl_err("heatmap: allocation %" PRIu64 ": %s (%" PRIu64
+				     " rows of %u cells at %u px)",
+				     id, r == -E2BIG ? "the image would be too large" :
+				     strerror(-r), g.rows, g.width, o.scale);
+			goto out_free;
+		}
+		if (write_png(o.out, &img, &pm))
+			goto out_free;
+		if (o.json) {
+			struct json_object *j = geom_json(&st, &g);
+
+			json_object_object_add(j, "file",
+					       json_object_new_string(o.out));
+			json_object_object_add(j, "scale",
+					       json_object_new_int(o.scale));
+			json_object_object_add(j, "legend",
+					       json_object_new_boolean(o.legend));
+			json_object_object_add(j, "width_px",
+					       json_object_new_int(img.w));
+			json_object_object_add(j, "height_px",
+					       json_object_new_int(img.h));
+			if (!strcmp(o.out, "-")) {
+				fputs(json_object_to_json_string_ext(j,
+					JSON_C_TO_STRING_PRETTY |
+					JSON_C_TO_STRING_SPACED |
+					JSON_C_TO_STRING_NOSLASHESCAPE), stderr);
+				fputc('\n', stderr);
+				json_object_put(j);
+				ret = 0;
+			} else {
+				ret = au_print_json(j);
+			}
+		} else {
+			FILE *f = strcmp(o.out, "-") ? stdout : stderr;
+
+			describe(f, &st, &g);
+			fprintf(f, ": %s (%ux%u px)\n", o.out, img.w, img.h);
+			ret = f == stdout ? au_flush_stdout() : 0;
+		}
+	} else if (o.json) {
+		struct json_object *j = geom_json(&st, &g);
+		struct json_object *arr = json_object_new_array();
+		uint64_t k;
+
+		for (k = 0; k < g.cells; k++)
+			json_object_array_add(arr, au_json_double(mean[k], 3));
+		json_object_object_add(j, "means", arr);
+		ret = au_print_json(j);
+	} else {
+		describe(stdout, &st, &g);
+		putchar('\n');
+		hmap_render_text(stdout, mean, &g, o.mode);
+		if (o.legend)
+			hmap_legend_text(stdout, o.mode);
+		ret = au_flush_stdout();
+	}
+out_free:
+	hmap_image_free(&img);
+	free(mean);
+	hmap_acc_free(&acc);
+out_close:
+	close(fd);
+	return ret;
+}

@@ -1,0 +1,552 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The kernel's AUTO profile table (BUDDY_IOC_PROFILE_GET/SET, CAP_SYS_ADMIN)
+ * and re-targeting a live allocation (BUDDY_IOC_SET_TARGET):
+ *
+ *   buddyctl show-profiles  [-j]            the table, a JSON array
+ *   buddyctl load-profiles  [--merge] [--dry-run] FILE
+ *                                           install a buddyd state file
+ *   buddyctl clear-profiles                 empty the table
+ *   buddyctl set-target ID RATIO|auto [--codec NAME] [-j] [-u]
+ *
+ * The state-file grammar is buddyd's; lines are parsed and labels escaped
+ * by tools/lib/profile_file.[ch], shared with "buddyctl profile".
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "buddyctl.h"
+#include "admin_util.h"
+#include "profile_file.h"
+
+/* What buddy.ko accepts as a label: printable ASCII without '/'. */
+static bool label_kernel_valid(const char *label)
+{
+	size_t i, len = strnlen(label, BUDDY_LABEL_LEN);
+
+	if (len == BUDDY_LABEL_LEN)
+		return false;
+	for (i = 0; i < len; i++)
+		if (label[i] < 0x20 || label[i] > 0x7e || label[i] == '/')
+			return false;
+	return true;
+}
+
+/* Why buddy_profile_parse_line() refused @line: the first bad field. */
+static const char *line_reason(const char *line)
+{
+	struct buddy_profile_entry e;
+	const char *f[4];
+	char buf[64];
+	unsigned int t;
+	size_t len;
+	int k;
+
+	f[0] = line;
+	for (k = 1; k < 4; k++) {
+		const char *tab = strchr(f[k - 1], '\t');
+
+		if (!tab)
+			return "expected 4 TAB-separated fields: uid, label, target, codec";
+		f[k] = tab + 1;
+	}
+	if (strchr(f[3], '\t'))
+		return "more than 4 TAB-separated fields (a TAB in a label is written \\t)";
+	/* each field alone, in a line that is otherwise known good */
+	len = f[1] - 1 - f[0];
+	snprintf(buf, sizeof(buf), "%.*s\t\t1x\tbpc", (int)(len < 40 ? len : 40),
+		 f[0]);
+	if (len >= 40 || buddy_profile_parse_line(buf, &e) != 1)
+		return "invalid uid (a decimal number below 4294967295)";
+	len = f[3] - 1 - f[2];
+	snprintf(buf, sizeof(buf), "%.*s", (int)(len < 40 ? len : 40), f[2]);
+	for (k = strlen(buf); k > 0 && buf[k - 1] == ' '; k--)
+		buf[k - 1] = 0;
+	if (buddy_target_parse(buf + strspn(buf, " "), &t) ||
+	    t == BUDDY_TARGET_AUTO)
+		return "invalid target (16x, 4x, 2x, 4/3x or 1x)";
+	snprintf(buf, sizeof(buf), "%.40s", f[3]);
+	buf[strcspn(buf, "\r")] = 0;
+	for (k = strlen(buf); k > 0 && buf[k - 1] == ' '; k--)
+		buf[k - 1] = 0;
+	if (buddy_codec_parse(buf + strspn(buf, " ")) < 0)
+		return "invalid codec (bpc, zvc, bdi, fpc, none or default)";
+	return "bad label: longer than 31 bytes, or a bad escape (\\\\ \\t \\n \\r \\xNN; control and non-ASCII bytes must be escaped)";
+}
+
+/* The whole table; *@out malloc'ed.  Returns 0 or -errno (printed). */
+static int profile_get_all(int fd, struct buddy_profile_entry **out,
+			   unsigned int *n)
+{
+	struct buddy_profile_entry *v;
+	unsigned int got, total;
+	int r;
+
+	/* the table never holds more than BUDDY_PROFILE_MAX entries */
+	v = calloc(BUDDY_PROFILE_MAX, sizeof(*v));
+	if (!v) {
+		buddyctl_err("profiles: %s", strerror(ENOMEM));
+		return -ENOMEM;
+	}
+	r = buddy_profile_get(fd, v, BUDDY_PROFILE_MAX, &got, &total);
+	if (r) {
+		au_err(au_dev_path(), r, BUDDY_OP_PROFILE);
+		free(v);
+		return r;
+	}
+	*out = v;
+	*n = got;
+	return 0;
+}
+
+static struct json_object *profile_json(const struct buddy_profile_entry *e)
+{
+	struct json_object *o = json_object_new_object();
+	char label[BUDDY_LABEL_LEN];
+
+	memcpy(label, e->label, BUDDY_LABEL_LEN);
+	label[BUDDY_LABEL_LEN - 1] = 0;
+	json_object_object_add(o, "uid", json_object_new_uint64(e->uid));
+	json_object_object_add(o, "label", json_object_new_string(label));
+	json_object_object_add(o, "target",
+			json_object_new_string(buddy_target_name(e->target)));
+	json_object_object_add(o, "target_bytes",
+			       json_object_new_uint64(e->target));
+	json_object_object_add(o, "codec",
+			json_object_new_string(buddy_codec_name(e->codec)));
+	return o;
+}
+
+static int simple_opts(const char *cmd, int argc, char **argv,
+		       void (*usage)(FILE *), bool *json)
+{
+	static const struct option opts[] = {
+		{ "json",	no_argument,	NULL, 'j' },
+		{ "help",	no_argument,	NULL, 'h' },
+		{ NULL, 0, NULL, 0 }
+	};
+	int c;
+
+	while ((c = getopt_long(argc, argv, "jh", opts, NULL)) != -1) {
+		switch (c) {
+		case 'j':
+			if (json)
+				*json = true;
+			break;
+		case 'h':
+			usage(stdout);
+			return 0;
+		default:
+			usage(stderr);
+			return EXIT_USAGE;
+		}
+	}
+	if (optind != argc) {
+		buddyctl_err("%s: unexpected argument '%s'", cmd, argv[optind]);
+		return EXIT_USAGE;
+	}
+	return -1;
+}
+
+static void show_profiles_usage(FILE *f)
+{
+	fprintf(f,
+		"usage: buddyctl show-profiles [-j|--json]\n"
+		"\n"
+		"Print the kernel's profile table, in installation order, as a JSON\n"
+		"array of {uid, label, target, target_bytes, codec}: what an AUTO\n"
+		"allocation by that user with that label gets.  Always JSON (an\n"
+		"array, also when empty); --json is accepted.  Needs CAP_SYS_ADMIN.\n"
+		"\n"
+		"Exit status: 0 success, 1 runtime error, 2 usage error.\n");
+}
+
+int cmd_show_profiles(int argc, char **argv)
+{
+	struct buddy_profile_entry *v;
+	struct json_object *arr;
+	unsigned int n, i;
+	int fd, r;
+
+	r = simple_opts("show-profiles", argc, argv, show_profiles_usage, NULL);
+	if (r >= 0)
+		return r;
+	fd = au_open();
+	if (fd < 0)
+		return 1;
+	r = profile_get_all(fd, &v, &n);
+	close(fd);
+	if (r)
+		return 1;
+	arr = json_object_new_array();
+	for (i = 0; i < n; i++)
+		json_object_array_add(arr, profile_json(&v[i]));
+	free(v);
+	return au_print_json(arr);
+}
+
+static void clear_profiles_usage(FILE *f)
+{
+	fprintf(f,
+		"usage: buddyctl clear-profiles\n"
+		"\n"
+		"Empty the kernel's profile table (PROFILE_SET with REPLACE and no\n"
+		"entries).  Live allocations keep their targets.  Needs\n"
+		"CAP_SYS_ADMIN.  A running buddyd installs its table again when it\n"
+		"next decides or reloads.\n"
+		"\n"
+		"Exit status: 0 success, 1 runtime error, 2 usage error.\n");
+}
+
+int cmd_clear_profiles(int argc, char **argv)
+{
+	int fd, r;
+
+	r = simple_opts("clear-profiles", argc, argv, clear_profiles_usage,
+			NULL);
+	if (r >= 0)
+		return r;
+	fd = au_open();
+	if (fd < 0)
+		return 1;
+	r = buddy_profile_set(fd, NULL, 0, BUDDY_PROFILE_REPLACE);
+	close(fd);
+	if (r) {
+		au_err(au_dev_path(), r, BUDDY_OP_PROFILE);
+		return 1;
+	}
+	return 0;
+}
+
+static void load_profiles_usage(FILE *f)
+{
+	fprintf(f,
+		"usage: buddyctl load-profiles [--merge] [--dry-run] [-j] FILE\n"
+		"\n"
+		"Install the profiles of FILE (\"-\": stdin), a buddyd state file:\n"
+		"one \"uid<TAB>label<TAB>target<TAB>codec\" line per profile, labels\n"
+		"with C-style escapes, '#' comments.  By default the file replaces\n"
+		"the whole table; all or nothing: any bad line is reported\n"
+		"(FILE:LINE: reason) and nothing is installed.  A later line with\n"
+		"the uid and label of an earlier one wins.  Needs CAP_SYS_ADMIN.\n"
+		"\n"
+		"  -m, --merge     keep the installed entries; the file's replace\n"
+		"                  those with the same uid and label\n"
+		"  -n, --dry-run   check FILE and print what would be installed\n"
+		"                  (JSON array), without touching the kernel\n"
+		"  -j, --json      print the table after loading (JSON array)\n"
+		"  -h, --help      this text\n"
+		"\n"
+		"Exit status: 0 success, 1 runtime error (bad line, unreadable file,\n"
+		"failed ioctl), 2 usage error.\n");
+}
+
+/* Parse @path into @v (capacity BUDDY_PROFILE_MAX); errors printed. */
+static int load_file(const char *path, struct buddy_profile_entry *v,
+		     unsigned int *n)
+{
+	FILE *f = strcmp(path, "-") ? fopen(path, "re") : stdin;
+	char *line = NULL, esc[BUDDY_LABEL_ESC_MAX];
+	unsigned int ln = 0, bad = 0, i, cnt = 0;
+	size_t cap = 0;
+	ssize_t len;
+
+	if (!f) {
+		au_err(path, errno, -1);
+		return -1;
+	}
+	while ((len = getline(&line, &cap, f)) >= 0) {
+		struct buddy_profile_entry e;
+		int r;
+
+		ln++;
+		if (len && line[len - 1] == '\n')
+			line[--len] = 0;
+		if (strlen(line) != (size_t)len) {
+			buddyctl_err("%s:%u: NUL byte in line", path, ln);
+			bad++;
+			continue;
+		}
+		r = buddy_profile_parse_line(line, &e);
+		if (r < 0) {
+			buddyctl_err("%s:%u: %s", path, ln, line_reason(line));
+			bad++;
+			continue;
+		}
+		if (!r)
+			continue;
+		if (!label_kernel_valid(e.label)) {
+			buddy_label_escape(e.label, esc, sizeof(esc));
+			buddyctl_err("%s:%u: label \"%s\" is not accepted by buddy.ko (printable ASCII without '/')",
+				     path, ln, esc);
+			bad++;
+			continue;
+		}
+		for (i = 0; i < cnt; i++)
+			if (v[i].uid == e.uid &&
+			    !strncmp(v[i].label, e.label, BUDDY_LABEL_LEN))
+				break;
+		if (i < cnt) {
+			buddy_label_escape(e.label, esc, sizeof(esc));
+			fprintf(stderr,
+				"buddyctl: %s:%u: uid %u label \"%s\" again: this line wins\n",
+				path, ln, e.uid, esc);
+		} else if (cnt == BUDDY_PROFILE_MAX) {
+			buddyctl_err("%s:%u: more than %d profiles", path, ln,
+				     BUDDY_PROFILE_MAX);
+			bad++;
+			break;
+		} else {
+			cnt++;
+		}
+		v[i] = e;
+	}
+	if (ferror(f)) {
+		au_err(path, errno ? errno : EIO, -1);
+		bad++;
+	}
+	free(line);
+	if (f != stdin)
+		fclose(f);
+	if (bad) {
+		buddyctl_err("%s: %u bad line%s: nothing installed", path, bad,
+			     bad == 1 ? "" : "s");
+		return -1;
+	}
+	*n = cnt;
+	return 0;
+}
+
+int cmd_load_profiles(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "merge",	no_argument,	NULL, 'm' },
+		{ "dry-run",	no_argument,	NULL, 'n' },
+		{ "json",	no_argument,	NULL, 'j' },
+		{ "help",	no_argument,	NULL, 'h' },
+		{ NULL, 0, NULL, 0 }
+	};
+	struct buddy_profile_entry *v, *now = NULL;
+	bool merge = false, dry = false, json = false;
+	struct json_object *arr;
+	unsigned int n = 0, i;
+	int c, fd, r, ret = 1;
+
+	while ((c = getopt_long(argc, argv, "mnjh", opts, NULL)) != -1) {
+		switch (c) {
+		case 'm':
+			merge = true;
+			break;
+		case 'n':
+			dry = true;
+			break;
+		case 'j':
+			json = true;
+			break;
+		case 'h':
+			load_profiles_usage(stdout);
+			return 0;
+		default:
+			load_profiles_usage(stderr);
+			return EXIT_USAGE;
+		}
+	}
+	if (optind + 1 != argc) {
+		buddyctl_err("load-profiles: %s", optind == argc ?
+			     "missing FILE" : "one FILE only");
+		return EXIT_USAGE;
+	}
+	v = calloc(BUDDY_PROFILE_MAX, sizeof(*v));
+	if (!v) {
+		buddyctl_err("load-profiles: %s", strerror(ENOMEM));
+		return 1;
+	}
+	if (load_file(argv[optind], v, &n))
+		goto out;
+	if (dry) {
+		arr = json_object_new_array();
+		for (i = 0; i < n; i++)
+			json_object_array_add(arr, profile_json(&v[i]));
+		ret = au_print_json(arr);
+		goto out;
+	}
+	fd = au_open();
+	if (fd < 0)
+		goto out;
+	r = buddy_profile_set(fd, v, n, merge ? 0 : BUDDY_PROFILE_REPLACE);
+	if (r) {
+		char obj[600];
+
+		snprintf(obj, sizeof(obj), "%s: %s", argv[optind],
+			 au_dev_path());
+		au_err(obj, r, BUDDY_OP_PROFILE);
+		close(fd);
+		goto out;
+	}
+	ret = 0;
+	if (json) {
+		unsigned int m;
+
+		if (profile_get_all(fd, &now, &m)) {
+			ret = 1;
+		} else {
+			arr = json_object_new_array();
+			for (i = 0; i < m; i++)
+				json_object_array_add(arr,
+						      profile_json(&now[i]));
+			ret = au_print_json(arr);
+		}
+	}
+	close(fd);
+out:
+	free(now);
+	free(v);
+	return ret;
+}
+
+/* ---- set-target ------------------------------------------------------- */
+
+static void set_target_usage(FILE *f)
+{
+	fprintf(f,
+		"usage: buddyctl set-target [-c|--codec NAME] [-j] [-u] ID RATIO\n"
+		"\n"
+		"Re-stripe live allocation ID to target RATIO, chunk by chunk, while\n"
+		"its I/O goes on; the data is unchanged.  RATIO is 1, 4/3, 2, 4 or\n"
+		"16 (an 'x' may follow; 1.33 is 4/3), or device bytes per entry\n"
+		"as 128B, 96B, 64B, 32B, 8B, or \"auto\": the target (and codec) of\n"
+		"the kernel's profile for the allocation's owner uid and label,\n"
+		"as an AUTO allocation would get it now; an error when there is\n"
+		"no such profile.  Needs CAP_SYS_ADMIN.  If the pools cannot take\n"
+		"the new layout the allocation is left as it was.\n"
+		"\n"
+		"  -c, --codec=NAME  also switch codec: bpc zvc bdi fpc none\n"
+		"                    (default: keep it; with auto, the profile's)\n"
+		"  -j, --json        print the allocation afterwards, as \"show\"\n"
+		"  -u, --human       with --json: sizes in binary units\n"
+		"  -h, --help        this text\n"
+		"\n"
+		"Without --json one line tells the change:\n"
+		"  allocation ID: 2x bpc -> 4x bpc\n"
+		"\n"
+		"Exit status: 0 success (also when nothing changes), 1 runtime\n"
+		"error (no such allocation, no profile, pools full: ENOSPC, never\n"
+		"fits: E2BIG, ...), 2 usage error.\n");
+}
+
+int cmd_set_target(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "codec",	required_argument,	NULL, 'c' },
+		{ "json",	no_argument,		NULL, 'j' },
+		{ "human",	no_argument,		NULL, 'u' },
+		{ "help",	no_argument,		NULL, 'h' },
+		{ NULL, 0, NULL, 0 }
+	};
+	struct buddy_alloc_stat before, after;
+	struct buddy_profile_entry *pv = NULL;
+	unsigned int target, codec = BUDDY_CODEC_DEFAULT, n, i;
+	bool json = false, human = false, codec_set = false;
+	char obj[48];
+	uint64_t id;
+	int c, fd, r, ret = 1;
+
+	while ((c = getopt_long(argc, argv, "c:juh", opts, NULL)) != -1) {
+		switch (c) {
+		case 'c':
+			r = buddy_codec_parse(optarg);
+			if (r < 0) {
+				buddyctl_err("set-target: invalid codec '%s' (bpc, zvc, bdi, fpc or none)",
+					     optarg);
+				return EXIT_USAGE;
+			}
+			codec = r;
+			codec_set = r != BUDDY_CODEC_DEFAULT;
+			break;
+		case 'j':
+			json = true;
+			break;
+		case 'u':
+			human = true;
+			break;
+		case 'h':
+			set_target_usage(stdout);
+			return 0;
+		default:
+			set_target_usage(stderr);
+			return EXIT_USAGE;
+		}
+	}
+	if (au_parse_id("set-target", argv[optind], &id))
+		return EXIT_USAGE;
+	if (optind + 1 >= argc) {
+		buddyctl_err("set-target: missing RATIO (1, 4/3, 2, 4, 16 or auto)");
+		return EXIT_USAGE;
+	}
+	if (optind + 2 != argc) {
+		buddyctl_err("set-target: unexpected argument '%s'",
+			     argv[optind + 2]);
+		return EXIT_USAGE;
+	}
+	if (buddy_target_parse(argv[optind + 1], &target)) {
+		buddyctl_err("set-target: invalid RATIO '%s' (1, 4/3, 2, 4, 16 or auto)",
+			     argv[optind + 1]);
+		return EXIT_USAGE;
+	}
+	snprintf(obj, sizeof(obj), "allocation %" PRIu64, id);
+
+	fd = au_open();
+	if (fd < 0)
+		return 1;
+	if (au_get_alloc(fd, id, &before))
+		goto out;
+	if (target == BUDDY_TARGET_AUTO) {
+		char label[BUDDY_LABEL_LEN], esc[BUDDY_LABEL_ESC_MAX];
+
+		if (profile_get_all(fd, &pv, &n))
+			goto out;
+		memcpy(label, before.label, BUDDY_LABEL_LEN);
+		label[BUDDY_LABEL_LEN - 1] = 0;
+		for (i = 0; i < n; i++)
+			if (pv[i].uid == before.owner_uid &&
+			    !strncmp(pv[i].label, label, BUDDY_LABEL_LEN))
+				break;
+		if (i == n) {
+			buddy_label_escape(label, esc, sizeof(esc));
+			buddyctl_err("%s: %s (no profile for uid %u label \"%s\"; see show-profiles)",
+				     obj, strerror(ENOENT), before.owner_uid,
+				     esc);
+			goto out;
+		}
+		target = pv[i].target;
+		if (!codec_set)	/* an AUTO allocation's DEFAULT means BPC */
+			codec = pv[i].codec == BUDDY_CODEC_DEFAULT ?
+				BUDDY_CODEC_BPC : pv[i].codec;
+	}
+	r = buddy_set_target(fd, id, target, codec);
+	if (r) {
+		au_err(obj, r, BUDDY_OP_SET_TARGET);
+		goto out;
+	}
+	if (au_get_alloc(fd, id, &after))
+		goto out;
+	if (json) {
+		ret = au_print_json(au_stat_json(&after, human));
+	} else {
+		printf("%s: %s %s -> %s %s\n", obj,
+		       buddy_target_name(before.target),
+		       buddy_codec_name(before.codec),
+		       buddy_target_name(after.target),
+		       buddy_codec_name(after.codec));
+		ret = au_flush_stdout();
+	}
+out:
+	free(pv);
+	close(fd);
+	return ret;
+}

@@ -1,0 +1,142 @@
+# SPDX-License-Identifier: GPL-2.0
+# libbuddy as a library for other programs (included from the top Makefile).
+#
+#   make lib     $(B)/lib/libbuddy.a, $(B)/lib/libbuddy.so.$(LIBBUDDY_VERSION)
+#                with its soname link libbuddy.so.$(LIBBUDDY_SOVERSION) and
+#                the link libbuddy.so, and $(B)/lib/libbuddy-uninstalled.pc:
+#                PKG_CONFIG_PATH=$(B)/lib pkg-config libbuddy builds against
+#                the tree (pkg-config prefers NAME-uninstalled.pc)
+#   make example $(B)/examples/buddy-example from examples/buddy-example.c,
+#                compiled through that pkg-config file
+#
+# The library is libbuddy.c and libbuddy_aio.c only (not the test data
+# generators nor the heuristic that share tools/lib/); it exports the
+# buddy_* symbols of libbuddy.h and nothing else (libbuddy.map), and
+# needs liburing (Requires.private).  The tools keep linking
+# $(B)/opt/libbuddytools.a: nothing here changes them.
+
+LIBBUDDY_VERSION   := 1.0.0
+LIBBUDDY_SOVERSION := 1
+LIBBUDDY_PC_VERSION := 0.1
+LIBBUDDY_SRCS      := tools/lib/libbuddy.c tools/lib/libbuddy_aio.c
+LIBBUDDY_HDRS      := tools/lib/libbuddy.h uapi/linux/buddy.h
+LIBBUDDY_PIC_OBJS  := $(LIBBUDDY_SRCS:%.c=$(B)/lib/pic/%.o)
+LIBBUDDY_A         := $(B)/lib/libbuddy.a
+LIBBUDDY_SO_REAL   := $(B)/lib/libbuddy.so.$(LIBBUDDY_VERSION)
+LIBBUDDY_SONAME    := libbuddy.so.$(LIBBUDDY_SOVERSION)
+LIBBUDDY_PC_UNINST := $(B)/lib/libbuddy-uninstalled.pc
+LIBBUDDY_LIBS      := $(B)/lib/libbuddy.a $(LIBBUDDY_SO_REAL) \
+		      $(B)/lib/$(LIBBUDDY_SONAME) $(B)/lib/libbuddy.so
+EXAMPLE_BIN        := $(B)/examples/buddy-example
+
+.PHONY: lib example
+
+$(B)/lib/pic/%.o: %.c $(LIBBUDDY_HDRS) tools/lib/lib.mk
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(WARN) -I. -Itools/lib -fPIC \
+	    -c -o $@ $<
+
+# Both archives from the same PIC objects: one compilation, and a static
+# libbuddy.a that can also go into other shared objects.
+$(LIBBUDDY_A): $(LIBBUDDY_PIC_OBJS)
+	@mkdir -p $(dir $@)
+	rm -f $@
+	$(AR) rcs $@ $^
+
+$(LIBBUDDY_SO_REAL): $(LIBBUDDY_PIC_OBJS) tools/lib/libbuddy.map
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -shared -Wl,-soname,$(LIBBUDDY_SONAME) \
+	    -Wl,--version-script=tools/lib/libbuddy.map -Wl,--no-undefined \
+	    -o $@ $(LIBBUDDY_PIC_OBJS) -luring
+
+$(B)/lib/$(LIBBUDDY_SONAME) $(B)/lib/libbuddy.so: $(LIBBUDDY_SO_REAL)
+	ln -sf $(notdir $<) $@
+
+# The in-tree pkg-config file: headers from the source tree, the library
+# from $(B)/lib.  Absolute paths, so it works from any directory.
+$(LIBBUDDY_PC_UNINST): tools/lib/lib.mk
+	@mkdir -p $(dir $@)
+	@{ echo 'prefix=$(abspath $(B))'; \
+	   echo 'libdir=$${prefix}/lib'; \
+	   echo 'srcdir=$(CURDIR)'; \
+	   echo ''; \
+	   echo 'Name: libbuddy'; \
+	   echo 'Description: Buddy Compression /dev/buddy access (uninstalled, in-tree)'; \
+	   echo 'Version: $(LIBBUDDY_PC_VERSION)'; \
+	   echo 'Requires.private: liburing'; \
+	   echo 'Libs: -L$${libdir} -lbuddy'; \
+	   echo 'Cflags: -I$${srcdir}/tools/lib -I$${srcdir}'; \
+	} >$@
+	@echo "  GEN     $@"
+
+lib: $(LIBBUDDY_LIBS) $(LIBBUDDY_PC_UNINST)
+
+# The documentation's example, built the way its users build it.
+$(EXAMPLE_BIN): examples/buddy-example.c $(LIBBUDDY_HDRS) $(LIBBUDDY_LIBS) \
+		$(LIBBUDDY_PC_UNINST)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(WARN) -o $@ $< \
+	    $$(PKG_CONFIG_PATH=$(abspath $(B)/lib) pkg-config --cflags --libs libbuddy) \
+	    -Wl,-rpath,$(abspath $(B)/lib)
+
+example: $(EXAMPLE_BIN)
+
+# --- libbuddy in the guest ---------------------------------------------------
+#   make check-lib   the io_uring context, uring_cmd and AUTO tests
+#                    (selftests/lib/libbuddy_aio_test.c) and the example
+#                    program, both linked -static against $(B)/lib/libbuddy.a,
+#                    and the admin guide's helper buddy-fill,
+#                    run in a QEMU guest with buddy.ko loaded; TAP in
+#                    $(B)/results/guest-lib.log
+LIB_GUEST_DIR := $(B)/guest/lib
+LIB_GUEST_TIMEOUT ?= 300
+
+.PHONY: check-lib lib-guest-bins
+
+$(LIB_GUEST_DIR)/libbuddy_aio_test: selftests/lib/libbuddy_aio_test.c \
+		$(LIBBUDDY_HDRS) $(LIBBUDDY_A) | harness
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(WARN) $(CPPFLAGS) -static -o $@ $< $(LIBBUDDY_A) -luring
+
+# The example as its users would link it statically (--static adds liburing).
+$(LIB_GUEST_DIR)/buddy-example: examples/buddy-example.c $(LIBBUDDY_HDRS) \
+		$(LIBBUDDY_LIBS) $(LIBBUDDY_PC_UNINST)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(WARN) -static -o $@ $< \
+	    $$(PKG_CONFIG_PATH=$(abspath $(B)/lib) pkg-config --static --cflags --libs libbuddy)
+
+# The helper the admin guide's walk-through was captured with.
+$(LIB_GUEST_DIR)/buddy-fill: selftests/lib/buddy-fill.c tools/lib/datagen.h \
+		$(LIBBUDDY_HDRS) $(B)/opt/libbuddytools.a
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(WARN) $(CPPFLAGS) -static -o $@ $< \
+	    $(B)/opt/libbuddytools.a -lm
+
+$(LIB_GUEST_DIR)/guest-lib.sh: selftests/lib/guest-lib.sh
+	@mkdir -p $(dir $@)
+	install -m 755 $< $@
+
+lib-guest-bins: $(LIB_GUEST_DIR)/libbuddy_aio_test $(LIB_GUEST_DIR)/buddy-example \
+	$(LIB_GUEST_DIR)/buddy-fill $(LIB_GUEST_DIR)/guest-lib.sh
+
+check-lib: lib-guest-bins
+	$(MAKE) module
+	cp kmod/buddy.ko $(LIB_GUEST_DIR)/buddy.ko
+	@out=$${RESULTS:-$(B)/results}; mkdir -p $$out; log=$$out/guest-lib.log; \
+	run=$(B)/guest/lib.out; \
+	scripts/guest/run.sh --timeout $(LIB_GUEST_TIMEOUT) \
+	    --log $(B)/guest/lib.console --file $(LIB_GUEST_DIR):/opt/lib -- \
+	    'sh /opt/lib/guest-lib.sh' >$$run 2>&1; rc=$$?; \
+	awk '/^### TAP BEGIN/ { f = 1; next } /^### TAP END/ { f = 0; next } f' \
+	    $$run >$$log; \
+	if ! grep -q '^# Totals:' $$log; then \
+		echo "# guest-lib.sh: no totals (crashed or timed out?)" >>$$log; \
+		echo "# Totals: pass:0 fail:1 xfail:0 xpass:0 skip:0 error:0" >>$$log; \
+	fi; \
+	if [ $$rc -ne 0 ]; then \
+		grep '^run.sh:' $$run | head -20 | sed 's/^/# /' >>$$log; \
+		echo "not ok - guest run: run.sh exited $$rc (see $$run)" >>$$log; \
+		echo "# Totals: pass:0 fail:1 xfail:0 xpass:0 skip:0 error:0" >>$$log; \
+	fi; \
+	grep -E '^not ok |^# Totals' $$log; \
+	exit $$rc

@@ -1,0 +1,129 @@
+/* SPDX-License-Identifier: GPL-2.0 OR MIT */
+/*
+ * profshm.h - the region that libbuddyprof.so (the LD_PRELOAD interposer,
+ * tools/profile/interpose.c) shares with `buddyctl profile`.
+ *
+ * The profiler creates the region (a memfd), names it in BUDDYPROF_SHM and
+ * starts the program with the interposer preloaded.  The interposer maps it
+ * MAP_SHARED and keeps in it the table of live tracked allocations: every
+ * malloc-family or anonymous-mmap allocation of at least min_size bytes, with
+ * the return addresses of a short call stack.  The profiler reads the table
+ * while the program is stopped (SIGSTOP on the whole thread group).
+ *
+ * Ownership: exactly one process writes the table, the owner.  The first
+ * process that initialises the interposer and whose executable matches
+ * @match (any process when @match is empty) claims it by a compare-and-swap
+ * of @owner_pid from 0 to its pid.  Every other process (a forked child, an
+ * exec'd descendant) leaves the table alone: the interposer compares
+ * getpid() with @owner_pid on every tracked operation, so a forked child
+ * never writes into its parent's table.  Children are not followed.
+ *
+ * The table is an open-addressing hash of BPROF_SLOTS(hdr) slots keyed by
+ * address, linear probing of at most BPROF_MAX_PROBE slots.  A slot goes
+ * EMPTY/TOMB -> BUSY (compare-and-swap, by the inserting thread) -> LIVE
+ * (release store after every field is written) -> TOMB (compare-and-swap,
+ * by the thread that frees it).  The interposer inserts after the real
+ * allocation returned and removes before the real free, so a LIVE slot's
+ * memory is always allocated; a reader sees only LIVE slots, so a thread
+ * stopped in the middle of an insert is simply not seen yet.  Lock-free, no
+ * allocation, async-signal-safe.
+ */
+#ifndef BUDDY_TOOLS_PROFSHM_H
+#define BUDDY_TOOLS_PROFSHM_H
+
+#include <stdint.h>
+
+#define BPROF_MAGIC		0x464f525059444442ULL	/* "BDDYPROF" */
+#define BPROF_VERSION		1
+#define BPROF_FRAMES		12	/* return addresses kept per slot */
+#define BPROF_MAX_PROBE		4096	/* slots probed before giving up */
+#define BPROF_HDR_BYTES		4096
+#define BPROF_DEF_SLOTS		(1u << 16)
+#define BPROF_DEF_MIN		(64u << 10)
+
+/* Environment of the profiled program. */
+#define BPROF_ENV_SHM		"BUDDYPROF_SHM"	/* path of the region */
+#define BPROF_ENV_PID		"BUDDYPROF_PID"	/* the profiler's pid */
+
+enum bprof_state {
+	BPROF_EMPTY = 0,
+	BPROF_BUSY = 1,
+	BPROF_LIVE = 2,
+	BPROF_TOMB = 3,
+};
+
+enum bprof_kind {
+	BPROF_KIND_HEAP = 0,	/* malloc, calloc, realloc, *memalign, valloc */
+	BPROF_KIND_MMAP = 1,	/* anonymous mmap / mremap */
+};
+
+/* Header flags. */
+#define BPROF_F_UNWIND		(1u << 0)	/* _Unwind_Backtrace past frame 0 */
+
+/**
+ * struct bprof_slot - one live allocation (128 bytes).
+ * @state:	enum bprof_state.
+ * @depth:	return addresses in @frames.
+ * @kind:	enum bprof_kind.
+ * @seq:	allocation number, unique for the run (1, 2, ...).
+ * @addr:	first byte.
+ * @size:	bytes asked for.
+ * @frames:	return addresses, innermost first: frames[0] is the caller of
+ *		the allocation function.
+ */
+struct bprof_slot {
+	uint32_t state;
+	uint16_t depth;
+	uint16_t kind;
+	uint64_t seq;
+	uint64_t addr;
+	uint64_t size;
+	uint64_t frames[BPROF_FRAMES];
+};
+
+/**
+ * struct bprof_hdr - the first BPROF_HDR_BYTES of the region.
+ * Written by the profiler before the program starts: @magic .. @match.
+ * Counters are updated by the owner with atomic adds.
+ * @snap_req, @snap_done: snapshots the program asked for with
+ *	buddyprof_snapshot() and that the profiler has taken (a futex word).
+ */
+struct bprof_hdr {
+	uint64_t magic;
+	uint32_t version;
+	uint32_t hdr_bytes;
+	uint32_t nslots;		/* power of two */
+	uint32_t slot_bytes;
+	uint64_t min_size;
+	uint32_t depth;			/* 1..BPROF_FRAMES */
+	uint32_t flags;			/* BPROF_F_* */
+	int32_t profiler_pid;
+	int32_t owner_pid;		/* 0 until claimed */
+	char match[64];			/* executable basename prefix, or "" */
+
+	uint64_t seq;			/* last allocation number given */
+	uint64_t nr_alloc;		/* tracked allocations */
+	uint64_t nr_free;		/* tracked frees */
+	uint64_t nr_dropped;		/* not tracked: no free slot */
+	uint64_t nr_unwind_short;	/* unwinder gave only frame 0 */
+	uint64_t hook_ns;		/* time in the tracked (slow) path */
+	uint64_t nr_exec_reset;		/* owner exec'd: table cleared */
+	uint64_t nr_partial_unmap;	/* munmap of a tracked mapping's head */
+	uint32_t snap_req;
+	uint32_t snap_done;
+	uint32_t pad[2];
+};
+
+#define BPROF_SLOTS(h)	((struct bprof_slot *)((char *)(h) + BPROF_HDR_BYTES))
+#define BPROF_REGION_BYTES(nslots) \
+	((uint64_t)BPROF_HDR_BYTES + (uint64_t)(nslots) * sizeof(struct bprof_slot))
+
+static inline uint32_t bprof_hash(uint64_t addr, uint32_t mask)
+{
+	return (uint32_t)(((addr >> 4) * 0x9e3779b97f4a7c15ULL) >> 32) & mask;
+}
+
+_Static_assert(sizeof(struct bprof_slot) == 128, "slot is 128 bytes");
+_Static_assert(sizeof(struct bprof_hdr) <= BPROF_HDR_BYTES, "header fits");
+
+#endif /* BUDDY_TOOLS_PROFSHM_H */

@@ -1,0 +1,51 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0
+#
+# make eval: the Buddy Compression paper's evaluation on real programs that
+# Debian ships, each profiled by `buddyctl profile`.
+#
+#   run-eval.sh BUDDYCTL OUTDIR
+#
+# Installs (apt-get, once; EVAL_NO_INSTALL=1 skips it) the packages that
+# exist in Debian 12: python3-torch python3-torchvision python3-sklearn
+# python3-skimage python3-matplotlib libopenblas0-pthread gromacs lammps
+# lammps-examples quantum-espresso quantum-espresso-data hpcc openfoam
+# openfoam-examples.  About 3 GB on disk and 3 minutes here.
+# Then tools/profile/eval/eval.py runs every workload (EVAL_ONLY limits
+# them: "dl", "hpc" or names) and writes OUTDIR/results.md and results.png.
+set -eu
+BUDDYCTL=$(realpath "$1")
+OUT=$2
+HERE=$(dirname "$(realpath "$0")")
+PKGS="python3-torch python3-torchvision python3-sklearn python3-skimage
+python3-matplotlib python3-numpy libopenblas0-pthread gromacs lammps
+lammps-examples quantum-espresso quantum-espresso-data hpcc openfoam
+openfoam-examples"
+
+if [ "${EVAL_NO_INSTALL:-0}" != 1 ]; then
+	missing=
+	for p in $PKGS; do
+		dpkg-query -W -f '${Status}' "$p" 2>/dev/null |
+			grep -q 'install ok installed' || missing="$missing $p"
+	done
+	if [ -n "$missing" ]; then
+		echo "eval: installing:$missing"
+		SUDO=
+		[ "$(id -u)" = 0 ] || SUDO=sudo
+		$SUDO apt-get update -qq
+		# only those that exist in this release
+		avail=
+		for p in $missing; do
+			if apt-cache show "$p" >/dev/null 2>&1; then
+				avail="$avail $p"
+			else
+				echo "eval: $p is not in this release: skipped"
+			fi
+		done
+		[ -z "$avail" ] || DEBIAN_FRONTEND=noninteractive $SUDO apt-get \
+			install -y --no-install-recommends $avail
+	fi
+fi
+mkdir -p "$OUT"
+exec /usr/bin/python3 "$HERE/eval.py" --buddyctl "$BUDDYCTL" --out "$OUT" \
+	${EVAL_ONLY:+--only "$EVAL_ONLY"} ${EVAL_REPEAT:+--repeat "$EVAL_REPEAT"}

@@ -1,0 +1,103 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: GPL-2.0
+"""Train a torchvision model on the CPU for a bounded number of steps.
+
+    /usr/bin/python3 train.py --model resnet18 [--steps N] [--batch B]
+                              [--size PX] [--threads T] [--seed S]
+
+The data are real images shipped in a Debian package: scikit-learn's
+digits (sklearn.datasets.load_digits: 1797 8x8 handwritten digits, 10
+classes), upsampled to PX x PX and repeated over three channels.  Models:
+resnet18, resnet50, vgg11, mobilenet_v2 (torchvision, random initialisation,
+10 classes), SGD with momentum and weight decay, cross-entropy loss: the
+memory a training run holds (weights, gradients, momentum buffers,
+activations kept for the backward pass, their gradients) is all there.
+
+Debian's torch 1.13 is visible to /usr/bin/python3 only.  The script prints
+the loss every few steps and a last line that does not depend on timing.
+"""
+import argparse
+import os
+import sys
+import time
+
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "2")
+os.environ.setdefault("OMP_NUM_THREADS", "2")
+
+import numpy as np  # noqa: E402
+import torch  # noqa: E402
+import torch.nn.functional as F  # noqa: E402
+import torchvision  # noqa: E402
+from sklearn.datasets import load_digits  # noqa: E402
+
+MODELS = {
+    "resnet18": torchvision.models.resnet18,
+    "resnet50": torchvision.models.resnet50,
+    "vgg11": torchvision.models.vgg11,
+    "mobilenet_v2": torchvision.models.mobilenet_v2,
+}
+
+
+def batches(x, y, batch, rng):
+    n = len(x)
+    while True:
+        perm = rng.permutation(n)
+        for i in range(0, n - batch + 1, batch):
+            idx = perm[i:i + batch]
+            yield x[idx], y[idx]
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--model", choices=sorted(MODELS), required=True)
+    ap.add_argument("--steps", type=int, default=50)
+    ap.add_argument("--batch", type=int, default=32)
+    ap.add_argument("--size", type=int, default=32)
+    ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--seed", type=int, default=1)
+    a = ap.parse_args()
+
+    torch.manual_seed(a.seed)
+    torch.set_num_threads(a.threads)
+    rng = np.random.default_rng(a.seed)
+
+    digits = load_digits()
+    imgs = torch.tensor(digits.images, dtype=torch.float32) / 16.0
+    imgs = F.interpolate(imgs[:, None], size=(a.size, a.size),
+                         mode="bilinear", align_corners=False)
+    imgs = (imgs - imgs.mean()) / imgs.std()
+    x = imgs.repeat(1, 3, 1, 1).contiguous()
+    y = torch.tensor(digits.target, dtype=torch.long)
+
+    model = MODELS[a.model](num_classes=10)
+    model.train()
+    opt = torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9,
+                          weight_decay=5e-4)
+    params = sum(p.numel() for p in model.parameters())
+    print(f"train: {a.model}, {params} parameters, batch {a.batch}, "
+          f"{a.size}x{a.size}, {a.steps} steps", flush=True)
+
+    t0 = time.time()
+    it = batches(x.numpy(), y.numpy(), a.batch, rng)
+    correct = seen = 0
+    for step in range(1, a.steps + 1):
+        xb, yb = next(it)
+        xb = torch.from_numpy(xb)
+        yb = torch.from_numpy(yb)
+        opt.zero_grad(set_to_none=False)
+        out = model(xb)
+        loss = F.cross_entropy(out, yb)
+        loss.backward()
+        opt.step()
+        correct += (out.argmax(1) == yb).sum().item()
+        seen += len(yb)
+        if step % 10 == 0 or step == a.steps:
+            print(f"step {step}: loss {loss.item():.4f}", flush=True)
+    dt = time.time() - t0
+    print(f"train: {a.model} done, {a.steps} steps", flush=True)
+    print(f"train: {dt:.2f} s, {dt / a.steps * 1e3:.1f} ms/step, "
+          f"accuracy {correct / seen:.3f}", file=sys.stderr)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,675 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * libbuddyprof.so - records a program's large allocations for
+ * `buddyctl profile` (LD_PRELOAD; the shared table is in tools/lib/profshm.h).
+ *
+ * Hooked: malloc, free, calloc, realloc, reallocarray, posix_memalign,
+ * aligned_alloc, memalign, valloc, pvalloc, and anonymous mmap, mmap64,
+ * munmap, mremap.  C++ operator new and the allocators of Python, NumPy and
+ * PyTorch (c10::alloc_cpu uses posix_memalign) all end in one of those.
+ *
+ * Fast path: an allocation below the threshold costs one compare; free()
+ * costs one malloc_usable_size() (only pointers whose usable size reaches the
+ * threshold can be tracked).  Nothing is recorded unless BUDDYPROF_SHM names
+ * a region, and only by the process that owns it (profshm.h: forked and
+ * exec'd children never write into the table; they are not followed).
+ *
+ * Call stacks.  Frame 0 is __builtin_return_address(0) of the hook, always
+ * right.  The frames above it come from libgcc's _Unwind_Backtrace(), which
+ * walks the .eh_frame unwind tables (every Debian binary has them; frame
+ * pointers are not needed, so this works in code built without them, unlike
+ * a frame-pointer walk).  It is called directly (glibc's backtrace() would
+ * dlopen libgcc_s and allocate on first use); libgcc_s is linked in, so no
+ * lazy loading happens, and this library is linked -z now, so no lazy PLT
+ * resolution does either.  The unwinder takes the dynamic loader's lock in
+ * dl_iterate_phdr() and allocates nothing; a thread-local guard makes any
+ * allocation made under a hook go straight to the real function.  The walk
+ * stops after the configured depth.  Nothing is symbolised here: the
+ * profiler maps the addresses through /proc/PID/maps while the program is
+ * stopped, and to symbols from the ELF files after the run.
+ */
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <linux/futex.h>
+#include <malloc.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+#include <unwind.h>
+
+#include "profshm.h"
+
+#define EXPORT	__attribute__((visibility("default")))
+
+static void *(*real_malloc)(size_t);
+static void (*real_free)(void *);
+static void *(*real_calloc)(size_t, size_t);
+static void *(*real_realloc)(void *, size_t);
+static int (*real_posix_memalign)(void **, size_t, size_t);
+static void *(*real_aligned_alloc)(size_t, size_t);
+static void *(*real_memalign)(size_t, size_t);
+static void *(*real_valloc)(size_t);
+static void *(*real_pvalloc)(size_t);
+static size_t (*real_usable)(void *);
+static void *(*real_mmap)(void *, size_t, int, int, int, off_t);
+static int (*real_munmap)(void *, size_t);
+static void *(*real_mremap)(void *, size_t, size_t, int, ...);
+
+enum { INIT_NONE, INIT_BUSY, INIT_DONE };
+static int init_state;
+
+static struct bprof_hdr *hdr;
+static struct bprof_slot *slots;
+static uint32_t slot_mask;
+static size_t min_size = SIZE_MAX;	/* SIZE_MAX: tracking off */
+static unsigned int depth;
+static bool unwind;
+
+/*
+ * Non-zero in the owner only.  The page is MADV_WIPEONFORK: in a child made
+ * by fork() or clone() without CLONE_VM it reads as zero, so no child can
+ * write into the owner's table, without a getpid() system call per
+ * allocation (the fallback, when the kernel lacks MADV_WIPEONFORK).
+ */
+static volatile int32_t *owner_tag;
+static bool tag_by_pid;
+
+static __thread int in_hook __attribute__((tls_model("initial-exec")));
+
+/* ---- allocations made while dlsym() resolves the real functions -------- */
+
+static char boot_buf[1 << 16] __attribute__((aligned(64)));
+static size_t boot_off;
+
+static bool is_boot(const void *p)
+{
+	return (const char *)p >= boot_buf &&
+	       (const char *)p < boot_buf + sizeof(boot_buf);
+}
+
+/* 16-byte header holding the size, so that realloc() can copy. */
+static void *boot_alloc(size_t size, size_t align)
+{
+	size_t off;
+
+	if (align < 16)
+		align = 16;
+	off = (boot_off + 16 + align - 1) & ~(align - 1);
+	if (off + size > sizeof(boot_buf))
+		return NULL;
+	*(size_t *)(boot_buf + off - 16) = size;
+	boot_off = off + size;
+	return boot_buf + off;	/* static storage: already zero */
+}
+
+/* ---- setup ---------------------------------------------------------------- */
+
+static void resolve(void)
+{
+	init_state = INIT_BUSY;
+	real_malloc = dlsym(RTLD_NEXT, "malloc");
+	real_free = dlsym(RTLD_NEXT, "free");
+	real_calloc = dlsym(RTLD_NEXT, "calloc");
+	real_realloc = dlsym(RTLD_NEXT, "realloc");
+	real_posix_memalign = dlsym(RTLD_NEXT, "posix_memalign");
+	real_aligned_alloc = dlsym(RTLD_NEXT, "aligned_alloc");
+	real_memalign = dlsym(RTLD_NEXT, "memalign");
+	real_valloc = dlsym(RTLD_NEXT, "valloc");
+	real_pvalloc = dlsym(RTLD_NEXT, "pvalloc");
+	real_usable = dlsym(RTLD_NEXT, "malloc_usable_size");
+	real_mmap = dlsym(RTLD_NEXT, "mmap");
+	real_munmap = dlsym(RTLD_NEXT, "munmap");
+	real_mremap = dlsym(RTLD_NEXT, "mremap");
+	init_state = INIT_DONE;
+}
+
+static inline void ensure_resolved(void)
+{
+	if (__builtin_expect(init_state != INIT_DONE, 0) &&
+	    init_state == INIT_NONE)
+		resolve();
+}
+
+/* Prefix match of @want against the basename of /proc/self/exe. */
+static bool exe_matches(const char *want)
+{
+	char exe[PATH_MAX];
+	ssize_t n;
+	const char *base;
+
+	if (!*want)
+		return true;
+	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	if (n <= 0)
+		return false;
+	exe[n] = 0;
+	base = strrchr(exe, '/');
+	base = base ? base + 1 : exe;
+	return !strncmp(base, want, strnlen(want, sizeof(((struct bprof_hdr *)0)->match)));
+}
+
+static void attach(void)
+{
+	const char *path = getenv(BPROF_ENV_SHM);
+	struct bprof_hdr *h;
+	uint64_t bytes;
+	int fd;
+	pid_t pid = getpid();
+	int32_t zero = 0;
+
+	if (!path || !*path)
+		return;
+	fd = open(path, O_RDWR | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	h = real_mmap(NULL, BPROF_HDR_BYTES, PROT_READ | PROT_WRITE, MAP_SHARED,
+		      fd, 0);
+	if (h == MAP_FAILED)
+		goto out;
+	if (h->magic != BPROF_MAGIC || h->version != BPROF_VERSION ||
+	    h->hdr_bytes != BPROF_HDR_BYTES ||
+	    h->slot_bytes != sizeof(struct bprof_slot) || !h->nslots ||
+	    (h->nslots & (h->nslots - 1))) {
+		real_munmap(h, BPROF_HDR_BYTES);
+		goto out;
+	}
+	bytes = BPROF_REGION_BYTES(h->nslots);
+	real_munmap(h, BPROF_HDR_BYTES);
+	h = real_mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (h == MAP_FAILED)
+		goto out;
+
+	if (__atomic_load_n(&h->owner_pid, __ATOMIC_ACQUIRE) == pid) {
+		/* The owner exec'd: the old image's allocations are gone. */
+		memset(BPROF_SLOTS(h), 0, (size_t)h->nslots * sizeof(struct bprof_slot));
+		__atomic_add_fetch(&h->nr_exec_reset, 1, __ATOMIC_RELAXED);
+	} else if (!exe_matches(h->match) ||
+		   !__atomic_compare_exchange_n(&h->owner_pid, &zero, pid, false,
+						__ATOMIC_ACQ_REL,
+						__ATOMIC_ACQUIRE)) {
+		/* Not ours: stay a pass-through. */
+		real_munmap(h, bytes);
+		goto out;
+	}
+	owner_tag = real_mmap(NULL, 4096, PROT_READ | PROT_WRITE,
+			      MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (owner_tag == MAP_FAILED) {
+		static int32_t fallback;
+
+		owner_tag = &fallback;
+		tag_by_pid = true;
+	} else if (madvise((void *)owner_tag, 4096, MADV_WIPEONFORK)) {
+		tag_by_pid = true;
+	}
+	*owner_tag = pid;
+	slots = BPROF_SLOTS(h);
+	slot_mask = h->nslots - 1;
+	depth = h->depth < 1 ? 1 : h->depth > BPROF_FRAMES ? BPROF_FRAMES : h->depth;
+	unwind = h->flags & BPROF_F_UNWIND;
+	__atomic_store_n(&hdr, h, __ATOMIC_RELEASE);
+	min_size = h->min_size ? h->min_size : 1;
+out:
+	close(fd);
+}
+
+__attribute__((constructor(101))) static void buddyprof_init(void)
+{
+	ensure_resolved();
+	in_hook++;
+	attach();
+	in_hook--;
+}
+
+/* ---- the table ------------------------------------------------------------ */
+
+static inline bool owner(void)
+{
+	if (!hdr || !*owner_tag)
+		return false;
+	return !tag_by_pid || *owner_tag == (int32_t)getpid();
+}
+
+static inline uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+}
+
+struct unwind_arg {
+	uint64_t *out;
+	unsigned int n, max, walked;
+	uintptr_t ra;
+	bool found;
+};
+
+static _Unwind_Reason_Code unwind_cb(struct _Unwind_Context *ctx, void *p)
+{
+	struct unwind_arg *u = p;
+	uintptr_t ip = _Unwind_GetIP(ctx);
+
+	if (!ip || ++u->walked > u->max + 8)
+		return _URC_END_OF_STACK;
+	if (!u->found) {
+		if (ip != u->ra)
+			return _URC_NO_REASON;
+		u->found = true;
+	}
+	u->out[u->n++] = ip;
+	return u->n >= u->max ? _URC_END_OF_STACK : _URC_NO_REASON;
+}
+
+static __attribute__((noinline)) unsigned int
+capture(uint64_t *frames, uintptr_t ra)
+{
+	struct unwind_arg u = { .out = frames, .max = depth, .ra = ra };
+
+	if (unwind && depth > 1) {
+		_Unwind_Backtrace(unwind_cb, &u);
+		if (u.found && u.n > 1)
+			return u.n;
+		__atomic_add_fetch(&hdr->nr_unwind_short, 1, __ATOMIC_RELAXED);
+	}
+	frames[0] = ra;
+	return 1;
+}
+
+static void insert(uint64_t addr, uint64_t size, unsigned int kind,
+		   const uint64_t *frames, unsigned int nframes)
+{
+	uint32_t h = bprof_hash(addr, slot_mask), i;
+
+	for (i = 0; i < BPROF_MAX_PROBE && i <= slot_mask; i++) {
+		struct bprof_slot *s = &slots[(h + i) & slot_mask];
+		uint32_t st = __atomic_load_n(&s->state, __ATOMIC_ACQUIRE);
+
+		if (st != BPROF_EMPTY && st != BPROF_TOMB)
+			continue;
+		if (!__atomic_compare_exchange_n(&s->state, &st, BPROF_BUSY,
+						 false, __ATOMIC_ACQ_REL,
+						 __ATOMIC_RELAXED))
+			continue;
+		s->depth = nframes;
+		s->kind = kind;
+		s->seq = __atomic_add_fetch(&hdr->seq, 1, __ATOMIC_RELAXED);
+		s->addr = addr;
+		s->size = size;
+		memcpy(s->frames, frames, nframes * sizeof(uint64_t));
+		__atomic_store_n(&s->state, BPROF_LIVE, __ATOMIC_RELEASE);
+		__atomic_add_fetch(&hdr->nr_alloc, 1, __ATOMIC_RELAXED);
+		return;
+	}
+	__atomic_add_fetch(&hdr->nr_dropped, 1, __ATOMIC_RELAXED);
+}
+
+/* Remove @addr; a copy of its slot goes to @old when given.  true if found. */
+static bool remove_addr(uint64_t addr, struct bprof_slot *old)
+{
+	uint32_t h = bprof_hash(addr, slot_mask), i;
+
+	for (i = 0; i < BPROF_MAX_PROBE && i <= slot_mask; i++) {
+		struct bprof_slot *s = &slots[(h + i) & slot_mask];
+		uint32_t st = __atomic_load_n(&s->state, __ATOMIC_ACQUIRE);
+
+		if (st == BPROF_EMPTY)
+			return false;
+		if (st != BPROF_LIVE || s->addr != addr)
+			continue;
+		if (old)
+			memcpy(old, s, sizeof(*old));
+		if (__atomic_compare_exchange_n(&s->state, &st, BPROF_TOMB,
+						false, __ATOMIC_ACQ_REL,
+						__ATOMIC_RELAXED)) {
+			__atomic_add_fetch(&hdr->nr_free, 1, __ATOMIC_RELAXED);
+			return true;
+		}
+	}
+	return false;
+}
+
+/* The slow path of every allocation function. */
+static void track(void *p, size_t size, unsigned int kind, uintptr_t ra)
+{
+	uint64_t frames[BPROF_FRAMES], t0;
+	unsigned int n;
+
+	if (!p || size < min_size || in_hook || !owner())
+		return;
+	in_hook++;
+	t0 = now_ns();
+	n = capture(frames, ra);
+	insert((uintptr_t)p, size, kind, frames, n);
+	__atomic_add_fetch(&hdr->hook_ns, now_ns() - t0, __ATOMIC_RELAXED);
+	in_hook--;
+}
+
+/* Before the real free: true when @p was tracked (its slot in @old). */
+static bool untrack(void *p, struct bprof_slot *old)
+{
+	uint64_t t0;
+	bool found;
+
+	if (in_hook || !owner())
+		return false;
+	in_hook++;
+	t0 = now_ns();
+	found = remove_addr((uintptr_t)p, old);
+	__atomic_add_fetch(&hdr->hook_ns, now_ns() - t0, __ATOMIC_RELAXED);
+	in_hook--;
+	return found;
+}
+
+static inline bool heap_maybe_tracked(void *p)
+{
+	return p && min_size != SIZE_MAX && !is_boot(p) && real_usable &&
+	       real_usable(p) >= min_size;
+}
+
+/* ---- the malloc family ------------------------------------------------------ */
+
+EXPORT void *malloc(size_t size)
+{
+	void *p;
+
+	ensure_resolved();
+	if (__builtin_expect(init_state != INIT_DONE, 0))
+		return boot_alloc(size, 16);
+	p = real_malloc(size);
+	if (__builtin_expect(size >= min_size, 0))
+		track(p, size, BPROF_KIND_HEAP,
+		      (uintptr_t)__builtin_return_address(0));
+	return p;
+}
+
+EXPORT void free(void *p)
+{
+	if (!p || is_boot(p))
+		return;
+	ensure_resolved();
+	if (heap_maybe_tracked(p))
+		untrack(p, NULL);
+	real_free(p);
+}
+
+EXPORT void *calloc(size_t n, size_t size)
+{
+	size_t bytes;
+	void *p;
+
+	if (__builtin_mul_overflow(n, size, &bytes)) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	ensure_resolved();
+	if (__builtin_expect(init_state != INIT_DONE, 0))
+		return boot_alloc(bytes, 16);
+	p = real_calloc(n, size);
+	if (__builtin_expect(bytes >= min_size, 0))
+		track(p, bytes, BPROF_KIND_HEAP,
+		      (uintptr_t)__builtin_return_address(0));
+	return p;
+}
+
+static void *do_realloc(void *p, size_t size, uintptr_t ra)
+{
+	struct bprof_slot old;
+	bool was = false;
+	void *q;
+
+	ensure_resolved();
+	if (is_boot(p)) {
+		size_t had = *(size_t *)((char *)p - 16);
+
+		if (init_state != INIT_DONE)
+			return boot_alloc(size, 16);
+		q = real_malloc(size);
+		if (q)
+			memcpy(q, p, had < size ? had : size);
+		return q;
+	}
+	if (__builtin_expect(init_state != INIT_DONE, 0))
+		return boot_alloc(size, 16);
+	if (heap_maybe_tracked(p))
+		was = untrack(p, &old);
+	q = real_realloc(p, size);
+	if (!q && size) {
+		if (was && owner()) {	/* the old block is still there */
+			in_hook++;
+			insert(old.addr, old.size, old.kind, old.frames, old.depth);
+			in_hook--;
+		}
+		return NULL;
+	}
+	if (size >= min_size)
+		track(q, size, BPROF_KIND_HEAP, ra);
+	return q;
+}
+
+EXPORT void *realloc(void *p, size_t size)
+{
+	return do_realloc(p, size, (uintptr_t)__builtin_return_address(0));
+}
+
+EXPORT void *reallocarray(void *p, size_t n, size_t size)
+{
+	size_t bytes;
+
+	if (__builtin_mul_overflow(n, size, &bytes)) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	return do_realloc(p, bytes, (uintptr_t)__builtin_return_address(0));
+}
+
+EXPORT int posix_memalign(void **out, size_t align, size_t size)
+{
+	int r;
+
+	ensure_resolved();
+	if (__builtin_expect(init_state != INIT_DONE, 0)) {
+		*out = boot_alloc(size, align);
+		return *out ? 0 : ENOMEM;
+	}
+	r = real_posix_memalign(out, align, size);
+	if (!r && size >= min_size)
+		track(*out, size, BPROF_KIND_HEAP,
+		      (uintptr_t)__builtin_return_address(0));
+	return r;
+}
+
+EXPORT void *aligned_alloc(size_t align, size_t size)
+{
+	void *p;
+
+	ensure_resolved();
+	if (__builtin_expect(init_state != INIT_DONE, 0))
+		return boot_alloc(size, align);
+	p = real_aligned_alloc(align, size);
+	if (size >= min_size)
+		track(p, size, BPROF_KIND_HEAP,
+		      (uintptr_t)__builtin_return_address(0));
+	return p;
+}
+
+EXPORT void *memalign(size_t align, size_t size)
+{
+	void *p;
+
+	ensure_resolved();
+	if (__builtin_expect(init_state != INIT_DONE, 0))
+		return boot_alloc(size, align);
+	p = real_memalign(align, size);
+	if (size >= min_size)
+		track(p, size, BPROF_KIND_HEAP,
+		      (uintptr_t)__builtin_return_address(0));
+	return p;
+}
+
+EXPORT void *valloc(size_t size)
+{
+	void *p;
+
+	ensure_resolved();
+	if (__builtin_expect(init_state != INIT_DONE, 0))
+		return boot_alloc(size, 4096);
+	p = real_valloc(size);
+	if (size >= min_size)
+		track(p, size, BPROF_KIND_HEAP,
+		      (uintptr_t)__builtin_return_address(0));
+	return p;
+}
+
+EXPORT void *pvalloc(size_t size)
+{
+	void *p;
+
+	ensure_resolved();
+	if (__builtin_expect(init_state != INIT_DONE, 0))
+		return boot_alloc((size + 4095) & ~(size_t)4095, 4096);
+	p = real_pvalloc(size);
+	if (size >= min_size)
+		track(p, size, BPROF_KIND_HEAP,
+		      (uintptr_t)__builtin_return_address(0));
+	return p;
+}
+
+/* ---- anonymous mappings ------------------------------------------------------- */
+
+static void *sys_mmap(void *addr, size_t len, int prot, int flags, int fd,
+		      off_t off)
+{
+	return (void *)syscall(SYS_mmap, addr, len, prot, flags, fd, off);
+}
+
+/*
+ * Tracked: anonymous, readable, not executable, not MAP_FIXED (a fixed
+ * mapping lands inside a range some allocator reserved: that allocator's own
+ * allocations are what matters, and they are not visible here).
+ */
+static inline bool mmap_tracked(size_t len, int prot, int flags)
+{
+	return (flags & MAP_ANONYMOUS) && !(flags & MAP_FIXED) &&
+#ifdef MAP_FIXED_NOREPLACE
+	       !(flags & MAP_FIXED_NOREPLACE) &&
+#endif
+	       (prot & PROT_READ) && !(prot & PROT_EXEC) && len >= min_size;
+}
+
+EXPORT void *mmap(void *addr, size_t len, int prot, int flags, int fd,
+		  off_t off)
+{
+	void *p;
+
+	if (__builtin_expect(init_state != INIT_DONE, 0) || !real_mmap)
+		return sys_mmap(addr, len, prot, flags, fd, off);
+	p = real_mmap(addr, len, prot, flags, fd, off);
+	if (p != MAP_FAILED && mmap_tracked(len, prot, flags))
+		track(p, len, BPROF_KIND_MMAP,
+		      (uintptr_t)__builtin_return_address(0));
+	return p;
+}
+
+EXPORT void *mmap64(void *addr, size_t len, int prot, int flags, int fd,
+		    off_t off) __attribute__((alias("mmap")));
+
+EXPORT int munmap(void *addr, size_t len)
+{
+	struct bprof_slot old;
+
+	if (__builtin_expect(init_state != INIT_DONE, 0) || !real_munmap)
+		return syscall(SYS_munmap, addr, len);
+	if (min_size != SIZE_MAX && untrack(addr, &old) && len < old.size) {
+		/* Only the head goes: the rest stays allocated. */
+		size_t cut = (len + 4095) & ~(size_t)4095;
+
+		if (cut < old.size && old.size - cut >= min_size && owner()) {
+			in_hook++;
+			insert(old.addr + cut, old.size - cut, old.kind,
+			       old.frames, old.depth);
+			__atomic_add_fetch(&hdr->nr_partial_unmap, 1,
+					   __ATOMIC_RELAXED);
+			in_hook--;
+		}
+	}
+	return real_munmap(addr, len);
+}
+
+EXPORT void *mremap(void *old_addr, size_t old_len, size_t new_len, int flags,
+		    ...)
+{
+	struct bprof_slot old;
+	void *new_addr = NULL, *p;
+	bool was = false;
+	va_list ap;
+
+	if (flags & MREMAP_FIXED) {
+		va_start(ap, flags);
+		new_addr = va_arg(ap, void *);
+		va_end(ap);
+	}
+	if (__builtin_expect(init_state != INIT_DONE, 0) || !real_mremap)
+		return (void *)syscall(SYS_mremap, old_addr, old_len, new_len,
+				       flags, new_addr);
+	if (min_size != SIZE_MAX)
+		was = untrack(old_addr, &old);
+	p = real_mremap(old_addr, old_len, new_len, flags, new_addr);
+	if (was && owner()) {
+		in_hook++;
+		if (p != MAP_FAILED) {
+			if (new_len >= min_size)
+				insert((uintptr_t)p, new_len, old.kind,
+				       old.frames, old.depth);
+		} else {
+			insert(old.addr, old.size, old.kind, old.frames,
+			       old.depth);
+		}
+		in_hook--;
+	}
+	return p;
+}
+
+/* ---- snapshots the program asks for ------------------------------------------- */
+
+/**
+ * buddyprof_snapshot() - ask the profiler for a snapshot now and wait until
+ * it has been taken (at most 60 s).  A program finds it with
+ * dlsym(RTLD_DEFAULT, "buddyprof_snapshot") or ctypes.CDLL(None); without
+ * the profiler it returns -1 at once.
+ *
+ * Return: 0 once the snapshot is taken, -1 when not profiled or on timeout.
+ */
+EXPORT int buddyprof_snapshot(void)
+{
+	uint32_t want, done;
+	uint64_t deadline;
+
+	if (!owner() || hdr->profiler_pid <= 0)
+		return -1;
+	want = __atomic_add_fetch(&hdr->snap_req, 1, __ATOMIC_ACQ_REL);
+	if (kill(hdr->profiler_pid, SIGUSR2))
+		return -1;
+	deadline = now_ns() + 60000000000ULL;
+	for (;;) {
+		struct timespec ts = { 0, 100000000 };
+
+		done = __atomic_load_n(&hdr->snap_done, __ATOMIC_ACQUIRE);
+		if ((int32_t)(done - want) >= 0)
+			return 0;
+		if (now_ns() > deadline)
+			return -1;
+		syscall(SYS_futex, &hdr->snap_done, FUTEX_WAIT, done, &ts,
+			NULL, 0);
+	}
+}

@@ -1,0 +1,65 @@
+# SPDX-License-Identifier: GPL-2.0
+# buddyctl profile: the LD_PRELOAD interposer, its tests and the evaluation
+# on real programs.  Included from the top Makefile after tools/tools.mk
+# (which builds $(B)/buddyctl, tools/buddyctl/profile*.c included).
+#
+#   make                  also builds $(B)/libbuddyprof.so next to buddyctl
+#   make check-profile    native end-to-end tests (no QEMU, ~30 s): TAP and
+#                         totals in $(B)/results/native-profile.log; part of
+#                         `make check` through check-native
+#   make eval             installs Debian's PyTorch, GROMACS, LAMMPS, Quantum
+#                         ESPRESSO, HPCC, OpenFOAM (apt-get; ~3 GB, ~3 min),
+#                         runs each workload for a minute or less under
+#                         buddyctl profile, and writes $(B)/eval/results.md
+#                         and $(B)/eval/results.png.  Not part of make check.
+#                         EVAL_ONLY="dl" or "hpc" or workload names limits
+#                         it; EVAL_NO_INSTALL=1 skips apt-get.
+
+PROFILE_LIB      := $(B)/libbuddyprof.so
+PROFILE_TEST_DIR := $(B)/profile-tests
+PROFILE_TESTS    := known threaded forker
+PROFILE_TEST_BINS := $(PROFILE_TESTS:%=$(PROFILE_TEST_DIR)/%)
+
+# -z now: no lazy PLT resolution inside a malloc hook; libgcc_s is linked
+# so that _Unwind_Backtrace() never dlopens anything.
+$(PROFILE_LIB): tools/profile/interpose.c tools/lib/profshm.h
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(WARN) $(CPPFLAGS) -fPIC -shared -fvisibility=hidden \
+	    -ftls-model=initial-exec -Wl,-z,now -Wl,-z,nodelete -o $@ $< \
+	    -ldl -lgcc_s
+
+tools: $(PROFILE_LIB)
+
+$(PROFILE_TEST_DIR)/%: tools/profile/tests/%.c
+	@mkdir -p $(dir $@)
+	$(CC) -O1 -g $(WARN) $(CPPFLAGS) -o $@ $< -lpthread -ldl
+
+# buddyd's own state-file reader, when the daemon is in the tree: the tests
+# load the profile file with it.
+PROFILE_STATELOAD := $(if $(wildcard daemon/state.c daemon/log.c),$(PROFILE_TEST_DIR)/stateload)
+$(PROFILE_TEST_DIR)/stateload: tools/profile/tests/stateload.c daemon/state.c \
+		daemon/log.c $(B)/opt/libbuddytools.a $(B)/opt/libbuddycore.a
+	@mkdir -p $(dir $@)
+	$(CC) -O1 -g $(WARN) $(CPPFLAGS) -Idaemon -o $@ $< daemon/state.c \
+	    daemon/log.c $(B)/opt/libbuddytools.a $(B)/opt/libbuddycore.a
+
+.PHONY: check-profile eval
+check-profile: $(B)/buddyctl $(PROFILE_LIB) $(PROFILE_TEST_BINS) $(PROFILE_STATELOAD)
+	@out=$${RESULTS:-$(B)/results}; mkdir -p $$out; \
+	log=$$out/native-profile.log; \
+	tools/profile/tests/profile_test.sh $(B)/buddyctl $(PROFILE_LIB) \
+	    $(PROFILE_TEST_DIR) >$$log 2>&1; rc=$$?; \
+	grep -E '^not ok |^# Totals' $$log; \
+	if ! grep -q '^# Totals' $$log; then \
+		echo "# profile_test.sh: exited $$rc without totals"; \
+		tail -20 $$log; \
+		echo "# Totals: pass:0 fail:1 xfail:0 xpass:0 skip:0 error:0" >>$$log; \
+		rc=1; \
+	fi; \
+	exit $$rc
+
+# The profile tests run in the native stage of `make check`.
+check-native: check-profile
+
+eval: $(B)/buddyctl $(PROFILE_LIB)
+	tools/profile/eval/run-eval.sh $(B)/buddyctl $(B)/eval

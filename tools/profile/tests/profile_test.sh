@@ -1,0 +1,213 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# End-to-end tests of `buddyctl profile` and libbuddyprof.so, natively (no
+# kernel module, no QEMU).  TAP on stdout, closing "# Totals:" line.
+#
+#   profile_test.sh BUDDYCTL LIBBUDDYPROF TESTDIR
+#
+# TESTDIR holds the test programs (known, threaded, forker; stateload when
+# the daemon is in the tree).
+set -u
+BUDDYCTL=$(realpath "$1")
+LIB=$(realpath "$2")
+T=$(realpath "$3")
+W=$(mktemp -d /tmp/profile-test.XXXXXX)
+trap 'rm -rf "$W"' EXIT
+export BUDDYPROF_LIB=$LIB
+PY=${PYTHON:-python3}
+
+n=0 pass=0 fail=0 skip=0
+ok() { n=$((n + 1)); pass=$((pass + 1)); echo "ok $n - $1"; }
+notok() { n=$((n + 1)); fail=$((fail + 1)); echo "not ok $n - $1"; }
+skip() { n=$((n + 1)); skip=$((skip + 1)); echo "ok $n - $1 # SKIP $2"; }
+check() { # check NAME COMMAND...
+	local name=$1
+	shift
+	if "$@" >"$W/check.out" 2>&1; then
+		ok "$name"
+	else
+		notok "$name"
+		sed 's/^/# /' "$W/check.out" | head -30
+	fi
+}
+prof() { "$BUDDYCTL" profile -q "$@"; }
+# jq-like: run python on the JSON file $1 with expression/statements $2
+pyj() {
+	$PY - "$1" <<EOF
+import json, sys
+d = json.load(open(sys.argv[1]))
+def lab(sym):
+    r = [l for l in d["labels"] if any(sym in f for f in l["stack"][:2])]
+    assert len(r) == 1, (sym, [l["stack"][:2] for l in d["labels"]])
+    return r[0]
+$2
+EOF
+}
+
+echo "TAP version 13"
+cd "$T"
+
+# --- known content -----------------------------------------------------------
+./known 3 >"$W/plain.out" 2>/dev/null
+prof --no-timer -j -o "$W/k.json" -k "$W/kd" -p "$W/k.prof" -- ./known 3 \
+	>"$W/prof.out" 2>"$W/prof.err"
+rc=$?
+check "known: exits 0 under the profiler" test $rc -eq 0
+check "known: the program's output is identical with and without the interposer" \
+	cmp "$W/plain.out" "$W/prof.out"
+check "known: buddyprof_snapshot() took 3 snapshots" grep -q "known: 3 snapshots taken" "$W/prof.err"
+check "known: 4 labels, 1 MiB each; the 1 KiB buffer and the freed one untracked" pyj "$W/k.json" '
+assert d["nr_labels"] == 4, d["nr_labels"]
+assert all(l["size"] == 1 << 20 and l["allocations"] == 1 for l in d["labels"])
+assert [s["allocations"] for s in d["snapshots"]] == [4, 4, 4]
+assert d["interposer"]["allocations"] == 5 and d["interposer"]["dropped"] == 0
+for s in ("make_zero", "make_random", "make_ramp", "make_sparse"):
+    lab(s)
+'
+check "known: heap labels for the malloc family, mmap for the mmap one" pyj "$W/k.json" '
+assert lab("make_sparse")["kind"] == "mmap"
+assert all(lab(s)["kind"] == "heap" for s in ("make_zero", "make_random", "make_ramp"))
+'
+check "known: targets zero 16x, random 1x, ramp 4x, sparse 4x" pyj "$W/k.json" '
+got = {s: lab("make_" + s)["target"] for s in ("zero", "random", "ramp", "sparse")}
+assert got == {"zero": "16x", "random": "1x", "ramp": "4x", "sparse": "4x"}, got
+'
+check "known: histograms (bpc): zero all ZERO, random all RAW, ramp all C8" pyj "$W/k.json" '
+E = 8192 * 3
+def only(sym, code):
+    h = lab(sym)["histogram"]["bpc"]
+    assert h[code] == E and sum(h.values()) == E, (sym, h)
+only("make_zero", "zero"); only("make_random", "raw"); only("make_ramp", "c8")
+h = lab("make_sparse")["histogram"]["bpc"]
+assert h["zero"] == E // 2 and sum(h.values()) == E, h
+for c in ("zvc", "bdi", "fpc"):
+    assert lab("make_zero")["histogram"][c]["zero"] == E
+    assert lab("make_random")["histogram"][c]["raw"] == E
+'
+# Each label's histograms against buddyctl analyze of its dumps.
+$PY - "$W/k.json" "$W/kd" "$BUDDYCTL" >"$W/an.out" 2>&1 <<'EOF'
+import json, subprocess, sys
+d = json.load(open(sys.argv[1])); kd = sys.argv[2]
+rows = [l.rstrip("\n").split("\t") for l in open(kd + "/index.tsv")][1:]
+for l in d["labels"]:
+    files = [kd + "/" + r[8] for r in rows if r[3] == l["label"]]
+    assert len(files) == 3, files
+    a = json.loads(subprocess.check_output([sys.argv[3], "analyze", "--json"] + files))
+    for c in a["codecs"]:
+        if c["codec"] == "none":
+            continue
+        assert c["histogram"] == l["histogram"][c["codec"]], (l["label"], c)
+files = [kd + "/" + r[8] for r in rows]
+a = json.loads(subprocess.check_output([sys.argv[3], "analyze", "--json", "-c", "bpc"] + files))
+assert abs(a["codecs"][0]["ratio_fig3"] - d["fig3"]["bpc"]) < 1e-3, (a, d["fig3"])
+print("ok")
+EOF
+check "known: every label's histograms equal buddyctl analyze of its dumps (4 codecs), Fig. 3 too" grep -q '^ok$' "$W/an.out" || sed 's/^/# /' "$W/an.out"
+check "known: Fig. 7 and Fig. 10 are ordered (naive <= per-allocation <= +16x; sweep monotone)" pyj "$W/k.json" '
+f = d["fig7"]
+assert f["naive"]["ratio"] <= f["per_allocation"]["ratio"] <= f["plus16x"]["ratio"], f
+s = [d["fig10"][t]["ratio"] for t in ("10", "20", "30", "40")]
+assert s == sorted(s) and s[2] == f["plus16x"]["ratio"], s
+assert len(d["fig9"]) == 3
+'
+check "known: profile file has the 4 labels, their targets and codecs" $PY - "$W/k.json" "$W/k.prof" <<'EOF'
+import json, sys
+d = json.load(open(sys.argv[1]))
+want = {l["label"]: (l["target"], l["codec"]) for l in d["labels"]}
+got = {}
+for line in open(sys.argv[2]):
+    if line.startswith("#") or not line.strip():
+        continue
+    uid, label, target, codec = line.rstrip("\n").split("\t")
+    assert uid.isdigit() and 0 < len(label) < 32 and "/" not in label
+    assert label.isprintable()
+    got[label] = (target, codec)
+assert got == want, (got, want)
+EOF
+if [ -x "$T/stateload" ]; then
+	check "known: buddyd's state-file reader loads the profile file, no bad line" \
+		sh -c "'$T/stateload' '$W/k.prof' | grep -q '^bad 0$'"
+else
+	skip "known: buddyd's state-file reader loads the profile file" "daemon/ not in the tree"
+fi
+if "$BUDDYCTL" load-profiles --help >/dev/null 2>&1; then
+	check "known: buddyctl load-profiles --dry-run takes the profile file" \
+		"$BUDDYCTL" load-profiles --dry-run "$W/k.prof"
+else
+	skip "known: buddyctl load-profiles --dry-run takes the profile file" "no load-profiles in this buddyctl"
+fi
+prof --no-timer -j -o "$W/k2.json" -- ./known 1 >/dev/null 2>&1
+check "known: labels are the same in another run (address-space layout independent)" \
+	$PY -c "
+import json, sys
+a = sorted(l['label'] for l in json.load(open('$W/k.json'))['labels'])
+b = sorted(l['label'] for l in json.load(open('$W/k2.json'))['labels'])
+assert a == b, (a, b)"
+prof --no-timer --sample-mib 1 -j -o "$W/ks.json" -- ./known 2 >/dev/null 2>&1
+check "known: --sample-mib 1 reads one block in 4 and scales: same pairs, Fig. 3 within 5%" pyj "$W/ks.json" '
+assert all(s["stride"] == 4 and s["sampled_bytes"] == 1 << 20 for s in d["snapshots"]), d["snapshots"]
+assert d["fig3"]["pairs"] == 2 * 32768, d["fig3"]["pairs"]
+exact = json.load(open("'"$W/k.json"'"))["fig3"]["bpc"]
+assert abs(d["fig3"]["bpc"] / exact - 1) < 0.05, (d["fig3"]["bpc"], exact)
+'
+prof --no-timer --no-unwind -j -o "$W/kn.json" -- ./known 1 >/dev/null 2>&1
+check "known: --no-unwind labels by the immediate caller (still 4 labels, 1 frame each)" pyj "$W/kn.json" '
+assert d["nr_labels"] == 4 and all(len(l["stack"]) == 1 for l in d["labels"]), d["labels"]
+'
+
+# --- threads -----------------------------------------------------------------
+./threaded 1.5 4 >"$W/tplain.out" 2>/dev/null
+prof -n 20 --first 0.1 -k "$W/td" -j -o "$W/t.json" -- ./threaded 1.5 4 \
+	>"$W/tprof.out" 2>/dev/null
+rc=$?
+check "threaded: 4 allocating threads snapshotted every 0.1 s or so exit 0" test $rc -eq 0
+check "threaded: output identical with and without the interposer" cmp "$W/tplain.out" "$W/tprof.out"
+check "threaded: several snapshots saw live allocations, none dropped, all stopped" pyj "$W/t.json" '
+live = [s for s in d["snapshots"] if s["allocations"] > 0]
+assert len(live) >= 3, d["snapshots"]
+assert d["interposer"]["dropped"] == 0 and d["interposer"]["allocations"] > 100
+assert all(s["not_stopped"] == 0 for s in d["snapshots"])
+assert d["interposer"]["allocations"] == d["interposer"]["frees"]
+'
+check "threaded: no dump holds content its allocation never had" ./threaded --check "$W/td"
+
+# --- fork and exec -----------------------------------------------------------
+./forker >"$W/fplain.out" 2>/dev/null
+prof --no-timer -j -o "$W/f.json" -- ./forker >"$W/fprof.out" 2>/dev/null
+rc=$?
+check "forker: fork, exec and system() children under the interposer, exit 0" test $rc -eq 0
+check "forker: output identical with and without the interposer" cmp "$W/fplain.out" "$W/fprof.out"
+check "forker: children do not touch the parent's table (its 2 buffers, no 3 MiB ones)" pyj "$W/f.json" '
+assert [s["allocations"] for s in d["snapshots"]] == [2], d["snapshots"]
+assert sorted(l["size"] for l in d["labels"]) == [1 << 20, 2 << 20], d["labels"]
+assert d["interposer"]["allocations"] == 2
+'
+prof --no-timer --match known -j -o "$W/m.json" -- sh -c "./known 1; true" >/dev/null 2>&1
+check "exec: --match profiles a grandchild started by a shell" pyj "$W/m.json" '
+assert d["nr_labels"] == 4 and len(d["snapshots"]) == 1, d
+'
+
+# --- timer, signals, errors --------------------------------------------------
+prof -n 4 --first 0.05 -j -o "$W/a.json" -- ./threaded 1.2 1 >/dev/null 2>&1
+check "adaptive: at most N=4 snapshots kept, spread over the run" pyj "$W/a.json" '
+kept = [s for s in d["snapshots"] if s["kept"]]
+assert 2 <= len(kept) <= 4, d["snapshots"]
+assert len(d["snapshots"]) > len(kept), "expected thinning"
+assert kept[-1]["t_s"] > 0.5 * d["duration_s"], kept
+'
+prof --no-timer -o "$W/s.txt" -- sh -c 'kill -SEGV $$' >/dev/null 2>&1
+rc=$?
+check "a program killed by a signal: exit 128+N and a report" sh -c "test $rc -eq 139 && grep -q 'exit status 139' '$W/s.txt'"
+"$BUDDYCTL" profile >/dev/null 2>&1
+check "usage: no COMMAND exits 2" test $? -eq 2
+"$BUDDYCTL" profile -q -o /dev/null -- ./no-such-program >/dev/null 2>&1
+check "a missing program exits 127" test $? -eq 127
+"$BUDDYCTL" profile load x >/dev/null 2>&1
+check "'profile load' points to load-profiles, exits 2" test $? -eq 2
+prof --no-timer -o "$W/none.txt" -- true >/dev/null 2>&1
+check "a program without large allocations: exit 0, report of 0 labels" grep -q "labels: 0" "$W/none.txt"
+
+echo "1..$n"
+echo "# Totals: pass:$pass fail:$fail xfail:0 xpass:0 skip:$skip error:0"
+[ $fail -eq 0 ]
