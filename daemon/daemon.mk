@@ -111,13 +111,7 @@ check-daemon: daemon-guest-bins
 		echo "# guest-daemon.sh: no totals (crashed or timed out?)" >>$$log; \
 		echo "# Totals: pass:0 fail:1 xfail:0 xpass:0 skip:0 error:0" >>$$log; \
 	fi; \
-	if [ $$rc -ne 0 ]; then \
-		grep '^run.sh:' $$run | head -40 | sed 's/^/# /' >>$$log; \
-		sed -n '/unexpected kernel log lines/,/^run.sh: FAIL/p' $$run | \
-		    head -60 | sed 's/^/# /' >>$$log; \
-		echo "not ok - guest run: run.sh exited $$rc (see $$run)" >>$$log; \
-		echo "# Totals: pass:0 fail:1 xfail:0 xpass:0 skip:0 error:0" >>$$log; \
-	fi; \
+	scripts/guest/verdict.sh $$rc $$run $$log; \
 	grep -E '^not ok |^# Totals|^# FAILED' $$log; \
 	echo "check-daemon: report in $$rep ($$(wc -l <$$rep) lines), log in $$log"; \
 	exit $$rc

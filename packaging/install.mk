@@ -209,19 +209,10 @@ endif
 # --- tests -------------------------------------------------------------------
 # The expected tree is written out here, independently of INSTALL_FILES.
 check-install: lib man $(B)/buddyctl $(B)/buddyd $(PROFILE_LIB) module
-	@out=$${RESULTS:-$(B)/results}; mkdir -p $$out; \
-	log=$$out/native-install.log; \
-	B=$(B) selftests/packaging/check-install.sh \
+	@B=$(B) RESULTS=$${RESULTS:-$(B)/results} scripts/run-native-tests.sh \
+	    --name install selftests/packaging/check-install.sh \
 	    "$(MAKE) -f $(firstword $(MAKEFILE_LIST))" "$(KVER)" \
-	    "$(if $(BUDDYD_UNIT),unit) $(if $(BUDDYD_CONF),conf) $(if $(PROFILE_LIB),prof)" \
-	    >$$log 2>&1; rc=$$?; \
-	grep -E '^not ok |^# Totals' $$log; \
-	if ! grep -q '^# Totals' $$log; then \
-		echo "# check-install.sh: exited $$rc without totals"; tail -20 $$log; \
-		echo "# Totals: pass:0 fail:1 xfail:0 xpass:0 skip:0 error:0" >>$$log; \
-		rc=1; \
-	fi; \
-	exit $$rc
+	    "$(if $(BUDDYD_UNIT),unit) $(if $(BUDDYD_CONF),conf) $(if $(PROFILE_LIB),prof)"
 
 # scripts/kernel-doc from the kernel source package, as the harness is.
 $(B)/scripts/kernel-doc:
@@ -230,14 +221,6 @@ $(B)/scripts/kernel-doc:
 	    linux-source-6.1/scripts/kernel-doc
 
 check-docs: $(MAN_PAGES) $(B)/scripts/kernel-doc
-	@out=$${RESULTS:-$(B)/results}; mkdir -p $$out; \
-	log=$$out/native-docs.log; \
-	KERNEL_DOC=$(B)/scripts/kernel-doc \
-	    python3 selftests/packaging/check-docs.py >$$log 2>&1; rc=$$?; \
-	grep -E '^not ok |^# Totals' $$log; \
-	if ! grep -q '^# Totals' $$log; then \
-		echo "# check-docs.py: exited $$rc without totals"; tail -20 $$log; \
-		echo "# Totals: pass:0 fail:1 xfail:0 xpass:0 skip:0 error:0" >>$$log; \
-		rc=1; \
-	fi; \
-	exit $$rc
+	@KERNEL_DOC=$(B)/scripts/kernel-doc RESULTS=$${RESULTS:-$(B)/results} \
+	    scripts/run-native-tests.sh --name docs \
+	    python3 selftests/packaging/check-docs.py

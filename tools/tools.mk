@@ -32,17 +32,8 @@ tools: $(B)/buddyctl
 # $(B)/results/native-analyze.log for scripts/summary.sh.
 .PHONY: check-tools
 check-tools: $(B)/buddyctl
-	@out=$${RESULTS:-$(B)/results}; mkdir -p $$out; \
-	log=$$out/native-analyze.log; \
-	selftests/tools/analyze_test.sh $(B)/buddyctl >$$log 2>&1; rc=$$?; \
-	grep -E '^not ok |^# Totals' $$log; \
-	if ! grep -q '^# Totals' $$log; then \
-		echo "# analyze_test.sh: exited $$rc without totals"; \
-		tail -20 $$log; \
-		echo "# Totals: pass:0 fail:1 xfail:0 xpass:0 skip:0 error:0" >>$$log; \
-		rc=1; \
-	fi; \
-	exit $$rc
+	@RESULTS=$${RESULTS:-$(B)/results} scripts/run-native-tests.sh \
+	    --name analyze selftests/tools/analyze_test.sh $(B)/buddyctl
 
 # --- codec benchmark ---------------------------------------------------------
 # Portable code generation only (no -march=native): the table must mean the

@@ -3,6 +3,7 @@
  * admin_util.c - helpers of buddyctl's device subcommands (admin_util.h).
  */
 #include <errno.h>
+#include <getopt.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -149,19 +150,6 @@ const char *au_nodelist(const __u64 *pages, unsigned int n, char *buf,
 	return buf;
 }
 
-const char *au_src_name(unsigned int src)
-{
-	switch (src) {
-	case BUDDY_SRC_EXPLICIT:
-		return "explicit";
-	case BUDDY_SRC_PROFILE:
-		return "profile";
-	case BUDDY_SRC_DEFAULT:
-		return "default";
-	}
-	return "?";
-}
-
 double au_alloc_ratio(uint64_t size, uint64_t device_bytes)
 {
 	return device_bytes ? (double)size / device_bytes : 0;
@@ -232,7 +220,7 @@ struct json_object *au_stat_json(const struct buddy_alloc_stat *st,
 	json_object_object_add(o, "nr_entries",
 			       json_object_new_uint64(st->nr_entries));
 	json_object_object_add(o, "target_source",
-		json_object_new_string(au_src_name(st->target_source)));
+		json_object_new_string(buddy_source_name(st->target_source)));
 	json_object_object_add(o, "ratio",
 		au_json_double(au_alloc_ratio(st->size, st->device_bytes), 3));
 	json_object_object_add(o, "buddy_access_fraction",
@@ -450,4 +438,45 @@ int au_parse_id(const char *cmd, const char *arg, uint64_t *id)
 		return -1;
 	}
 	return 0;
+}
+
+int au_simple_opts(const char *cmd, int argc, char **argv,
+		   void (*usage)(FILE *), bool *json, bool *human)
+{
+	static const struct option opts[] = {
+		{ "json",	no_argument,	NULL, 'j' },
+		{ "human",	no_argument,	NULL, 'u' },
+		{ "help",	no_argument,	NULL, 'h' },
+		{ NULL, 0, NULL, 0 }
+	};
+	static const struct option opts_no_human[] = {
+		{ "json",	no_argument,	NULL, 'j' },
+		{ "help",	no_argument,	NULL, 'h' },
+		{ NULL, 0, NULL, 0 }
+	};
+	int c;
+
+	while ((c = getopt_long(argc, argv, human ? "juh" : "jh",
+				human ? opts : opts_no_human, NULL)) != -1) {
+		switch (c) {
+		case 'j':
+			if (json)
+				*json = true;
+			break;
+		case 'u':
+			*human = true;
+			break;
+		case 'h':
+			usage(stdout);
+			return 0;
+		default:
+			usage(stderr);
+			return EXIT_USAGE;
+		}
+	}
+	if (optind != argc) {
+		buddyctl_err("%s: unexpected argument '%s'", cmd, argv[optind]);
+		return EXIT_USAGE;
+	}
+	return -1;
 }

@@ -14,6 +14,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include <json-c/json.h>
 
@@ -67,9 +68,6 @@ int au_flush_stdout(void);
  */
 const char *au_nodelist(const __u64 *pages, unsigned int n, char *buf,
 			size_t len);
-
-/* Name of a BUDDY_SRC_* value: "explicit", "profile", "default" or "?". */
-const char *au_src_name(unsigned int src);
 
 /* Allocation ratio size / device_bytes (0 when device_bytes is 0). */
 double au_alloc_ratio(uint64_t size, uint64_t device_bytes);
@@ -127,5 +125,19 @@ int au_list_all(int devfd, struct buddy_alloc_stat **out, size_t *n);
 
 /* Parse an allocation id argument; prints a usage error and returns -1. */
 int au_parse_id(const char *cmd, const char *arg, uint64_t *id);
+
+/*
+ * au_simple_opts() - the options of a subcommand that takes no arguments:
+ * -h/--help, -j/--json and, when @human is not NULL, -u/--human.
+ * @cmd: the subcommand, for "CMD: unexpected argument 'ARG'".
+ * @usage: prints the help text to stdout (--help) or stderr (bad option).
+ * @json: set by -j; NULL accepts -j and ignores it.
+ * @human: set by -u; NULL: no -u/--human.
+ *
+ * Returns -1 to go on, else the exit status: 0 after --help, EXIT_USAGE
+ * (message printed).
+ */
+int au_simple_opts(const char *cmd, int argc, char **argv,
+		   void (*usage)(FILE *), bool *json, bool *human);
 
 #endif /* BUDDYCTL_ADMIN_UTIL_H */

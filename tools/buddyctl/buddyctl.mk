@@ -86,13 +86,7 @@ check-buddyctl: buddyctl-guest-bins
 		echo "not ok - buddyctl_check.py exited $$prc without totals" >>$$log; \
 		echo "# Totals: pass:0 fail:1 xfail:0 xpass:0 skip:0 error:0" >>$$log; \
 	fi; \
-	if [ $$rc -ne 0 ]; then \
-		grep '^run.sh:' $$run | head -40 | sed 's/^/# /' >>$$log; \
-		sed -n '/unexpected kernel log lines/,/^run.sh: FAIL/p' $$run | \
-		    head -60 | sed 's/^/# /' >>$$log; \
-		echo "not ok - guest run: run.sh exited $$rc (see $$run)" >>$$log; \
-		echo "# Totals: pass:0 fail:1 xfail:0 xpass:0 skip:0 error:0" >>$$log; \
-	fi; \
+	scripts/guest/verdict.sh $$rc $$run $$log; \
 	grep -E '^not ok |^# Totals' $$log; \
 	echo "check-buddyctl: log in $$log, pictures in $(BUDDYCTL_GUEST_OUT)/"; \
 	[ $$rc -eq 0 ] && [ $$prc -eq 0 ]
@@ -108,11 +102,7 @@ $(B)/san/tests/buddyctl/hmap_test: selftests/tools/hmap_test.c \
 
 check-buddyctl-native: $(BUDDYCTL_NATIVE_TESTS) $(B)/buddyctl
 	@scripts/run-native-tests.sh $(BUDDYCTL_NATIVE_TESTS); rc=$$?; \
-	out=$${RESULTS:-$(B)/results}; log=$$out/native-buddyctl-cli.log; \
-	selftests/tools/buddyctl_cli_test.sh $(B)/buddyctl >$$log 2>&1 || rc=1; \
-	grep -E '^not ok |^# Totals' $$log; \
-	if ! grep -q '^# Totals' $$log; then \
-		echo "# Totals: pass:0 fail:1 xfail:0 xpass:0 skip:0 error:0" >>$$log; \
-		rc=1; \
-	fi; \
+	RESULTS=$${RESULTS:-$(B)/results} scripts/run-native-tests.sh \
+	    --name buddyctl-cli selftests/tools/buddyctl_cli_test.sh \
+	    $(B)/buddyctl || rc=1; \
 	exit $$rc

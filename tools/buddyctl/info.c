@@ -9,7 +9,6 @@
  * prints sizes in binary units.  Keys: Documentation/buddyctl.rst.
  */
 #include <errno.h>
-#include <getopt.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -284,37 +283,14 @@ static void info_usage(FILE *f)
 
 int cmd_info(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "json",	no_argument,	NULL, 'j' },
-		{ "human",	no_argument,	NULL, 'u' },
-		{ "help",	no_argument,	NULL, 'h' },
-		{ NULL, 0, NULL, 0 }
-	};
 	struct buddy_info in;
 	struct pool_view pv[2];
 	bool json = false, human = false;
-	int c, fd, r;
+	int fd, r;
 
-	while ((c = getopt_long(argc, argv, "juh", opts, NULL)) != -1) {
-		switch (c) {
-		case 'j':
-			json = true;
-			break;
-		case 'u':
-			human = true;
-			break;
-		case 'h':
-			info_usage(stdout);
-			return 0;
-		default:
-			info_usage(stderr);
-			return EXIT_USAGE;
-		}
-	}
-	if (optind != argc) {
-		buddyctl_err("info: unexpected argument '%s'", argv[optind]);
-		return EXIT_USAGE;
-	}
+	r = au_simple_opts("info", argc, argv, info_usage, &json, &human);
+	if (r >= 0)
+		return r;
 	fd = au_open();
 	if (fd < 0)
 		return 1;
@@ -413,12 +389,6 @@ static void stats_usage(FILE *f)
 
 int cmd_stats(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "json",	no_argument,	NULL, 'j' },
-		{ "human",	no_argument,	NULL, 'u' },
-		{ "help",	no_argument,	NULL, 'h' },
-		{ NULL, 0, NULL, 0 }
-	};
 	uint64_t v[3][MAX_COLS];
 	int nr[3];
 	struct json_object *root = NULL;
@@ -426,28 +396,11 @@ int cmd_stats(int argc, char **argv)
 	bool json = false, human = false;
 	double ratio = 0, frac;
 	unsigned int f, k;
-	int c;
+	int r;
 
-	while ((c = getopt_long(argc, argv, "juh", opts, NULL)) != -1) {
-		switch (c) {
-		case 'j':
-			json = true;
-			break;
-		case 'u':
-			human = true;
-			break;
-		case 'h':
-			stats_usage(stdout);
-			return 0;
-		default:
-			stats_usage(stderr);
-			return EXIT_USAGE;
-		}
-	}
-	if (optind != argc) {
-		buddyctl_err("stats: unexpected argument '%s'", argv[optind]);
-		return EXIT_USAGE;
-	}
+	r = au_simple_opts("stats", argc, argv, stats_usage, &json, &human);
+	if (r >= 0)
+		return r;
 	for (f = 0; f < 3; f++) {
 		nr[f] = read_cols(&stat_files[f], v[f]);
 		if (nr[f] < 0)

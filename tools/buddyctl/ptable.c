@@ -122,35 +122,15 @@ static struct json_object *profile_json(const struct buddy_profile_entry *e)
 	return o;
 }
 
-static int simple_opts(const char *cmd, int argc, char **argv,
-		       void (*usage)(FILE *), bool *json)
+/* @n profiles as a JSON array on stdout; returns au_print_json()'s status. */
+static int profiles_print(const struct buddy_profile_entry *v, unsigned int n)
 {
-	static const struct option opts[] = {
-		{ "json",	no_argument,	NULL, 'j' },
-		{ "help",	no_argument,	NULL, 'h' },
-		{ NULL, 0, NULL, 0 }
-	};
-	int c;
+	struct json_object *arr = json_object_new_array();
+	unsigned int i;
 
-	while ((c = getopt_long(argc, argv, "jh", opts, NULL)) != -1) {
-		switch (c) {
-		case 'j':
-			if (json)
-				*json = true;
-			break;
-		case 'h':
-			usage(stdout);
-			return 0;
-		default:
-			usage(stderr);
-			return EXIT_USAGE;
-		}
-	}
-	if (optind != argc) {
-		buddyctl_err("%s: unexpected argument '%s'", cmd, argv[optind]);
-		return EXIT_USAGE;
-	}
-	return -1;
+	for (i = 0; i < n; i++)
+		json_object_array_add(arr, profile_json(&v[i]));
+	return au_print_json(arr);
 }
 
 static void show_profiles_usage(FILE *f)
@@ -169,11 +149,11 @@ static void show_profiles_usage(FILE *f)
 int cmd_show_profiles(int argc, char **argv)
 {
 	struct buddy_profile_entry *v;
-	struct json_object *arr;
-	unsigned int n, i;
+	unsigned int n;
 	int fd, r;
 
-	r = simple_opts("show-profiles", argc, argv, show_profiles_usage, NULL);
+	r = au_simple_opts("show-profiles", argc, argv, show_profiles_usage,
+			   NULL, NULL);
 	if (r >= 0)
 		return r;
 	fd = au_open();
@@ -183,11 +163,9 @@ int cmd_show_profiles(int argc, char **argv)
 	close(fd);
 	if (r)
 		return 1;
-	arr = json_object_new_array();
-	for (i = 0; i < n; i++)
-		json_object_array_add(arr, profile_json(&v[i]));
+	r = profiles_print(v, n);
 	free(v);
-	return au_print_json(arr);
+	return r;
 }
 
 static void clear_profiles_usage(FILE *f)
@@ -207,8 +185,8 @@ int cmd_clear_profiles(int argc, char **argv)
 {
 	int fd, r;
 
-	r = simple_opts("clear-profiles", argc, argv, clear_profiles_usage,
-			NULL);
+	r = au_simple_opts("clear-profiles", argc, argv, clear_profiles_usage,
+			   NULL, NULL);
 	if (r >= 0)
 		return r;
 	fd = au_open();
@@ -333,8 +311,7 @@ int cmd_load_profiles(int argc, char **argv)
 	};
 	struct buddy_profile_entry *v, *now = NULL;
 	bool merge = false, dry = false, json = false;
-	struct json_object *arr;
-	unsigned int n = 0, i;
+	unsigned int n = 0;
 	int c, fd, r, ret = 1;
 
 	while ((c = getopt_long(argc, argv, "mnjh", opts, NULL)) != -1) {
@@ -369,10 +346,7 @@ int cmd_load_profiles(int argc, char **argv)
 	if (load_file(argv[optind], v, &n))
 		goto out;
 	if (dry) {
-		arr = json_object_new_array();
-		for (i = 0; i < n; i++)
-			json_object_array_add(arr, profile_json(&v[i]));
-		ret = au_print_json(arr);
+		ret = profiles_print(v, n);
 		goto out;
 	}
 	fd = au_open();
@@ -392,15 +366,10 @@ int cmd_load_profiles(int argc, char **argv)
 	if (json) {
 		unsigned int m;
 
-		if (profile_get_all(fd, &now, &m)) {
+		if (profile_get_all(fd, &now, &m))
 			ret = 1;
-		} else {
-			arr = json_object_new_array();
-			for (i = 0; i < m; i++)
-				json_object_array_add(arr,
-						      profile_json(&now[i]));
-			ret = au_print_json(arr);
-		}
+		else
+			ret = profiles_print(now, m);
 	}
 	close(fd);
 out:

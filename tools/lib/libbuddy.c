@@ -5,6 +5,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -63,6 +64,27 @@ int buddy_alloc(int devfd, struct buddy_alloc *req)
 	return req->fd;
 }
 
+/*
+ * A close-on-exec BUDDY_IOC_ALLOC request; -EINVAL when @label (NULL for
+ * none) does not fit.
+ */
+static int alloc_req_init(struct buddy_alloc *req, uint64_t size,
+			  unsigned int target, unsigned int codec,
+			  const char *label)
+{
+	memset(req, 0, sizeof(*req));
+	req->size = size;
+	req->target = target;
+	req->codec = codec;
+	req->flags = BUDDY_ALLOC_CLOEXEC;
+	if (label) {
+		if (strlen(label) >= sizeof(req->label))
+			return -EINVAL;
+		strcpy(req->label, label);
+	}
+	return 0;
+}
+
 /**
  * buddy_alloc_simple() - create an allocation from plain arguments.
  * @devfd: descriptor of /dev/buddy.
@@ -83,20 +105,39 @@ int buddy_alloc_simple(int devfd, uint64_t size, unsigned int target,
 	struct buddy_alloc req;
 	int fd;
 
-	memset(&req, 0, sizeof(req));
-	req.size = size;
-	req.target = target;
-	req.codec = codec;
-	req.flags = BUDDY_ALLOC_CLOEXEC;
-	if (label) {
-		if (strlen(label) >= sizeof(req.label))
-			return -EINVAL;
-		strcpy(req.label, label);
-	}
+	if (alloc_req_init(&req, size, target, codec, label))
+		return -EINVAL;
 	fd = buddy_alloc(devfd, &req);
 	if (fd >= 0 && id_out)
 		*id_out = req.id;
 	return fd;
+}
+
+/*
+ * buddy_pread() and buddy_pwrite() (@is_write): pread() or pwrite() until
+ * @len bytes are moved or the end of the allocation is reached.
+ */
+static ssize_t rw_full(int afd, void *buf, size_t len, uint64_t off,
+		       bool is_write)
+{
+	size_t done = 0;
+
+	while (done < len) {
+		char *p = (char *)buf + done;
+		off_t at = (off_t)(off + done);
+		ssize_t n = is_write ? pwrite(afd, p, len - done, at) :
+				       pread(afd, p, len - done, at);
+
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return done ? (ssize_t)done : -errno;
+		}
+		if (n == 0)
+			break;
+		done += n;
+	}
+	return done;
 }
 
 /**
@@ -114,22 +155,7 @@ int buddy_alloc_simple(int devfd, uint64_t size, unsigned int target,
  */
 ssize_t buddy_pread(int afd, void *buf, size_t len, uint64_t off)
 {
-	size_t done = 0;
-
-	while (done < len) {
-		ssize_t n = pread(afd, (char *)buf + done, len - done,
-				  (off_t)(off + done));
-
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			return done ? (ssize_t)done : -errno;
-		}
-		if (n == 0)
-			break;
-		done += n;
-	}
-	return done;
+	return rw_full(afd, buf, len, off, false);
 }
 
 /**
@@ -148,22 +174,7 @@ ssize_t buddy_pread(int afd, void *buf, size_t len, uint64_t off)
  */
 ssize_t buddy_pwrite(int afd, const void *buf, size_t len, uint64_t off)
 {
-	size_t done = 0;
-
-	while (done < len) {
-		ssize_t n = pwrite(afd, (const char *)buf + done, len - done,
-				   (off_t)(off + done));
-
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			return done ? (ssize_t)done : -errno;
-		}
-		if (n == 0)
-			break;
-		done += n;
-	}
-	return done;
+	return rw_full(afd, (void *)buf, len, off, true);
 }
 
 /**
@@ -179,6 +190,36 @@ int buddy_alloc_stat(int afd, struct buddy_alloc_stat *st)
 	return ioctl(afd, BUDDY_IOC_ALLOC_STAT, st) < 0 ? -errno : 0;
 }
 
+/*
+ * BUDDY_IOC_GET_MAP in batches, nibbles unpacked: on an allocation
+ * descriptor with @id 0 (this allocation), or on /dev/buddy by @id.
+ */
+static int get_map(int fd, uint64_t id, uint64_t first, uint64_t count,
+		   uint8_t *codes)
+{
+	enum { BATCH = 8192 };	/* entries per ioctl */
+	uint8_t packed[BATCH / 2];
+	struct buddy_map map;
+	uint64_t i, n;
+
+	do {
+		n = count < BATCH ? count : BATCH;
+		memset(&map, 0, sizeof(map));
+		map.id = id;
+		map.first = first;
+		map.count = n;
+		map.codes_ptr = (uintptr_t)packed;
+		if (ioctl(fd, BUDDY_IOC_GET_MAP, &map) < 0)
+			return -errno;
+		for (i = 0; i < n; i++)
+			codes[i] = (packed[i / 2] >> (i % 2 * 4)) & 0xf;
+		first += n;
+		codes += n;
+		count -= n;
+	} while (count);
+	return 0;
+}
+
 /**
  * buddy_get_map() - size codes of a range of entries.
  * @afd: allocation descriptor.
@@ -191,26 +232,7 @@ int buddy_alloc_stat(int afd, struct buddy_alloc_stat *st)
  */
 int buddy_get_map(int afd, uint64_t first, uint64_t count, uint8_t *codes)
 {
-	enum { BATCH = 8192 };	/* entries per ioctl */
-	uint8_t packed[BATCH / 2];
-	struct buddy_map map;
-	uint64_t i, n;
-
-	do {
-		n = count < BATCH ? count : BATCH;
-		memset(&map, 0, sizeof(map));
-		map.first = first;
-		map.count = n;
-		map.codes_ptr = (uintptr_t)packed;
-		if (ioctl(afd, BUDDY_IOC_GET_MAP, &map) < 0)
-			return -errno;
-		for (i = 0; i < n; i++)
-			codes[i] = (packed[i / 2] >> (i % 2 * 4)) & 0xf;
-		first += n;
-		codes += n;
-		count -= n;
-	} while (count);
-	return 0;
+	return get_map(afd, 0, first, count, codes);
 }
 
 /**
@@ -478,27 +500,7 @@ int buddy_stat_id(int devfd, uint64_t id, struct buddy_alloc_stat *st)
 int buddy_get_map_id(int devfd, uint64_t id, uint64_t first, uint64_t count,
 		     uint8_t *codes)
 {
-	enum { BATCH = 8192 };	/* entries per ioctl */
-	uint8_t packed[BATCH / 2];
-	struct buddy_map map;
-	uint64_t i, n;
-
-	do {
-		n = count < BATCH ? count : BATCH;
-		memset(&map, 0, sizeof(map));
-		map.id = id;
-		map.first = first;
-		map.count = n;
-		map.codes_ptr = (uintptr_t)packed;
-		if (ioctl(devfd, BUDDY_IOC_GET_MAP, &map) < 0)
-			return -errno;
-		for (i = 0; i < n; i++)
-			codes[i] = (packed[i / 2] >> (i % 2 * 4)) & 0xf;
-		first += n;
-		codes += n;
-		count -= n;
-	} while (count);
-	return 0;
+	return get_map(devfd, id, first, count, codes);
 }
 
 /**
@@ -586,16 +588,9 @@ int buddy_profile_get(int devfd, struct buddy_profile_entry *entries,
 int buddy_alloc_auto(int devfd, uint64_t size, const char *label,
 		     struct buddy_alloc *res)
 {
-	memset(res, 0, sizeof(*res));
-	res->size = size;
-	res->target = BUDDY_TARGET_AUTO;
-	res->codec = BUDDY_CODEC_DEFAULT;
-	res->flags = BUDDY_ALLOC_CLOEXEC;
-	if (label) {
-		if (strlen(label) >= sizeof(res->label))
-			return -EINVAL;
-		strcpy(res->label, label);
-	}
+	if (alloc_req_init(res, size, BUDDY_TARGET_AUTO, BUDDY_CODEC_DEFAULT,
+			   label))
+		return -EINVAL;
 	return buddy_alloc(devfd, res);
 }
 
