@@ -679,9 +679,11 @@ static void report_text(FILE *f, struct rep *rp)
 		fmt_ratio(a, sizeof(a), ratio_of(128 * lp, lf));
 		if (l->nframes > 0)
 			symbolize(r, &l->frames[0], s0, sizeof(s0));
+		/* the caller, and the outermost frame kept (the most specific) */
 		if (l->nframes > 1)
-			symbolize(r, &l->frames[1], s1, sizeof(s1));
-		snprintf(site, sizeof(site), "%s%s%s", s0, *s1 ? " < " : "", s1);
+			symbolize(r, &l->frames[l->nframes - 1], s1, sizeof(s1));
+		snprintf(site, sizeof(site), "%s%s%s", s0,
+			 *s1 ? (l->nframes > 2 ? " <..< " : " < ") : "", s1);
 		fprintf(f, "%-15s %6u %10llu %8.1f %8s %5s %5s %6.2f%%  %.100s\n",
 			l->name, l->nallocs, (unsigned long long)l->size,
 			rp->nsnap ? l->bytes_total / MIB / rp->nsnap : 0, a,

@@ -5,8 +5,8 @@
 #
 #   make                  also builds $(B)/libbuddyprof.so next to buddyctl
 #   make check-profile    native end-to-end tests (no QEMU, ~30 s): TAP and
-#                         totals in $(B)/results/native-profile.log; part of
-#                         `make check` through check-native
+#                         totals in $(B)/results/native-profile.log; the
+#                         "profile" stage of `make check`
 #   make eval             installs Debian's PyTorch, GROMACS, LAMMPS, Quantum
 #                         ESPRESSO, HPCC, OpenFOAM (apt-get; ~3 GB, ~3 min),
 #                         runs each workload for a minute or less under
@@ -57,9 +57,6 @@ check-profile: $(B)/buddyctl $(PROFILE_LIB) $(PROFILE_TEST_BINS) $(PROFILE_STATE
 		rc=1; \
 	fi; \
 	exit $$rc
-
-# The profile tests run in the native stage of `make check`.
-check-native: check-profile
 
 eval: $(B)/buddyctl $(PROFILE_LIB)
 	tools/profile/eval/run-eval.sh $(B)/buddyctl $(B)/eval

@@ -280,9 +280,16 @@ def main():
     ap.add_argument("--repeat", type=int, default=1)
     ap.add_argument("--report-only", action="store_true",
                     help="rebuild results.md/png from results.json")
+    ap.add_argument("--overhead", default="",
+                    help="only time plain and interposer-only runs of these "
+                         "workloads, alternately, --repeat times each; "
+                         "the fastest of each go into results.json")
     a = ap.parse_args()
     out = os.path.abspath(a.out)
+    a.buddyctl = os.path.abspath(a.buddyctl)
     os.makedirs(out, exist_ok=True)
+    if a.overhead:
+        return overhead(a, out)
     if a.report_only:
         res = json.load(open(f"{out}/results.json"))
         report(out, res["results"], res["skipped"], res["host"])
@@ -358,6 +365,60 @@ def main():
     json.dump({"results": results, "skipped": skipped, "host": host},
               open(f"{out}/results.json", "w"), indent=1)
     report(out, results, skipped, host)
+    return 0
+
+
+def single_thread(cmd):
+    """The same work on one thread: OpenMP/BLAS threads spin when other
+    jobs share the cores, which makes two-thread timings swing by 2x here."""
+    ENV.update({"OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1"})
+    cmd = list(cmd)
+    if TRAIN in cmd:
+        cmd += ["--threads", "1"]
+    if "-ntomp" in cmd:
+        cmd[cmd.index("-ntomp") + 1] = "1"
+    return cmd
+
+
+def overhead(a, out):
+    """Interposer overhead: plain and interposer-only runs alternately,
+    single-threaded, --repeat times; CPU time (user + system) is compared,
+    which on one thread does not depend on what else runs on the machine
+    (wall time does)."""
+    res = json.load(open(f"{out}/results.json"))
+    names = set(a.overhead.split(","))
+    for w in WORKLOADS:
+        if w["name"] not in names:
+            continue
+        s = next((x for x in res["results"] if x["name"] == w["name"]), None)
+        if not s:
+            continue
+        d = f"{out}/work/{w['name']}"
+        cmd = single_thread(w["cmd"])
+        walls_p, walls_i, cpus_p, cpus_i = [], [], [], []
+        for i in range(a.repeat):
+            if w["setup"] is setup_hpcc:
+                setup_hpcc(d)
+            p = run_plain(cmd, d, f"{out}/{w['name']}.plain1.log")
+            walls_p.append(p[1])
+            cpus_p.append(p[2])
+            if w["setup"] is setup_hpcc:
+                setup_hpcc(d)
+            run_prof(a.buddyctl, ["--no-timer", "-j", "-o",
+                                  f"{out}/{w['name']}.interp1.json"],
+                     cmd, d, f"{out}/{w['name']}.interp1.log")
+            ij = json.load(open(f"{out}/{w['name']}.interp1.json"))
+            walls_i.append(ij["duration_s"])
+            cpus_i.append(ij["cpu_s"])
+            hook = ij["interposer"]["hook_s"]
+            print(f"eval: overhead {w['name']} (1 thread): plain {p[1]:.1f} s "
+                  f"/ {p[2]:.2f} s CPU, interposer {ij['duration_s']:.1f} s / "
+                  f"{ij['cpu_s']:.2f} s CPU ({hook:.3f} s in hooks)", flush=True)
+        s["st"] = {"cpu_plain": cpus_p, "cpu_interp": cpus_i,
+                   "wall_plain": walls_p, "wall_interp": walls_i,
+                   "hook_s": hook, "allocs": ij["interposer"]["allocations"]}
+    json.dump(res, open(f"{out}/results.json", "w"), indent=1)
+    report(out, res["results"], res["skipped"], res["host"])
     return 0
 
 
@@ -453,23 +514,47 @@ def report(out, results, skipped, host):
     L.append("## Overhead\n")
     L.append("*interposer*: the program under libbuddyprof.so without "
              "snapshots, against the plain run (fastest of the repeats; this "
-             "machine is shared, so wall times are noisy: CPU time is the "
-             "steadier measure). *hook*: time inside the interposer's "
+             "machine is shared with other jobs, so single timings vary by "
+             "tens of percent either way; *runs* says how many of each were "
+             "timed, alternately; CPU time includes OpenMP threads spinning, "
+             "which varies too). *hook*: time inside the interposer's "
              "tracked path (call-stack capture and table update) as counted "
              "by the interposer. *stopped*: time the program was stopped "
              "for snapshots (all snapshots taken, including the ones the "
              "adaptive spacing dropped).\n")
-    L.append("| workload | plain wall / CPU s | interposer wall / CPU s | CPU overhead "
+    L.append("| workload | runs | plain wall / CPU s | interposer wall / CPU s "
+             "| wall overhead | CPU overhead "
              "| tracked allocs | hook | profiled wall s | stopped (max ms) |")
-    L.append("|---|---:|---:|---:|---:|---:|---:|---:|")
+    L.append("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     for s in results:
-        L.append(f"| {s['name']} | {s['wall_plain']:.1f} / {s['cpu_plain']:.1f} "
+        L.append(f"| {s['name']} | {s.get('runs', 1)} "
+                 f"| {s['wall_plain']:.1f} / {s['cpu_plain']:.1f} "
                  f"| {s['wall_interp']:.1f} / {s['cpu_interp']:.1f} "
+                 f"| {(s['wall_interp'] / s['wall_plain'] - 1) * 100:+.1f}% "
                  f"| {(s['cpu_interp'] / s['cpu_plain'] - 1) * 100:+.1f}% "
                  f"| {s['allocs']} | {s['hook_s']:.3f} s "
                  f"({s['hook_s'] / s['wall_interp'] * 100:.2f}%) "
                  f"| {s['wall_prof']:.1f} | {s['stopped_s']:.2f} s, "
                  f"{s['stopped_s'] / s['wall_prof'] * 100:.1f}% ({s['stop_ms_max']:.0f}) |")
+    st = [s for s in results if "st" in s]
+    if st:
+        L.append("")
+        L.append("Single-threaded (OMP_NUM_THREADS=1, one torch thread, "
+                 "`-ntomp 1`), plain and interposer-only runs alternately: "
+                 "CPU time (user + system) of each run, which on one thread "
+                 "does not depend on the other jobs sharing this machine; the "
+                 "overhead compares the medians.\n")
+        L.append("| workload | plain CPU s | interposer CPU s | CPU overhead "
+                 "| tracked allocs | hook |")
+        L.append("|---|---|---|---:|---:|---:|")
+        for s in st:
+            t = s["st"]
+            med = lambda v: sorted(v)[len(v) // 2]
+            L.append(f"| {s['name']} | {' '.join(f'{x:.2f}' for x in t['cpu_plain'])} "
+                     f"| {' '.join(f'{x:.2f}' for x in t['cpu_interp'])} "
+                     f"| {(med(t['cpu_interp']) / med(t['cpu_plain']) - 1) * 100:+.1f}% "
+                     f"| {t['allocs']} | {t['hook_s']:.3f} s "
+                     f"({t['hook_s'] / med(t['cpu_interp']) * 100:.2f}% of CPU) |")
     L.append("")
     L.append("## Workloads\n")
     for s in results:
@@ -482,7 +567,7 @@ def report(out, results, skipped, host):
              "`NAME.json` the same as JSON, `NAME.prof` the profile file "
              "(buddyd's state-file format), `results.json` this table's "
              "data.\n")
-    if os.path.exists(f"{out}/results.png") or chart(out, results):
+    if chart(out, results):
         L.append("![ratios per workload](results.png)\n")
     open(f"{out}/results.md", "w").write("\n".join(L))
     print(f"eval: wrote {out}/results.md", flush=True)
