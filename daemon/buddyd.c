@@ -319,7 +319,7 @@ fail:
 static int install_profiles(struct buddyd *b)
 {
 	struct buddy_profile_entry *e;
-	char esc[BD_LABEL_ESC_MAX];
+	char esc[BUDDY_LABEL_ESC_MAX];
 	unsigned int n = 0;
 	int r;
 
@@ -327,10 +327,10 @@ static int install_profiles(struct buddyd *b)
 	if (!e)
 		return -ENOMEM;
 	for (size_t i = 0; i < b->profiles.n; i++) {
-		const struct bd_profile *p = &b->profiles.v[i];
+		const struct buddy_profile_entry *p = &b->profiles.v[i];
 
-		if (!bd_label_kernel_valid(p->label)) {
-			bd_label_escape(p->label, esc, sizeof(esc), true);
+		if (!buddy_label_kernel_valid(p->label)) {
+			buddy_label_escape(p->label, esc, sizeof(esc), true);
 			bd_warn("%s: uid %u label \"%s\": buddy.ko labels are printable ASCII without '/'; not installed",
 				b->conf.state_file, p->uid, esc);
 			continue;
@@ -340,11 +340,7 @@ static int install_profiles(struct buddyd *b)
 				b->conf.state_file, BUDDY_PROFILE_MAX);
 			break;
 		}
-		e[n].uid = p->uid;
-		e[n].target = p->target;
-		e[n].codec = p->codec;
-		memcpy(e[n].label, p->label, BUDDY_LABEL_LEN);
-		n++;
+		e[n++] = *p;
 	}
 	r = buddy_profile_set(b->devfd, e, n, BUDDY_PROFILE_REPLACE);
 	free(e);
@@ -456,10 +452,10 @@ static void heur_params(struct buddyd *b, struct buddy_heur_params *p)
 
 static const char *unit_name(const struct bd_key *k, char *buf, size_t len)
 {
-	char esc[BD_LABEL_ESC_MAX];
+	char esc[BUDDY_LABEL_ESC_MAX];
 
 	if (k->label[0]) {
-		bd_label_escape(k->label, esc, sizeof(esc), true);
+		buddy_label_escape(k->label, esc, sizeof(esc), true);
 		snprintf(buf, len, "uid=%u label=\"%s\"", k->uid, esc);
 	} else {
 		snprintf(buf, len, "uid=%u unlabelled id=%llu", k->uid,
@@ -473,7 +469,7 @@ static void log_decision(struct buddyd *b, const struct bd_decision *d,
 {
 	struct bd_key *k = &b->win.keys[d->key[u]];
 	const struct buddy_heur_choice *c = &d->ch[u];
-	char name[BD_LABEL_ESC_MAX + 64], over[128], was[16];
+	char name[BUDDY_LABEL_ESC_MAX + 64], over[128], was[16];
 	double p = c->pairs ? 100.0 / c->pairs : 0;
 
 	snprintf(over, sizeof(over), "%.2f%%/%.2f%%/%.2f%%/%.2f%%",
@@ -496,7 +492,7 @@ static void log_decision(struct buddyd *b, const struct bd_decision *d,
 static void act_profiles(struct buddyd *b, const struct bd_decision *d)
 {
 	struct buddy_profile_entry *e;
-	char name[BD_LABEL_ESC_MAX + 64];
+	char name[BUDDY_LABEL_ESC_MAX + 64];
 	unsigned int n = 0;
 	int r;
 
@@ -509,7 +505,7 @@ static void act_profiles(struct buddyd *b, const struct bd_decision *d)
 	}
 	for (size_t u = 0; u < d->n; u++) {
 		const struct bd_key *k = &b->win.keys[d->key[u]];
-		const struct bd_profile *old;
+		const struct buddy_profile_entry *old;
 		unsigned int codec = bd_key_codec(k);
 
 		if (!k->label[0])
@@ -541,18 +537,16 @@ static void act_profiles(struct buddyd *b, const struct bd_decision *d)
 		goto out;
 	}
 	for (unsigned int i = 0; i < n; i++) {
-		struct bd_profile p = { .uid = e[i].uid, .target = e[i].target,
-					.codec = e[i].codec };
-		const struct bd_profile *old;
-		char esc[BD_LABEL_ESC_MAX];
+		const struct buddy_profile_entry *p = &e[i], *old;
+		char esc[BUDDY_LABEL_ESC_MAX];
 
-		memcpy(p.label, e[i].label, BUDDY_LABEL_LEN);
-		old = bd_profiles_find(&b->profiles, p.uid, p.label);
-		bd_label_escape(p.label, esc, sizeof(esc), true);
-		bd_info("profile uid=%u label=\"%s\": %s %s (was %s)", p.uid, esc,
-			buddy_target_name(p.target), buddy_codec_name(p.codec),
+		old = bd_profiles_find(&b->profiles, p->uid, p->label);
+		buddy_label_escape(p->label, esc, sizeof(esc), true);
+		bd_info("profile uid=%u label=\"%s\": %s %s (was %s)", p->uid,
+			esc, buddy_target_name(p->target),
+			buddy_codec_name(p->codec),
 			old ? buddy_target_name(old->target) : "none");
-		if (bd_profiles_put(&b->profiles, &p) < 0)
+		if (bd_profiles_put(&b->profiles, p) < 0)
 			bd_err("out of memory");
 	}
 	r = bd_state_save(b->conf.state_file, &b->profiles);
@@ -629,7 +623,7 @@ static void act_live(struct buddyd *b, const struct bd_decision *d)
 	n = bd_plan_live(&b->win, d, b->st, b->nst, mv);
 	for (size_t i = 0; i < n; i++) {
 		const struct buddy_alloc_stat *st = stat_of(b, mv[i].id);
-		char what[BD_LABEL_ESC_MAX + 128], esc[BD_LABEL_ESC_MAX];
+		char what[BUDDY_LABEL_ESC_MAX + 128], esc[BUDDY_LABEL_ESC_MAX];
 		char comm[sizeof(st->comm) + 1], lab[BUDDY_LABEL_LEN];
 		uint64_t t0;
 		int r;
@@ -638,7 +632,7 @@ static void act_live(struct buddyd *b, const struct bd_decision *d)
 		comm[sizeof(st->comm)] = 0;
 		memcpy(lab, st->label, BUDDY_LABEL_LEN);
 		lab[BUDDY_LABEL_LEN - 1] = 0;
-		bd_label_escape(lab, esc, sizeof(esc), true);
+		buddy_label_escape(lab, esc, sizeof(esc), true);
 		snprintf(what, sizeof(what),
 			 "allocation %llu (uid=%u label=\"%s\" pid=%u comm=%s, %.2f MiB)",
 			 (unsigned long long)st->id, st->owner_uid, esc,

@@ -11,8 +11,8 @@
 #include <json-c/json.h>
 
 #include "libbuddy.h"
+#include "profile_file.h"
 #include "report.h"
-#include "state.h"
 
 #define MIB	(1024.0 * 1024.0)
 
@@ -122,7 +122,7 @@ int bd_report_text(FILE *f, const struct bd_report *r)
 {
 	const struct bd_decision *d = r->d;
 	const struct bd_window *win = r->win;
-	char thr[16], mz[16], iv[32], ratio[16], esc[BD_LABEL_ESC_MAX];
+	char thr[16], mz[16], iv[32], ratio[16], esc[BUDDY_LABEL_ESC_MAX];
 	struct figs g;
 
 	if (figs_compute(d, bd_window_rows(win), &g))
@@ -148,11 +148,11 @@ int bd_report_text(FILE *f, const struct bd_report *r)
 	for (size_t u = 0; u < d->n; u++) {
 		const struct bd_key *k = &win->keys[d->key[u]];
 		const struct buddy_heur_choice *c = &d->ch[u];
-		char lab[BD_LABEL_ESC_MAX + 32], meas[16];
+		char lab[BUDDY_LABEL_ESC_MAX + 32], meas[16];
 		double m = measured(k);
 
 		if (k->label[0]) {
-			bd_label_escape(k->label, esc, sizeof(esc), false);
+			buddy_label_escape(k->label, esc, sizeof(esc), false);
 			snprintf(lab, sizeof(lab), "%s", esc);
 		} else {
 			snprintf(lab, sizeof(lab), "(id %llu)",

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * buddyd's state file (daemon/state.c): label escaping round trips for
- * every byte and hostile labels, line parsing, the table, and save/load.
+ * buddyd's state file: label escaping round trips for every byte and
+ * hostile labels, line parsing (tools/lib/profile_file.c), the table, and
+ * save/load (daemon/state.c).
  */
 #define _GNU_SOURCE
 #include <stdio.h>
@@ -29,8 +30,8 @@ static void hook(int prio, const char *msg)
 /* Escape, check the alphabet of the result, unescape, compare. */
 static void round_trip(struct __test_metadata *_metadata, const char *label)
 {
-	char esc[BD_LABEL_ESC_MAX], back[BUDDY_LABEL_LEN];
-	size_t n = bd_label_escape(label, esc, sizeof(esc), false);
+	char esc[BUDDY_LABEL_ESC_MAX], back[BUDDY_LABEL_LEN];
+	size_t n = buddy_label_escape(label, esc, sizeof(esc), false);
 
 	ASSERT_EQ(strlen(esc), n);
 	for (size_t i = 0; i < n; i++) {
@@ -39,7 +40,7 @@ static void round_trip(struct __test_metadata *_metadata, const char *label)
 		/* no TAB, newline, CR or non-ASCII in the file */
 		EXPECT_TRUE(c >= 0x20 && c <= 0x7e) TH_LOG("byte %#x in '%s'", c, esc);
 	}
-	ASSERT_EQ(0, bd_label_unescape(esc, n, back)) TH_LOG("'%s'", esc);
+	ASSERT_EQ(0, buddy_label_unescape(esc, n, back)) TH_LOG("'%s'", esc);
 	EXPECT_STREQ(label, back);
 	/* NUL-padded */
 	for (size_t i = strlen(back); i < BUDDY_LABEL_LEN; i++) {
@@ -57,13 +58,13 @@ TEST(escape_known)
 		{ "#hash", "#hash" }, { "quote\"", "quote\"" },
 		{ "\\x41", "\\\\x41" }, { "/", "/" },
 	};
-	char esc[BD_LABEL_ESC_MAX];
+	char esc[BUDDY_LABEL_ESC_MAX];
 
 	for (size_t i = 0; i < sizeof(v) / sizeof(v[0]); i++) {
-		bd_label_escape(v[i].in, esc, sizeof(esc), false);
+		buddy_label_escape(v[i].in, esc, sizeof(esc), false);
 		EXPECT_STREQ(v[i].out, esc);
 	}
-	bd_label_escape("say \"hi\"", esc, sizeof(esc), true);
+	buddy_label_escape("say \"hi\"", esc, sizeof(esc), true);
 	EXPECT_STREQ("say \\x22hi\\x22", esc);
 }
 
@@ -124,53 +125,54 @@ TEST(unescape_errors)
 	char label[BUDDY_LABEL_LEN];
 
 	for (size_t i = 0; i < sizeof(v) / sizeof(v[0]); i++) {
-		EXPECT_EQ(v[i].err, bd_label_unescape(v[i].in, strlen(v[i].in),
-						       label)) TH_LOG("'%s'", v[i].in);
+		EXPECT_EQ(v[i].err, buddy_label_unescape(v[i].in,
+							 strlen(v[i].in),
+							 label)) TH_LOG("'%s'", v[i].in);
 	}
-	ASSERT_EQ(0, bd_label_unescape("\\x4A\\x4a", 8, label));
+	ASSERT_EQ(0, buddy_label_unescape("\\x4A\\x4a", 8, label));
 	EXPECT_STREQ("JJ", label);
 }
 
 TEST(kernel_validity)
 {
-	EXPECT_TRUE(bd_label_kernel_valid(""));
-	EXPECT_TRUE(bd_label_kernel_valid("resnet50 act #1 \\~"));
-	EXPECT_FALSE(bd_label_kernel_valid("a/b"));
-	EXPECT_FALSE(bd_label_kernel_valid("tab\t"));
-	EXPECT_FALSE(bd_label_kernel_valid("\x7f"));
-	EXPECT_FALSE(bd_label_kernel_valid("\xc3\xa9"));
+	EXPECT_TRUE(buddy_label_kernel_valid(""));
+	EXPECT_TRUE(buddy_label_kernel_valid("resnet50 act #1 \\~"));
+	EXPECT_FALSE(buddy_label_kernel_valid("a/b"));
+	EXPECT_FALSE(buddy_label_kernel_valid("tab\t"));
+	EXPECT_FALSE(buddy_label_kernel_valid("\x7f"));
+	EXPECT_FALSE(buddy_label_kernel_valid("\xc3\xa9"));
 }
 
 TEST(parse_lines)
 {
-	struct bd_profile p;
+	struct buddy_profile_entry p;
 	const char *why;
 
-	EXPECT_EQ(0, bd_state_parse_line("", &p, &why));
-	EXPECT_EQ(0, bd_state_parse_line("   ", &p, &why));
-	EXPECT_EQ(0, bd_state_parse_line("# comment\twith\ttabs", &p, &why));
-	EXPECT_EQ(0, bd_state_parse_line("  \t# indented", &p, &why));
-	EXPECT_EQ(0, bd_state_parse_line("\r", &p, &why));
+	EXPECT_EQ(0, buddy_profile_parse_line("", &p, &why));
+	EXPECT_EQ(0, buddy_profile_parse_line("   ", &p, &why));
+	EXPECT_EQ(0, buddy_profile_parse_line("# comment\twith\ttabs", &p, &why));
+	EXPECT_EQ(0, buddy_profile_parse_line("  \t# indented", &p, &why));
+	EXPECT_EQ(0, buddy_profile_parse_line("\r", &p, &why));
 
-	ASSERT_EQ(1, bd_state_parse_line("1000\tweights\t2x\tbpc", &p, &why));
+	ASSERT_EQ(1, buddy_profile_parse_line("1000\tweights\t2x\tbpc", &p, &why));
 	EXPECT_EQ(1000, p.uid);
 	EXPECT_STREQ("weights", p.label);
 	EXPECT_EQ(BUDDY_TARGET_2X, p.target);
 	EXPECT_EQ(BUDDY_CODEC_BPC, p.codec);
 
 	/* spaces around uid/target/codec dropped, kept inside the label */
-	ASSERT_EQ(1, bd_state_parse_line(" 7 \t a b \t 4/3x \t ZVC \r", &p, &why));
+	ASSERT_EQ(1, buddy_profile_parse_line(" 7 \t a b \t 4/3x \t ZVC \r", &p, &why));
 	EXPECT_EQ(7, p.uid);
 	EXPECT_STREQ(" a b ", p.label);
 	EXPECT_EQ(BUDDY_TARGET_4_3X, p.target);
 	EXPECT_EQ(BUDDY_CODEC_ZVC, p.codec);
 
-	ASSERT_EQ(1, bd_state_parse_line("0\t\t16\tdefault", &p, &why));
+	ASSERT_EQ(1, buddy_profile_parse_line("0\t\t16\tdefault", &p, &why));
 	EXPECT_STREQ("", p.label);
 	EXPECT_EQ(BUDDY_TARGET_16X, p.target);
 	EXPECT_EQ(BUDDY_CODEC_DEFAULT, p.codec);
 
-	ASSERT_EQ(1, bd_state_parse_line("4294967294\t\\t#\\\\\t32B\tnone", &p, &why));
+	ASSERT_EQ(1, buddy_profile_parse_line("4294967294\t\\t#\\\\\t32B\tnone", &p, &why));
 	EXPECT_EQ(4294967294u, p.uid);
 	EXPECT_STREQ("\t#\\", p.label);
 	EXPECT_EQ(BUDDY_TARGET_4X, p.target);
@@ -184,34 +186,35 @@ TEST(parse_lines)
 	};
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		why = NULL;
-		EXPECT_EQ(-EINVAL, bd_state_parse_line(bad[i], &p, &why)) TH_LOG("'%s'", bad[i]);
+		EXPECT_EQ(-EINVAL, buddy_profile_parse_line(bad[i], &p, &why)) TH_LOG("'%s'", bad[i]);
 		EXPECT_NE(NULL, why);
 	}
 }
 
 TEST(format_parse_round_trip)
 {
-	struct bd_profile p = { .uid = 65534, .target = BUDDY_TARGET_4_3X,
-				.codec = BUDDY_CODEC_FPC }, q;
+	struct buddy_profile_entry p = { .uid = 65534,
+					 .target = BUDDY_TARGET_4_3X,
+					 .codec = BUDDY_CODEC_FPC }, q;
 	char line[256];
 	const char *why;
 	size_t n;
 
 	strcpy(p.label, "a\tb\nc\\d \x01\xff");
-	n = bd_state_format_line(&p, line, sizeof(line));
+	n = buddy_profile_format_line(&p, line, sizeof(line));
 	ASSERT_GT(n, 0);
 	EXPECT_EQ('\n', line[n - 1]);
 	EXPECT_EQ(NULL, memchr(line, '\n', n - 1));
 	line[n - 1] = 0;
 	EXPECT_STREQ("65534\ta\\tb\\nc\\\\d \\x01\\xff\t4/3x\tfpc", line);
-	ASSERT_EQ(1, bd_state_parse_line(line, &q, &why));
+	ASSERT_EQ(1, buddy_profile_parse_line(line, &q, &why));
 	EXPECT_EQ(0, memcmp(&p, &q, sizeof(p)));
 }
 
 TEST(table_put_find)
 {
 	struct bd_profiles t = { 0 };
-	struct bd_profile p = { .uid = 1, .label = "x", .target = 64, .codec = 1 };
+	struct buddy_profile_entry p = { .uid = 1, .label = "x", .target = 64, .codec = 1 };
 
 	EXPECT_EQ(1, bd_profiles_put(&t, &p));
 	EXPECT_EQ(0, bd_profiles_put(&t, &p));		/* same: no change */
@@ -266,7 +269,7 @@ TEST_F(file, save_load_round_trip_hostile)
 {
 	struct bd_profiles t = { 0 }, u = { 0 };
 	struct datagen_rng r;
-	struct bd_profile p;
+	struct buddy_profile_entry p;
 	char *text;
 	FILE *f;
 	long len;
@@ -292,7 +295,7 @@ TEST_F(file, save_load_round_trip_hostile)
 	ASSERT_EQ(0, bd_state_load(self->path, &u, NULL));
 	EXPECT_EQ(t.n, u.n);
 	for (size_t i = 0; i < t.n; i++) {
-		struct bd_profile *q = bd_profiles_find(&u, t.v[i].uid, t.v[i].label);
+		struct buddy_profile_entry *q = bd_profiles_find(&u, t.v[i].uid, t.v[i].label);
 
 		ASSERT_NE(NULL, q) TH_LOG("entry %zu lost", i);
 		EXPECT_EQ(t.v[i].target, q->target);
@@ -371,7 +374,7 @@ TEST_F(file, load_skips_bad_lines_and_later_lines_win)
 TEST_F(file, save_is_atomic_and_sorted)
 {
 	struct bd_profiles t = { 0 };
-	struct bd_profile p = { .target = 64, .codec = 1 };
+	struct buddy_profile_entry p = { .target = 64, .codec = 1 };
 	char dir[128];
 
 	p.uid = 5;

@@ -10,7 +10,7 @@
  *   buddyctl set-target ID RATIO|auto [--codec NAME] [-j] [-u]
  *
  * The state-file grammar is buddyd's; lines are parsed and labels escaped
- * by tools/lib/profile_file.[ch], shared with "buddyctl profile".
+ * by tools/lib/profile_file.[ch], shared with buddyd and "buddyctl profile".
  */
 #include <errno.h>
 #include <getopt.h>
@@ -24,20 +24,11 @@
 #include "admin_util.h"
 #include "profile_file.h"
 
-/* What buddy.ko accepts as a label: printable ASCII without '/'. */
-static bool label_kernel_valid(const char *label)
-{
-	size_t i, len = strnlen(label, BUDDY_LABEL_LEN);
-
-	if (len == BUDDY_LABEL_LEN)
-		return false;
-	for (i = 0; i < len; i++)
-		if (label[i] < 0x20 || label[i] > 0x7e || label[i] == '/')
-			return false;
-	return true;
-}
-
-/* Why buddy_profile_parse_line() refused @line: the first bad field. */
+/*
+ * Why buddy_profile_parse_line() refused @line: the first bad field, in
+ * buddyctl's order (uid, target, codec, label) and words, which are not
+ * the parser's own reasons (buddyd's log).
+ */
 static const char *line_reason(const char *line)
 {
 	struct buddy_profile_entry e;
@@ -61,7 +52,7 @@ static const char *line_reason(const char *line)
 	len = f[1] - 1 - f[0];
 	snprintf(buf, sizeof(buf), "%.*s\t\t1x\tbpc", (int)(len < 40 ? len : 40),
 		 f[0]);
-	if (len >= 40 || buddy_profile_parse_line(buf, &e) != 1)
+	if (len >= 40 || buddy_profile_parse_line(buf, &e, NULL) != 1)
 		return "invalid uid (a decimal number below 4294967295)";
 	len = f[3] - 1 - f[2];
 	snprintf(buf, sizeof(buf), "%.*s", (int)(len < 40 ? len : 40), f[2]);
@@ -250,7 +241,7 @@ static int load_file(const char *path, struct buddy_profile_entry *v,
 			bad++;
 			continue;
 		}
-		r = buddy_profile_parse_line(line, &e);
+		r = buddy_profile_parse_line(line, &e, NULL);
 		if (r < 0) {
 			buddyctl_err("%s:%u: %s", path, ln, line_reason(line));
 			bad++;
@@ -258,8 +249,8 @@ static int load_file(const char *path, struct buddy_profile_entry *v,
 		}
 		if (!r)
 			continue;
-		if (!label_kernel_valid(e.label)) {
-			buddy_label_escape(e.label, esc, sizeof(esc));
+		if (!buddy_label_kernel_valid(e.label)) {
+			buddy_label_escape(e.label, esc, sizeof(esc), false);
 			buddyctl_err("%s:%u: label \"%s\" is not accepted by buddy.ko (printable ASCII without '/')",
 				     path, ln, esc);
 			bad++;
@@ -270,7 +261,7 @@ static int load_file(const char *path, struct buddy_profile_entry *v,
 			    !strncmp(v[i].label, e.label, BUDDY_LABEL_LEN))
 				break;
 		if (i < cnt) {
-			buddy_label_escape(e.label, esc, sizeof(esc));
+			buddy_label_escape(e.label, esc, sizeof(esc), false);
 			fprintf(stderr,
 				"buddyctl: %s:%u: uid %u label \"%s\" again: this line wins\n",
 				path, ln, e.uid, esc);
@@ -486,7 +477,7 @@ int cmd_set_target(int argc, char **argv)
 			    !strncmp(pv[i].label, label, BUDDY_LABEL_LEN))
 				break;
 		if (i == n) {
-			buddy_label_escape(label, esc, sizeof(esc));
+			buddy_label_escape(label, esc, sizeof(esc), false);
 			buddyctl_err("%s: %s (no profile for uid %u label \"%s\"; see show-profiles)",
 				     obj, strerror(ENOENT), before.owner_uid,
 				     esc);

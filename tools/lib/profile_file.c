@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0 OR MIT
 /*
- * profile_file.c - profile files in buddyd's state-file format
- * (profile_file.h).
+ * profile_file.c - profile files, buddyd's state-file format: label
+ * escaping, line parsing and formatting, writing (profile_file.h).
  */
 #define _GNU_SOURCE
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -18,27 +19,27 @@
 
 static const char hexdig[] = "0123456789abcdef";
 
-size_t buddy_label_escape(const char *label, char *out, size_t outlen)
+size_t buddy_label_escape(const char *label, char *out, size_t outlen,
+			  bool quote)
 {
-	const unsigned char *s;
 	size_t n = 0;
 
 	if (!outlen)
 		return 0;
-	for (s = (const unsigned char *)label; *s; s++) {
+	for (const unsigned char *s = (const unsigned char *)label; *s; s++) {
 		char e[5];
-		size_t el = 2;
+		size_t el;
 
-		e[0] = '\\';
 		if (*s == '\\') {
-			e[1] = '\\';
+			memcpy(e, "\\\\", el = 2);
 		} else if (*s == '\t') {
-			e[1] = 't';
+			memcpy(e, "\\t", el = 2);
 		} else if (*s == '\n') {
-			e[1] = 'n';
+			memcpy(e, "\\n", el = 2);
 		} else if (*s == '\r') {
-			e[1] = 'r';
-		} else if (*s < 0x20 || *s > 0x7e) {
+			memcpy(e, "\\r", el = 2);
+		} else if (*s < 0x20 || *s > 0x7e || (quote && *s == '"')) {
+			e[0] = '\\';
 			e[1] = 'x';
 			e[2] = hexdig[*s >> 4];
 			e[3] = hexdig[*s & 15];
@@ -56,19 +57,6 @@ size_t buddy_label_escape(const char *label, char *out, size_t outlen)
 	return n;
 }
 
-int buddy_profile_format_line(const struct buddy_profile_entry *e, char *buf,
-			      size_t len)
-{
-	char label[BUDDY_LABEL_LEN], esc[BUDDY_LABEL_ESC_MAX];
-
-	memcpy(label, e->label, BUDDY_LABEL_LEN);
-	label[BUDDY_LABEL_LEN - 1] = 0;
-	buddy_label_escape(label, esc, sizeof(esc));
-	return snprintf(buf, len, "%u\t%s\t%s\t%s\n", e->uid, esc,
-			buddy_target_name(e->target),
-			buddy_codec_name(e->codec));
-}
-
 static int hexval(char c)
 {
 	if (c >= '0' && c <= '9')
@@ -80,7 +68,7 @@ static int hexval(char c)
 	return -1;
 }
 
-static int unescape(const char *in, size_t len, char *label)
+int buddy_label_unescape(const char *in, size_t len, char *label)
 {
 	size_t i, n = 0;
 
@@ -92,10 +80,18 @@ static int unescape(const char *in, size_t len, char *label)
 			if (++i == len)
 				return -EINVAL;
 			switch (in[i]) {
-			case '\\': c = '\\'; break;
-			case 't': c = '\t'; break;
-			case 'n': c = '\n'; break;
-			case 'r': c = '\r'; break;
+			case '\\':
+				c = '\\';
+				break;
+			case 't':
+				c = '\t';
+				break;
+			case 'n':
+				c = '\n';
+				break;
+			case 'r':
+				c = '\r';
+				break;
 			case 'x': {
 				int hi, lo;
 
@@ -116,33 +112,53 @@ static int unescape(const char *in, size_t len, char *label)
 			return -EINVAL;
 		}
 		if (n == BUDDY_LABEL_LEN - 1)
-			return -EINVAL;
+			return -ENAMETOOLONG;
 		label[n++] = c;
 	}
 	return 0;
 }
 
-/* [s, e) without surrounding spaces into @buf. */
-static int field(const char *s, const char *e, char *buf, size_t len)
+bool buddy_label_kernel_valid(const char *label)
+{
+	size_t len = strnlen(label, BUDDY_LABEL_LEN);
+
+	if (len == BUDDY_LABEL_LEN)
+		return false;
+	for (size_t i = 0; i < len; i++)
+		if (label[i] < 0x20 || label[i] > 0x7e || label[i] == '/')
+			return false;
+	return true;
+}
+
+/* The field [s, e) without surrounding blanks, as a NUL-terminated copy. */
+static bool field(const char *s, const char *e, char *buf, size_t len)
 {
 	while (s < e && *s == ' ')
 		s++;
 	while (e > s && e[-1] == ' ')
 		e--;
 	if ((size_t)(e - s) >= len)
-		return -EINVAL;
+		return false;
 	memcpy(buf, s, e - s);
 	buf[e - s] = 0;
-	return 0;
+	return true;
 }
 
-int buddy_profile_parse_line(const char *line, struct buddy_profile_entry *e)
+/* Refuse a line for @reason. */
+static int refuse(const char **why, const char *reason)
+{
+	if (why)
+		*why = reason;
+	return -EINVAL;
+}
+
+int buddy_profile_parse_line(const char *line, struct buddy_profile_entry *e,
+			     const char **why)
 {
 	const char *f[4], *end, *s = line;
 	unsigned long long uid;
-	unsigned int target;
 	char buf[32], *x;
-	int k, codec;
+	int k, r;
 
 	while (*s == ' ' || *s == '\t')
 		s++;
@@ -156,31 +172,50 @@ int buddy_profile_parse_line(const char *line, struct buddy_profile_entry *e)
 		const char *t = memchr(f[k - 1], '\t', end - f[k - 1]);
 
 		if (!t)
-			return -EINVAL;
+			return refuse(why, "expected 4 TAB-separated fields: uid, label, target, codec");
 		f[k] = t + 1;
 	}
 	if (memchr(f[3], '\t', end - f[3]))
-		return -EINVAL;
+		return refuse(why, "more than 4 TAB-separated fields (a TAB in a label is written \\t)");
 	memset(e, 0, sizeof(*e));
-	if (field(f[0], f[1] - 1, buf, sizeof(buf)) || buf[0] < '0' ||
-	    buf[0] > '9')
-		return -EINVAL;
+	if (!field(f[0], f[1] - 1, buf, sizeof(buf)) ||
+	    !isdigit((unsigned char)buf[0]))
+		return refuse(why, "invalid uid");
 	errno = 0;
 	uid = strtoull(buf, &x, 10);
 	if (errno || *x || uid >= 0xffffffffULL)
-		return -EINVAL;
+		return refuse(why, "invalid uid");
 	e->uid = uid;
-	if (unescape(f[1], f[2] - 1 - f[1], e->label))
-		return -EINVAL;
-	if (field(f[2], f[3] - 1, buf, sizeof(buf)) ||
-	    buddy_target_parse(buf, &target) || target == BUDDY_TARGET_AUTO)
-		return -EINVAL;
-	e->target = target;
-	if (field(f[3], end, buf, sizeof(buf)) ||
-	    (codec = buddy_codec_parse(buf)) < 0)
-		return -EINVAL;
-	e->codec = codec;
+	r = buddy_label_unescape(f[1], f[2] - 1 - f[1], e->label);
+	if (r == -ENAMETOOLONG)
+		return refuse(why, "label longer than 31 bytes");
+	if (r)
+		return refuse(why, "bad escape in label (\\\\ \\t \\n \\r \\xNN; control and non-ASCII bytes must be escaped)");
+	if (!field(f[2], f[3] - 1, buf, sizeof(buf)) ||
+	    buddy_target_parse(buf, &e->target) ||
+	    e->target == BUDDY_TARGET_AUTO)
+		return refuse(why, "invalid target (16x, 4x, 2x, 4/3x or 1x)");
+	r = field(f[3], end, buf, sizeof(buf)) ? buddy_codec_parse(buf) :
+						 -EINVAL;
+	if (r < 0)
+		return refuse(why, "invalid codec (bpc, zvc, bdi, fpc, none or default)");
+	e->codec = r;
 	return 1;
+}
+
+size_t buddy_profile_format_line(const struct buddy_profile_entry *e,
+				 char *buf, size_t len)
+{
+	char label[BUDDY_LABEL_LEN], esc[BUDDY_LABEL_ESC_MAX];
+	int n;
+
+	/* an entry from the kernel need not end its label with a NUL */
+	memcpy(label, e->label, BUDDY_LABEL_LEN);
+	label[BUDDY_LABEL_LEN - 1] = 0;
+	buddy_label_escape(label, esc, sizeof(esc), false);
+	n = snprintf(buf, len, "%u\t%s\t%s\t%s\n", e->uid, esc,
+		     buddy_target_name(e->target), buddy_codec_name(e->codec));
+	return n < 0 ? 0 : (size_t)n;
 }
 
 int buddy_profile_write(FILE *f, const struct buddy_profile_entry *e,
