@@ -17,11 +17,9 @@
 #include "profile_file.h"
 
 /*
- * The table's entries are the uapi's (reserved zero), so that they are
- * parsed, formatted and installed as they are; struct bd_profile is their
- * older name.
+ * The table's entries are the uapi's struct buddy_profile_entry (reserved
+ * zero), so that they are parsed, formatted and installed as they are.
  */
-#define bd_profile buddy_profile_entry
 
 struct bd_profiles {
 	struct buddy_profile_entry *v;

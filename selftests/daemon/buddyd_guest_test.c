@@ -481,7 +481,7 @@ TEST_F_TIMEOUT(bd, profiles_reach_later_auto_allocations, 120)
 	ASSERT_EQ(0, bd_state_load(self->state, &t, NULL));
 	EXPECT_EQ(4, t.n);
 	for (size_t i = 0; i < 4; i++) {
-		struct bd_profile *q = bd_profiles_find(&t, 0, p[i].label);
+		struct buddy_profile_entry *q = bd_profiles_find(&t, 0, p[i].label);
 
 		ASSERT_NE(NULL, q) TH_LOG("%s not in %s", p[i].label, self->state);
 		EXPECT_EQ(p[i].target, q->target);
