@@ -47,7 +47,7 @@
  * The decoder rejects reserved tags, a zeros body that is not zero, and a
  * stream longer than @srclen; bits after the stream are padding, ignored.
  */
-#include "../codec.h"
+#include "../bitstream.h"
 
 #define BDI_ZEROS	0x0
 #define BDI_REP8	0x1
@@ -170,130 +170,89 @@ static unsigned int bdi_choose(const u8 *src, u64 *base)
 	return BDI_RAW;
 }
 
+/* The longest stream, raw, 4 + 1024 bits, fits with the writer's slack. */
+_Static_assert(BITW_BUF_BYTES(4 + 8 * BUDDY_ENTRY_BYTES) <= BUDDY_STREAM_MAX,
+	       "every put and the finish start inside the stream");
+
 /*
- * Every field after the tag is a whole number of bytes, so the stream is
- * the tag nibble followed by a byte-aligned body shifted right by 4 bits.
- * The encoder builds the body at dst + 1 and shifts it into place; the
- * decoder reads body bytes straight from the shifted stream.
+ * Stream of BkDd @tag: the tag, mask, base and deltas.  The deltas are
+ * packed 64 bits at a time (8 / @d of them, the first on top) while the
+ * mask is made, and go out after it.
  */
-
-/* Big-endian 64-bit load and store, from the little-endian helpers. */
-static __always_inline u64 bdi_be64(const u8 *p)
+static __always_inline void bdi_body(struct bitw *w, const u8 *src,
+				     unsigned int tag, unsigned int k,
+				     unsigned int d, u64 base)
 {
-	return __builtin_bswap64(bdi_load8(p));
-}
-
-static __always_inline void bdi_store_be64(u8 *p, u64 v)
-{
-	p[0] = (u8)(v >> 56);
-	p[1] = (u8)(v >> 48);
-	p[2] = (u8)(v >> 40);
-	p[3] = (u8)(v >> 32);
-	p[4] = (u8)(v >> 24);
-	p[5] = (u8)(v >> 16);
-	p[6] = (u8)(v >> 8);
-	p[7] = (u8)v;
-}
-
-/* Store the low @nbytes (1, 2, 4 or 8) bytes of @v big-endian. */
-static __always_inline void bdi_put_be(u8 *p, u64 v, unsigned int nbytes)
-{
-	switch (nbytes) {
-	case 1:
-		p[0] = (u8)v;
-		break;
-	case 2:
-		p[0] = (u8)(v >> 8);
-		p[1] = (u8)v;
-		break;
-	case 4:
-		put_unaligned_le32(__builtin_bswap32((u32)v), p);
-		break;
-	default:
-		bdi_store_be64(p, v);
-		break;
-	}
-}
-
-/* Body of BkDd: mask, base, deltas.  Returns its length in bytes. */
-static __always_inline unsigned int bdi_body(const u8 *src, u8 *body,
-					     unsigned int k, unsigned int d,
-					     u64 base)
-{
-	const unsigned int n = BUDDY_ENTRY_BYTES / k;
+	const unsigned int n = BUDDY_ENTRY_BYTES / k, per = 8 / d;
 	const u64 kmask = k == 8 ? ~0ull : (1ull << (8 * k)) - 1;
 	const u64 half = 1ull << (8 * d - 1), lim = 1ull << (8 * d);
-	u8 *dp = body + n / 8 + k;
+	u64 deltas[BUDDY_ENTRY_BYTES / 8], mask = 0, acc = 0;
 	unsigned int i;
-	u64 mask = 0;
 
 	for (i = 0; i < n; i++) {
 		u64 x = bdi_load(src + k * i, k);
 		u64 nonimm = ((x + half) & kmask) >= lim;
 
-		mask |= nonimm << (n - 1 - i);
-		bdi_put_be(dp + d * i, nonimm ? x - base : x, d);
+		mask = mask << 1 | nonimm;
+		acc = acc << (8 * d) | ((nonimm ? x - base : x) & (lim - 1));
+		if (i % per == per - 1)
+			deltas[i / per] = acc;
 	}
-	bdi_put_be(body, mask, n / 8);
-	bdi_put_be(body + n / 8, base, k);
-	return n / 8 + k + n * d;
+	if (n == 64) {
+		bitw_put(w, tag, 4);
+		bitw_put64(w, mask);
+	} else {
+		bitw_put(w, (u64)tag << n | mask, 4 + n);
+	}
+	if (k == 8)
+		bitw_put64(w, base);
+	else
+		bitw_put(w, base, 8 * k);
+	for (i = 0; i < n / per; i++)
+		bitw_put64(w, deltas[i]);
 }
 
 static unsigned int bdi_compress(const u8 *src, u8 *dst)
 {
-	unsigned int tag, len, j;
-	u8 *body = dst + 1;
+	struct bitw w;
+	unsigned int tag, j;
 	u64 base;
 
+	bitw_init(&w, dst);
 	tag = bdi_choose(src, &base);
 	switch (tag) {
 	case BDI_ZEROS:
-		dst[0] = 0;
-		dst[1] = 0;
-		return 12;
+		bitw_put(&w, 0, 12);		/* the tag, 8 zero bits */
+		break;
 	case BDI_RAW:
-		dst[0] = BDI_RAW << 4 | src[0] >> 4;
-		for (j = 1; j + 8 <= BUDDY_ENTRY_BYTES; j += 8)
-			bdi_store_be64(dst + j, bdi_be64(src + j - 1) << 4 |
-				       src[j + 7] >> 4);
-		for (; j < BUDDY_ENTRY_BYTES; j++)
-			dst[j] = (u8)(src[j - 1] << 4 | src[j] >> 4);
-		dst[BUDDY_ENTRY_BYTES] = (u8)(src[BUDDY_ENTRY_BYTES - 1] << 4);
-		return 4 + 8 * BUDDY_ENTRY_BYTES;
+		bitw_put(&w, tag, 4);
+		for (j = 0; j < BUDDY_ENTRY_BYTES; j += 8)
+			bitw_put64(&w, get_unaligned_be64(src + j));
+		break;
 	case BDI_REP8:
-		bdi_put_be(body, base, 8);
-		len = 8;
+		bitw_put(&w, tag, 4);
+		bitw_put64(&w, base);
 		break;
 	case BDI_B8D1:
-		len = bdi_body(src, body, 8, 1, base);
+		bdi_body(&w, src, tag, 8, 1, base);
 		break;
 	case BDI_B8D2:
-		len = bdi_body(src, body, 8, 2, base);
+		bdi_body(&w, src, tag, 8, 2, base);
 		break;
 	case BDI_B8D4:
-		len = bdi_body(src, body, 8, 4, base);
+		bdi_body(&w, src, tag, 8, 4, base);
 		break;
 	case BDI_B4D1:
-		len = bdi_body(src, body, 4, 1, base);
+		bdi_body(&w, src, tag, 4, 1, base);
 		break;
 	case BDI_B4D2:
-		len = bdi_body(src, body, 4, 2, base);
+		bdi_body(&w, src, tag, 4, 2, base);
 		break;
 	default:
-		len = bdi_body(src, body, 2, 1, base);
+		bdi_body(&w, src, tag, 2, 1, base);
 		break;
 	}
-	/*
-	 * Shift the body right by the tag's 4 bits, in place, front to back:
-	 * each step reads bytes j..j+8 and writes j..j+7.
-	 */
-	dst[0] = (u8)(tag << 4 | body[0] >> 4);
-	for (j = 1; j + 8 <= len; j += 8)
-		bdi_store_be64(dst + j, bdi_be64(dst + j) << 4 | dst[j + 8] >> 4);
-	for (; j < len; j++)
-		dst[j] = (u8)(dst[j] << 4 | dst[j + 1] >> 4);
-	dst[len] = (u8)(dst[len] << 4);
-	return 4 + 8 * len;
+	return bitw_finish(&w);
 }
 
 static unsigned int bdi_size(const u8 *src)
@@ -304,58 +263,49 @@ static unsigned int bdi_size(const u8 *src)
 }
 
 /*
- * @nbytes (<= 4) body bytes from body offset @off, big-endian.  Body byte j
- * is the low nibble of s[j] and the high nibble of s[j + 1].
+ * The body is the stream from bit 4 on, byte-aligned after the tag: body
+ * byte j is the low nibble of s[j] and the high nibble of s[j + 1].  The
+ * decoder checks the stream length first, then reads every field of 8 to
+ * 64 bits with one bits_get64() of the 9 bytes from its first: those of
+ * the last field end where the stream does.
  */
-static __always_inline u32 bdi_get_be(const u8 *s, unsigned int off,
-				      unsigned int nbytes)
+static __always_inline u64 bdi_field(const u8 *s, unsigned int off)
 {
-	const u8 *p = s + off;
-
-	switch (nbytes) {
-	case 1:
-		return (u8)(p[0] << 4 | p[1] >> 4);
-	case 2:
-		return (u16)((u32)p[0] << 12 | (u32)p[1] << 4 | p[2] >> 4);
-	default:	/* 4 */
-		return (u32)p[0] << 28 |
-		       __builtin_bswap32(get_unaligned_le32(p + 1)) >> 4;
-	}
+	return bits_get64(s + off, 4);
 }
 
-static __always_inline u64 bdi_get_be64(const u8 *s, unsigned int off,
-					unsigned int nbytes)
-{
-	if (nbytes > 4)
-		return (u64)bdi_get_be(s, off, nbytes - 4) << 32 |
-		       bdi_get_be(s, off + nbytes - 4, 4);
-	return bdi_get_be(s, off, nbytes);
-}
-
-/* Decode the body of BkDd; the caller checked the stream length. */
+/*
+ * Decode the body of BkDd.  The mask and each 64-bit group of deltas are
+ * consumed from the top, one element at a time.
+ */
 static __always_inline void bdi_unbody(const u8 *s, u8 *dst, unsigned int k,
 				       unsigned int d)
 {
-	const unsigned int n = BUDDY_ENTRY_BYTES / k, sh = 64 - 8 * d;
-	const unsigned int dp = n / 8 + k;
-	u64 mask = bdi_get_be64(s, 0, n / 8);
-	u64 base = bdi_get_be64(s, n / 8, k);
+	const unsigned int n = BUDDY_ENTRY_BYTES / k, per = 8 / d;
+	const unsigned int at = n / 8 + k;
+	u64 mask = bdi_field(s, 0);
+	u64 base = bdi_field(s, n / 8) >> (64 - 8 * k);
+	u64 q = 0;
 	unsigned int i;
 
-	for (i = 0; i < n; i++) {
-		/* Sign-extend the d-byte delta, then add modulo 2^(8k). */
-		u64 v = (u64)((s64)((u64)bdi_get_be(s, dp + d * i, d) << sh) >>
-			      sh);
+	for (i = 0; i < n; i++, dst += k) {
+		u64 v;
 
-		v += base & (0 - ((mask >> (n - 1 - i)) & 1));
+		if (!(i % per))
+			q = bdi_field(s, at + d * i);
+		/* Sign-extend the delta, then add modulo 2^(8k). */
+		v = (u64)((s64)q >> (64 - 8 * d));
+		v += base & (u64)((s64)mask >> 63);
+		q <<= 8 * d;
+		mask <<= 1;
 		if (k == 2) {
-			dst[2 * i] = (u8)v;
-			dst[2 * i + 1] = (u8)(v >> 8);
+			dst[0] = (u8)v;
+			dst[1] = (u8)(v >> 8);
 		} else if (k == 4) {
-			put_unaligned_le32((u32)v, dst + 4 * i);
+			put_unaligned_le32((u32)v, dst);
 		} else {
-			put_unaligned_le32((u32)v, dst + 8 * i);
-			put_unaligned_le32((u32)(v >> 32), dst + 8 * i + 4);
+			put_unaligned_le32((u32)v, dst);
+			put_unaligned_le32((u32)(v >> 32), dst + 4);
 		}
 	}
 }
@@ -375,12 +325,13 @@ static int bdi_decompress(const u8 *src, unsigned int srclen, u8 *dst)
 
 	switch (tag) {
 	case BDI_ZEROS:
-		if (bdi_get_be(src, 0, 1))
+		/* the tag, then 8 zero bits: too short for bdi_field() */
+		if (src[0] | src[1] >> 4)
 			return -EINVAL;
 		memset(dst, 0, BUDDY_ENTRY_BYTES);
 		break;
 	case BDI_REP8:
-		v = bdi_get_be64(src, 0, 8);
+		v = bdi_field(src, 0);
 		for (i = 0; i < BUDDY_ENTRY_BYTES; i += 8) {
 			put_unaligned_le32((u32)v, dst + i);
 			put_unaligned_le32((u32)(v >> 32), dst + i + 4);
@@ -388,8 +339,7 @@ static int bdi_decompress(const u8 *src, unsigned int srclen, u8 *dst)
 		break;
 	case BDI_RAW:
 		for (i = 0; i < BUDDY_ENTRY_BYTES; i += 8)
-			bdi_store_be64(dst + i, bdi_be64(src + i) << 4 |
-				       src[i + 8] >> 4);
+			bits_put64(dst + i, bdi_field(src, i));
 		break;
 	case BDI_B8D1:
 		bdi_unbody(src, dst, 8, 1);

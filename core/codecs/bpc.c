@@ -21,7 +21,7 @@
  * (two literals at once when they follow each other), then either fills a
  * ramp or transposes the planes back into deltas.
  */
-#include "../codec.h"
+#include "../bitstream.h"
 
 #define BPC_PLANES	33
 #define BPC_PLANE_MASK	0x7fffffffu	/* 31 deltas per plane */
@@ -80,71 +80,20 @@ static __always_inline void bpc_transpose_words(u64 *x)
 	SWAP4(0, 1, 2, 3, 16, m16);	SWAP4(4, 5, 6, 7, 16, m16);
 }
 
-/*
- * The bit writer.  The accumulator takes bits in at the bottom, so a put
- * depends on the one before only through a shift and an OR.  Every put
- * then stores the pending bits, left-aligned, at the byte the stream has
- * reached and keeps only those of the last, incomplete byte: no flush
- * test, and the bits after the stream are always zero.  The store reaches
- * 8 bytes past the last whole byte, at most byte BPC_MAX_BITS / 8 + 7 of
- * dst.
- */
-struct bpc_out {
-	u8 *buf;
-	unsigned int pos;	/* whole bytes written */
-	unsigned int used;	/* bits of the incomplete byte, 0..7 */
-	u64 acc;		/* those bits at the bottom (above: stale) */
-};
-
-_Static_assert(BPC_MAX_BITS / 8 + 8 <= BUDDY_STREAM_MAX,
-	       "the BPC writer stores 8 bytes past the last whole byte");
-
-static __always_inline void bpc_store(struct bpc_out *o, u64 v)
-{
-	v = __builtin_bswap64(v);
-	memcpy(o->buf + o->pos, &v, 8);
-}
-
-/* Append the @n bits of @v (v < 2^n), 1 <= @n <= 56. */
-static __always_inline void bpc_put(struct bpc_out *o, u64 v, unsigned int n)
-{
-	unsigned int t = o->used + n;
-
-	o->acc = o->acc << n | v;
-	bpc_store(o, o->acc << (64 - t));
-	o->pos += t >> 3;
-	o->used = t & 7;
-}
-
-/*
- * Append 64 bits (two literal planes): the bit offset stays.  Their last
- * used bits did not fit the store: a later put or bpc_finish() stores them.
- */
-static __always_inline void bpc_put64(struct bpc_out *o, u64 v)
-{
-	/* the pending bits on top; << 1 << 63 - used is 0 for used 0 */
-	bpc_store(o, o->acc << 1 << (63 - o->used) | v >> o->used);
-	o->pos += 8;
-	o->acc = v;
-}
-
-static __always_inline unsigned int bpc_finish(struct bpc_out *o)
-{
-	bpc_store(o, o->acc << 1 << (63 - o->used));
-	return 8 * o->pos + o->used;
-}
+_Static_assert(BITW_BUF_BYTES(BPC_MAX_BITS) <= BUDDY_STREAM_MAX,
+	       "every put and the finish start inside the stream");
 
 /*
  * The zero run of *@run planes, if any: 001, or 01 LLLLL for L = run - 2.
  */
-static __always_inline void bpc_put_run(struct bpc_out *o, unsigned int *run)
+static __always_inline void bpc_put_run(struct bitw *o, unsigned int *run)
 {
 	if (!*run)
 		return;
 	if (*run == 1)
-		bpc_put(o, 1, 3);
+		bitw_put(o, 1, 3);
 	else
-		bpc_put(o, 30 + *run, 7);	/* 30 + run = 32 | (run - 2) */
+		bitw_put(o, 30 + *run, 7);	/* 30 + run = 32 | (run - 2) */
 	*run = 0;
 }
 
@@ -273,7 +222,7 @@ static __always_inline unsigned int bpc_size_of(u64 base, u64 s5, u64 s10,
  * and k + 1 of @d differ (bit 32 for DBX[32]).  Such a plane codes as
  * 00000 (all ones comes first), whatever DBP is.
  */
-static __always_inline unsigned int bpc_encode_ramp(struct bpc_out *o,
+static __always_inline unsigned int bpc_encode_ramp(struct bitw *o,
 						    u64 base, s64 d,
 						    const bool write)
 {
@@ -283,17 +232,17 @@ static __always_inline unsigned int bpc_encode_ramp(struct bpc_out *o,
 
 	if (!write)
 		return bpc_size_of(base, nz, 0, 0, nz ^ BPC_ALL_PLANES);
-	bpc_put(o, base >> 6, base & 63);
+	bitw_put(o, base >> 6, base & 63);
 	while (nz) {
 		k = 63 - __builtin_clzll(nz);
 		nz ^= 1ull << k;
 		run = last - 1 - k;
 		bpc_put_run(o, &run);
-		bpc_put(o, 0, 5);			/* 00000 */
+		bitw_put(o, 0, 5);			/* 00000 */
 		last = k;
 	}
 	bpc_put_run(o, &last);
-	return 8 * o->pos + o->used;
+	return bitw_bits(o);
 }
 
 /*
@@ -302,7 +251,7 @@ static __always_inline unsigned int bpc_encode_ramp(struct bpc_out *o,
  * 1 DBX, 00000 (all ones first), 00001 (DBP is zero), or the position of
  * a single one or two adjacent ones.
  */
-static __always_inline void bpc_put_plane(struct bpc_out *o, const u64 *x,
+static __always_inline void bpc_put_plane(struct bitw *o, const u64 *x,
 					  int k, u64 nz, u64 lit, u64 s5,
 					  u64 all, unsigned int *run)
 {
@@ -331,7 +280,7 @@ static __always_inline void bpc_put_plane(struct bpc_out *o, const u64 *x,
 	}
 	/* the run before it: 001, 01 LLLLL (30 + r = 32 | (r - 2)) or none */
 	code = r > 1 ? 30 + r : r;
-	bpc_put(o, code << n | sym, n + (r > 1 ? 7 : 3 * r));
+	bitw_put(o, code << n | sym, n + (r > 1 ? 7 : 3 * r));
 	*run = 0;
 }
 
@@ -363,12 +312,13 @@ static __always_inline unsigned int bpc_encode(const u8 *src, u8 *dst,
 {
 	struct bpc_cols c;
 	struct bpc_masks m;
-	struct bpc_out o = { .buf = dst, .pos = 0, .used = 0, .acc = 0 };
+	struct bitw o;
 	u64 x[17], e, sg, base, nz, all, s5, s10, lit, lit2;
 	s64 w0 = bpc_word(src, 0), d0 = bpc_word(src, 1) - w0, w, d;
 	unsigned int run, low;
 	int i, j;
 
+	bitw_init(&o, dst);
 	base = bpc_base((s32)w0);
 
 	/*
@@ -438,7 +388,7 @@ static __always_inline unsigned int bpc_encode(const u8 *src, u8 *dst,
 	if (!write)
 		return bpc_size_of(base, s5, s10, lit, nz ^ BPC_ALL_PLANES);
 
-	bpc_put(&o, base >> 6, base & 63);
+	bitw_put(&o, base >> 6, base & 63);
 	if (lit | s10)
 		bpc_transpose_words(x);	/* x[j] = DBX[2j] | DBX[2j+1] */
 	/*
@@ -473,7 +423,7 @@ static __always_inline unsigned int bpc_encode(const u8 *src, u8 *dst,
 	for (j = 15; j >= (int)low; j--) {
 		if (lit2 >> 2 * j & 1) {
 			bpc_put_run(&o, &run);
-			bpc_put64(&o, x[j] | BPC_LIT2);	/* 1 DBX 1 DBX */
+			bitw_put64(&o, x[j] | BPC_LIT2);	/* 1 DBX 1 DBX */
 		} else if (!(nz >> 2 * j & 3)) {
 			run += 2;
 		} else {
@@ -484,8 +434,8 @@ static __always_inline unsigned int bpc_encode(const u8 *src, u8 *dst,
 	bpc_put_run(&o, &run);
 	/* the bottom stretch: the bit offset stays the same */
 	for (j = low - 1; j >= 0; j--)
-		bpc_put64(&o, x[j] | BPC_LIT2);
-	return bpc_finish(&o);
+		bitw_put64(&o, x[j] | BPC_LIT2);
+	return bitw_finish(&o);
 }
 
 static unsigned int bpc_compress(const u8 *src, u8 *dst)
@@ -496,44 +446,6 @@ static unsigned int bpc_compress(const u8 *src, u8 *dst)
 static unsigned int bpc_size(const u8 *src)
 {
 	return bpc_encode(src, NULL, false);
-}
-
-/*
- * The decoder reads the stream as big-endian 64-bit words, zero-padded: a
- * symbol starts only at a bit inside the stream, so a peek (two words
- * from the symbol's) never goes past the padding.  The stream is long
- * enough when the last symbol ends inside it.  It never needs more than
- * BPC_MAX_BITS bits.
- */
-#define BPC_IN_MAX	DIV_ROUND_UP(BPC_MAX_BITS, 8)
-#define BPC_IN_WORDS	(BPC_IN_MAX / 8 + 2)
-
-/*
- * Load the @len bytes at @src into @q, whole words with one load each (a
- * short variable-size memcpy() costs more).
- */
-static __always_inline void bpc_load(u64 *q, const u8 *src, unsigned int len)
-{
-	unsigned int n = len / 8, i;
-	u64 t = 0;
-
-	for (i = 0; i < n; i++) {
-		memcpy(&t, src + 8 * i, 8);
-		q[i] = __builtin_bswap64(t);
-	}
-	t = 0;
-	for (i = 8 * n; i < len; i++)
-		t |= (u64)src[i] << (56 - 8 * (i - 8 * n));
-	q[n] = t;
-	q[n + 1] = 0;
-}
-
-/* The 64 bits from bit @pos. */
-static __always_inline u64 bpc_peek(const u64 *q, unsigned int pos)
-{
-	unsigned int s = pos & 63;
-
-	return q[pos >> 6] << s | q[(pos >> 6) + 1] >> 1 >> (63 - s);
 }
 
 /*
@@ -579,32 +491,36 @@ static __always_inline int bpc_words(u8 *dst, s32 w, const u64 *x, u32 sg,
 
 static int bpc_decompress(const u8 *src, unsigned int srclen, u8 *dst)
 {
-	u64 q[BPC_IN_WORDS];
+	struct bitr r;
 	u32 p[BPC_PLANES + 1], up = 0;
 	u64 x[16], v;
-	unsigned int len = srclen < BPC_IN_MAX ? srclen : BPC_IN_MAX;
-	unsigned int end = 8 * len, pos, lit = 0;
+	unsigned int lit = 0;
 	s64 w, d;
 	int k, i;
 
-	bpc_load(q, src, len);
-	v = q[0];
+	/*
+	 * A symbol starts only at a bit inside the stream, and the stream is
+	 * long enough when the last symbol ends inside it.
+	 */
+	bitr_init(&r, src, srclen);
+	v = bitr_peek(&r);
 	if (v >> 63) {					/* 1 + 32 bits */
 		w = (s32)(v >> 31);
-		pos = 33;
+		bitr_skip(&r, 33);
 	} else if (v >> 61) {				/* 0cc + 4/8/16 bits */
 		unsigned int n = 2u << (v >> 61);
 
 		w = (s64)(v << 3) >> (64 - n);
-		pos = 3 + n;
+		bitr_skip(&r, 3 + n);
 	} else {					/* 000 */
 		w = 0;
-		pos = 3;
+		bitr_skip(&r, 3);
 	}
 
 	/* A constant entry: a run of all 33 planes. */
-	if ((v << pos) >> 57 == (1u << 5 | 31)) {	/* v: bits 0..63 */
-		if (pos + 7 > end)
+	if ((v << r.pos) >> 57 == (1u << 5 | 31)) {	/* v: bits 0..63 */
+		bitr_skip(&r, 7);
+		if (bitr_over(&r))
 			return -EINVAL;
 		for (i = 0; i < BUDDY_ENTRY_WORDS; i++)
 			put_unaligned_le32((u32)w, dst + 4 * i);
@@ -619,66 +535,66 @@ static int bpc_decompress(const u8 *src, unsigned int srclen, u8 *dst)
 	for (k = BPC_PLANES - 1; k >= 0; ) {
 		u32 s;
 
-		if (unlikely(pos > end))
+		if (unlikely(bitr_over(&r)))
 			return -EINVAL;
-		v = bpc_peek(q, pos);
+		v = bitr_peek(&r);
 		if ((v & BPC_LIT2) == BPC_LIT2 && k) {	/* 1 DBX 1 DBX */
 			up ^= (u32)(v >> 32) & BPC_PLANE_MASK;
 			p[k--] = up;
 			up ^= (u32)v & BPC_PLANE_MASK;
 			p[k--] = up;
-			pos += 64;
+			bitr_skip64(&r);
 			lit++;
 			continue;
 		}
 		s = (u32)(v >> 32);
 		if (s >> 31) {					/* 1 DBX */
 			up ^= s & BPC_PLANE_MASK;
-			pos += 32;
+			bitr_skip(&r, 32);
 			lit++;
 		} else if (s >> 30) {				/* 01 LLLLL */
 			unsigned int n = ((s >> 25) & 31) + 2;
 
 			if (n > (unsigned int)k + 1)
 				return -EINVAL;
-			pos += 7;
+			bitr_skip(&r, 7);
 			while (--n)
 				p[k--] = up;
 		} else if (s >> 29) {				/* 001 */
-			pos += 3;
+			bitr_skip(&r, 3);
 		} else {
 			unsigned int at = (s >> 22) & 31;
 
 			switch (s >> 27) {
 			case 0:					/* 00000 */
 				up ^= BPC_PLANE_MASK;
-				pos += 5;
+				bitr_skip(&r, 5);
 				break;
 			case 1:					/* 00001 */
 				if (k == BPC_PLANES - 1)
 					return -EINVAL;
 				up = 0;		/* DBP[k] == 0 */
-				pos += 5;
+				bitr_skip(&r, 5);
 				break;
 			case 2:					/* 00010 p */
 				if (at > 29)
 					return -EINVAL;
 				up ^= 3u << at;
-				pos += 10;
+				bitr_skip(&r, 10);
 				lit++;
 				break;
 			default:				/* 00011 p */
 				if (at > 30)
 					return -EINVAL;
 				up ^= 1u << at;
-				pos += 10;
+				bitr_skip(&r, 10);
 				lit++;
 				break;
 			}
 		}
 		p[k--] = up;
 	}
-	if (pos > end)
+	if (bitr_over(&r))
 		return -EINVAL;
 
 	put_unaligned_le32((u32)w, dst);

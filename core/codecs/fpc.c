@@ -31,7 +31,7 @@
  *
  * size() adds token lengths without building tokens (see fpc_size()).
  */
-#include "../codec.h"
+#include "../bitstream.h"
 
 #define FPC_ZRUN	0
 #define FPC_S4		1
@@ -42,20 +42,13 @@
 #define FPC_REP8	6
 #define FPC_RAW		7
 
-/* Payload width of each prefix; the zero run's is its 3-bit length - 1. */
-static const u8 fpc_payload_bits[8] = { 3, 4, 8, 16, 16, 16, 8, 32 };
-
 /*
  * Pattern of a non-zero word, cheapest first, lowest prefix on a tie:
  * S4 (7 bits), S8 (11), REP8 (11), S16 (19), HI16 (19), 2X8 (19), RAW (35).
  * Branch-free: one bit per pattern that applies, in that order; the lowest
  * set bit wins.  RAW always applies.
  */
-static const u8 fpc_class_order[7] = {
-	FPC_S4, FPC_S8, FPC_REP8, FPC_S16, FPC_HI16, FPC_2X8, FPC_RAW,
-};
-
-static __always_inline unsigned int fpc_class(u32 w)
+static __always_inline unsigned int fpc_order(u32 w)
 {
 	/* Both halfwords 8-bit sign-extended, and four equal bytes. */
 	u32 x8 = ((u32)(s32)(s8)w & 0xffff) | (u32)(s32)(s8)(w >> 16) << 16;
@@ -68,92 +61,69 @@ static __always_inline unsigned int fpc_class(u32 w)
 	m |= (unsigned int)(w + 0x8000 < 0x10000) << 3;	/* 16-bit */
 	m |= (unsigned int)!(w & 0xffff) << 4;
 	m |= (unsigned int)(w == x8) << 5;
-	return fpc_class_order[__builtin_ctz(m)];
-}
-
-/* Payload of a non-zero word: ((w >> shift) & hi) | (w & lo). */
-static const u8 fpc_pl_shift[8] = { 0, 0, 0, 0, 16, 8, 0, 0 };
-static const u32 fpc_pl_hi[8] = {
-	0, 0xf, 0xff, 0xffff, 0xffff, 0xff00, 0xff, 0xffffffff,
-};
-static const u32 fpc_pl_lo[8] = { 0, 0, 0, 0, 0, 0xff, 0, 0 };
-
-static __always_inline u32 fpc_payload(unsigned int cls, u32 w)
-{
-	return ((w >> fpc_pl_shift[cls]) & fpc_pl_hi[cls]) |
-	       (w & fpc_pl_lo[cls]);
+	return __builtin_ctz(m);
 }
 
 /*
- * Local MSB-first writer: whole 32-bit groups go out at once.  @n <= 32 and
- * nacc < 32 between puts, so the 64-bit accumulator never loses a bit.
+ * The token of each pattern, in that order: prefix << payload width | the
+ * payload ((w >> shift) & hi) | (w & lo), @len bits in all.
  */
-struct fpc_wr {
-	u8 *p;
-	u64 acc;
-	unsigned int nacc;
-	unsigned int bits;
+static const struct {
+	u64 pfx;
+	u32 hi, lo;
+	u8 shift, len;
+} fpc_tokens[6] = {
+	{ (u64)FPC_S4 << 4, 0xf, 0, 0, 7 },
+	{ (u64)FPC_S8 << 8, 0xff, 0, 0, 11 },
+	{ (u64)FPC_REP8 << 8, 0xff, 0, 0, 11 },
+	{ (u64)FPC_S16 << 16, 0xffff, 0, 0, 19 },
+	{ (u64)FPC_HI16 << 16, 0xffff, 0, 16, 19 },
+	{ (u64)FPC_2X8 << 16, 0xff00, 0xff, 8, 19 },
 };
+#define FPC_ORDER_RAW	6	/* the last: RAW always applies */
 
-static __always_inline void fpc_put(struct fpc_wr *w, u32 v, unsigned int n)
-{
-	w->bits += n;
-	w->acc = (w->acc << n) | v;
-	w->nacc += n;
-	if (w->nacc >= 32) {
-		u32 out;
-
-		w->nacc -= 32;
-		out = (u32)(w->acc >> w->nacc);
-		w->p[0] = out >> 24;
-		w->p[1] = out >> 16;
-		w->p[2] = out >> 8;
-		w->p[3] = out;
-		w->p += 4;
-	}
-}
+/*
+ * A token is one put of at most 35 bits, and starts after at most 31 others:
+ * no store starts past bit 31 * 35.
+ */
+#define FPC_MAX_TOKEN	35
+_Static_assert(BITW_BUF_BYTES((BUDDY_ENTRY_WORDS - 1) * FPC_MAX_TOKEN) <=
+	       BUDDY_STREAM_MAX, "the writer stores 8 bytes from a token");
 
 static unsigned int fpc_compress(const u8 *src, u8 *dst)
 {
-	struct fpc_wr w = { .p = dst };
+	struct bitw w;
 	unsigned int i;
 	u32 zmask = 0;
 
+	bitw_init(&w, dst);
 	for (i = 0; i < BUDDY_ENTRY_WORDS; i++)
 		zmask |= (u32)!get_unaligned_le32(src + 4 * i) << i;
 
 	for (i = 0; i < BUDDY_ENTRY_WORDS; ) {
 		u32 v = get_unaligned_le32(src + 4 * i);
-		unsigned int cls, n;
+		unsigned int o, n;
 
 		if (zmask & (1u << i)) {
 			/* Greedy run: the zeros from i on, at most 8. */
 			n = __builtin_ctzll(~((u64)zmask >> i));
 			if (n > 8)
 				n = 8;
-			fpc_put(&w, (FPC_ZRUN << 3) | (n - 1), 6);
+			bitw_put(&w, (FPC_ZRUN << 3) | (n - 1), 6);
 			i += n;
 			continue;
 		}
-		cls = fpc_class(v);
-		n = fpc_payload_bits[cls];
-		if (cls == FPC_RAW) {
-			fpc_put(&w, FPC_RAW, 3);
-			fpc_put(&w, v, 32);
-		} else {
-			fpc_put(&w, (cls << n) | fpc_payload(cls, v), 3 + n);
-		}
+		o = fpc_order(v);
+		if (o == FPC_ORDER_RAW)
+			bitw_put(&w, (u64)FPC_RAW << 32 | v, 35);
+		else
+			bitw_put(&w, fpc_tokens[o].pfx |
+				 ((v >> fpc_tokens[o].shift) &
+				  fpc_tokens[o].hi) |
+				 (v & fpc_tokens[o].lo), fpc_tokens[o].len);
 		i++;
 	}
-	/* Flush the last partial group, zero-padded to a whole byte. */
-	if (w.nacc) {
-		u32 last = (u32)(w.acc << (32 - w.nacc));
-		unsigned int b;
-
-		for (b = 0; b < DIV_ROUND_UP(w.nacc, 8); b++)
-			*w.p++ = last >> (24 - 8 * b);
-	}
-	return w.bits;
+	return bitw_finish(&w);
 }
 
 /*
@@ -162,7 +132,7 @@ static unsigned int fpc_compress(const u8 *src, u8 *dst)
  *  - non-zero word: the cheapest pattern costs 7 (S4), 11 (S8, REP8),
  *    19 (S16, HI16, 2X8) or 35 (RAW).  S4 implies S8 implies S16, so with
  *    a = S16|HI16|2X8|REP8, b = S8|REP8, c = S4 the cost is
- *    35 - 16a - 8b - 4c, the same patterns fpc_class() tests;
+ *    35 - 16a - 8b - 4c, the same patterns fpc_order() tests;
  *  - zero words: the greedy runs of at most 8 make ceil(L / 8) tokens of
  *    6 bits per maximal run of L zero words.
  *
@@ -199,50 +169,6 @@ static unsigned int fpc_size(const u8 *src)
 	return bits;
 }
 
-static __always_inline u64 fpc_be64(const u8 *p)
-{
-	return (u64)p[0] << 56 | (u64)p[1] << 48 | (u64)p[2] << 40 |
-	       (u64)p[3] << 32 | (u64)p[4] << 24 | (u64)p[5] << 16 |
-	       (u64)p[6] << 8 | p[7];
-}
-
-/*
- * Local bounds-checked MSB-first reader.  @acc holds the next stream bits
- * MSB-aligned; the first @avail of them are real.  A refill only loads
- * bytes below @srclen (the rest of the window is zeros), and a token longer
- * than @avail is an error, so missing bytes are never taken for zeros.
- * Bits of a partly loaded byte may sit below @avail: they are the real
- * stream bits, and the next refill ORs the same values over them.
- */
-struct fpc_rd {
-	const u8 *src;
-	unsigned int srclen;
-	unsigned int next;	/* next byte to load */
-	unsigned int avail;
-	u64 acc;
-};
-
-static __always_inline void fpc_refill(struct fpc_rd *r)
-{
-	unsigned int room = (64 - r->avail) >> 3, left = r->srclen - r->next;
-	u64 x;
-
-	if (likely(left >= 8)) {
-		x = fpc_be64(r->src + r->next);
-	} else {
-		unsigned int i;
-
-		x = 0;
-		for (i = 0; i < left; i++)
-			x |= (u64)r->src[r->next + i] << (56 - 8 * i);
-		if (room > left)
-			room = left;
-	}
-	r->acc |= x >> r->avail;
-	r->next += room;
-	r->avail += 8 * room;
-}
-
 /* Payload bits of prefix p: byte p of this constant (3,4,8,16,16,16,8,32). */
 #define FPC_PAYLOAD_BITS	0x2008101010080403ull
 
@@ -250,33 +176,46 @@ static __always_inline void fpc_refill(struct fpc_rd *r)
  * Value of a token of prefix 1..7 but 5 (2X8) from its payload p:
  * (u32)((s32)(p << up) >> down) * mul.  Prefix 0 (zero run) gives 0.
  */
-static const u8 fpc_up[8] = { 0, 28, 24, 16, 16, 0, 0, 0 };
-static const u8 fpc_down[8] = { 0, 28, 24, 16, 0, 0, 0, 0 };
-static const u32 fpc_mul[8] = { 0, 1, 1, 1, 1, 0, 0x01010101u, 1 };
+static const struct {
+	u8 up, down;
+	u32 mul;
+} fpc_values[8] = {
+	{ 0, 0, 0 }, { 28, 28, 1 }, { 24, 24, 1 }, { 16, 16, 1 },
+	{ 16, 0, 1 }, { 0, 0, 0 }, { 0, 0, 0x01010101u }, { 0, 0, 1 },
+};
 
 static int fpc_decompress(const u8 *src, unsigned int srclen, u8 *dst)
 {
-	struct fpc_rd r = { .src = src, .srclen = srclen };
-	unsigned int i = 0;
+	struct bitr r;
+	unsigned int i = 0, used = 0;
+	u64 t;
 
+	bitr_init(&r, src, srclen);
+	t = bitr_peek(&r);
 	memset(dst, 0, BUDDY_ENTRY_BYTES);
 	while (i < BUDDY_ENTRY_WORDS) {
-		unsigned int pfx, n, len;
+		unsigned int pfx, n;
 		u32 p, v, x8;
 
-		if (r.avail < 35)
-			fpc_refill(&r);
-		pfx = (unsigned int)(r.acc >> 61);
+		/*
+		 * Tokens come from @t, a copy of the reader's 64-bit window,
+		 * which moves on once a token might take @used past 56 bits,
+		 * the most bitr_skip() takes.  The stream is long enough when
+		 * its last token ends inside it: checked once at the end.
+		 */
+		if (used > 56 - FPC_MAX_TOKEN) {
+			bitr_skip(&r, used);
+			t = bitr_peek(&r);
+			used = 0;
+		}
+		pfx = (unsigned int)(t >> 61);
 		n = (unsigned int)(FPC_PAYLOAD_BITS >> (8 * pfx)) & 0xff;
-		len = 3 + n;
-		if (unlikely(len > r.avail))
-			return -EINVAL;
-		p = (u32)((r.acc << 3) >> (64 - n));
-		r.acc <<= len;
-		r.avail -= len;
+		p = (u32)((t << 3) >> (64 - n));
+		t <<= 3 + n;
+		used += 3 + n;
 
-		v = (u32)((s32)(p << fpc_up[pfx]) >> fpc_down[pfx]) *
-		    fpc_mul[pfx];
+		v = (u32)((s32)(p << fpc_values[pfx].up) >>
+			  fpc_values[pfx].down) * fpc_values[pfx].mul;
 		x8 = (u32)(s32)(s8)(p >> 8) << 16 | (u16)(s16)(s8)p;
 		if (pfx == FPC_2X8)
 			v = x8;
@@ -290,7 +229,9 @@ static int fpc_decompress(const u8 *src, unsigned int srclen, u8 *dst)
 			i++;
 		}
 	}
-	return 0;
+	if (used)
+		bitr_skip(&r, used);
+	return bitr_over(&r) ? -EINVAL : 0;
 }
 
 const struct buddy_codec buddy_codec_fpc = {

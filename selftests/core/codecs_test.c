@@ -3,7 +3,8 @@
  * codecs_test.c - exact stream sizes of ZVC, BDI, FPC and none on hand-made
  * entries with known answers (the sizes are normative: shared/spec/bpc.md,
  * section "Other codecs"), plus the few stream bits that identify the choice
- * (BDI tag, FPC prefixes, ZVC mask).
+ * (BDI tag, FPC prefixes, ZVC mask), and the bit writer and reader of
+ * bitstream.h the other codecs share.
  */
 #include <stdlib.h>
 
@@ -557,6 +558,98 @@ TEST(padding_accepted)
 	}
 }
 
+/* ----------------------------------------------------------- bitstream */
+
+/* The 64 bits from bit @bit of the @len bytes at @s, zeros past the end. */
+static u64 ref_bits(const u8 *s, unsigned int len, unsigned int bit)
+{
+	u64 v = 0;
+	unsigned int i;
+
+	for (i = 0; i < 64; i++, bit++)
+		if (bit / 8 < len && (s[bit / 8] >> (7 - bit % 8) & 1))
+			v |= 1ull << (63 - i);
+	return v;
+}
+
+/* The writer and the reader agree, and the reader never invents bits. */
+TEST(bitstream)
+{
+	static const u64 pat = 0x9e3779b97f4a7c15ull;
+	static const unsigned int lens[] = { 0, 1, 3, 7, 8, 9, 16, 20, 100 };
+	u8 s[BUDDY_STREAM_MAX + 8];
+	unsigned int i, k, n, step;
+	struct bitw w;
+	struct bitr r;
+
+	/* Puts of 1..8 bits, each followed by 64 bits, then 56 bits. */
+	memset(s, 0xa5, sizeof(s));
+	bitw_init(&w, s);
+	for (i = 1; i <= 8; i++) {
+		bitw_put(&w, (pat >> i) & ((1u << i) - 1), i);
+		bitw_put64(&w, pat ^ i);
+	}
+	bitw_put(&w, pat >> 8, 56);
+	EXPECT_EQ(36 + 8 * 64 + 56, bitw_finish(&w));
+	EXPECT_EQ(0, s[75] & 0x0f);		/* 604 bits: padded with 0 */
+	EXPECT_EQ(0xa5, s[BUDDY_STREAM_MAX]);
+
+	bitr_init(&r, s, 76);
+	for (i = 1; i <= 8; i++) {
+		EXPECT_EQ((pat >> i) & ((1u << i) - 1), bitr_get(&r, i));
+		EXPECT_EQ(pat ^ i, bitr_peek(&r));
+		bitr_skip64(&r);
+	}
+	EXPECT_EQ(pat >> 8, bitr_get(&r, 56));
+	EXPECT_EQ(0, bitr_get(&r, 4));		/* the padding */
+	EXPECT_FALSE(bitr_over(&r));
+	EXPECT_EQ(0, bitr_get(&r, 1));		/* past the end */
+	EXPECT_TRUE(bitr_over(&r));
+	EXPECT_EQ(0, bitr_get(&r, 1));
+	EXPECT_TRUE(bitr_over(&r));
+
+	/* Bytes after the stream are not read: they peek as zero. */
+	memset(s, 0xff, sizeof(s));
+	bitr_init(&r, s, 3);
+	EXPECT_EQ(0xffffff0000000000ull, bitr_peek(&r));
+	bitr_skip(&r, 20);
+	EXPECT_EQ(0xf000000000000000ull, bitr_peek(&r));
+	bitr_skip(&r, 4);
+	EXPECT_FALSE(bitr_over(&r));
+	EXPECT_EQ(0, bitr_peek(&r));
+	bitr_skip(&r, 1);
+	EXPECT_TRUE(bitr_over(&r));
+
+	/*
+	 * Windows at every bit of streams of every kind of length, moved on
+	 * by every skip: the same as bit by bit, zeros past the end.
+	 */
+	for (i = 0; i < sizeof(s); i++)
+		s[i] = (u8)(pat >> (i % 57));
+	for (k = 0; k < ARRAY_SIZE(lens); k++) {
+		for (step = 1; step <= 57; step++) {
+			/* 57 stands for bitr_skip64() */
+			unsigned int adv = step < 57 ? step : 64;
+
+			bitr_init(&r, s, lens[k]);
+			for (n = 0; n <= 8 * lens[k] + 64; n += adv) {
+				if (bitr_peek(&r) != ref_bits(s, lens[k], n)) {
+					EXPECT_EQ(ref_bits(s, lens[k], n),
+						  bitr_peek(&r))
+						TH_LOG("len %u bit %u step %u",
+						       lens[k], n, adv);
+					break;
+				}
+				EXPECT_EQ(n > 8 * lens[k], bitr_over(&r));
+				if (adv == 64)
+					bitr_skip64(&r);
+				else
+					bitr_skip(&r, adv);
+			}
+		}
+	}
+}
+
 /* Hand-made malformed streams each decoder must reject. */
 TEST(malformed_known)
 {
@@ -566,7 +659,7 @@ TEST(malformed_known)
 
 	/* FPC: runs 8 + 8 + 8, word 1, then a run of 8 would end at 33. */
 	memset(s, 0, sizeof(s));
-	bitw_init(&w, s, sizeof(s));
+	bitw_init(&w, s);
 	bitw_put(&w, 7, 6);
 	bitw_put(&w, 7, 6);
 	bitw_put(&w, 7, 6);
@@ -576,7 +669,7 @@ TEST(malformed_known)
 	EXPECT_EQ(-EINVAL, buddy_codec_fpc.decompress(s, sizeof(s), out));
 	/* ... a run of 7 ends at 32 exactly. */
 	memset(s, 0, sizeof(s));
-	bitw_init(&w, s, sizeof(s));
+	bitw_init(&w, s);
 	bitw_put(&w, 7, 6);
 	bitw_put(&w, 7, 6);
 	bitw_put(&w, 7, 6);
