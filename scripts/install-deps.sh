@@ -5,7 +5,7 @@ set -e
 PKGS="build-essential clang llvm libclang-rt-14-dev pkg-config
  linux-headers-amd64 linux-source-6.1 qemu-system-x86 busybox-static cpio
  libjson-c-dev liblz4-dev libzstd-dev libnuma-dev liburing-dev libpng-dev
- libsystemd-dev python3-docutils
+ libsystemd-dev python3 python3-docutils xz-utils kmod perl
  tesseract-ocr-eng dataset-fashion-mnist"
 missing=""
 for p in $PKGS; do
