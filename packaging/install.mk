@@ -98,7 +98,10 @@ $(eval $(call rst2man_rule,8))
 
 man: $(MAN_PAGES)
 
-all: lib man
+# What install-user copies from the build: plain `make` builds all of it
+# (check-install verifies that with make's own --trace of both goals).
+INSTALL_USER_DEPS := $(B)/buddyctl $(B)/buddyd lib man $(PROFILE_LIB)
+all: $(INSTALL_USER_DEPS)
 
 # --- install -----------------------------------------------------------------
 # Files installed under DESTDIR, relative to it: the single list that
@@ -125,7 +128,7 @@ INSTALL_FILES = \
 	$(DOCDIR)/design.rst \
 	$(DOCDIR)/buddy-example.c
 
-install-user: $(B)/buddyctl $(B)/buddyd lib man $(PROFILE_LIB)
+install-user: $(INSTALL_USER_DEPS)
 	$(INSTALL) -D -m 755 $(B)/buddyctl $(DESTDIR)$(BINDIR)/buddyctl
 	$(INSTALL) -D -m 755 $(B)/buddyd $(DESTDIR)$(SBINDIR)/buddyd
 ifneq ($(PROFILE_LIB),)

@@ -76,6 +76,30 @@ same_tree() {
 	return 1
 }
 
+# ---- 0. plain `make` builds everything `make install` installs --------------
+# Asked of make itself: a dry run (-n) of each goal into an empty build
+# directory, with --trace naming every target it would update; MAKE=true
+# keeps the module's kbuild run out of it.  Every file under the build
+# directory that install would build must be one that plain `make` builds.
+built_by() { # goal [VAR=value...]
+	$make_cmd -n --trace --no-print-directory B="$work/b" MAKE=true "$@" 2>&1 |
+		sed -n "s/^[^ ]*:[0-9]*: update target '\(.*\)' due to:.*/\1/p" |
+		grep "^$work/b/" | sort -u
+}
+make_builds_install() {
+	built_by all >"$work/all.targets"
+	built_by install INSTALL_MODULE=no DESTDIR="$work/d" >"$work/install.targets"
+	# the dry runs must have seen the installed programs at all
+	grep -qx "$work/b/buddyctl" "$work/install.targets" || {
+		echo "# dry run of install names no $work/b/buddyctl" ; return 1; }
+	missing=$(comm -13 "$work/all.targets" "$work/install.targets")
+	[ -z "$missing" ] && return 0
+	echo "$missing" | sed "s|^$work/b/|# make leaves out: \$(B)/|"
+	return 1
+}
+check "plain make builds every file make install installs from \$(B)" make_builds_install
+rm -rf "$work/b" "$work/d"
+
 # ---- 1. make install DESTDIR=... (default PREFIX=/usr/local) ---------------
 if $make_cmd --no-print-directory install DESTDIR="$dest" >"$work/install.out" 2>&1; then
 	ok "make install DESTDIR=$dest"
