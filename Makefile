@@ -8,9 +8,19 @@
 #   make bench    codec benchmark natively, then the device benchmark in QEMU
 #   make fuzz     libFuzzer targets (clang), FUZZ_SECONDS per decoder
 #   make demo     the main job: boot a guest and run the demo end to end
+#   make check-ci the first stage of make check: every host program a stage
+#                 runs is in scripts/deps.manifest and comes from a package
+#                 install-deps.sh installs (selftests/ci/ci.mk)
 #
 # Nothing here builds against the running kernel: KDIR is the tree of
 # Debian's linux-headers-amd64 package (see scripts/kdir.sh).
+
+# Every stage runs Debian's programs, the ones scripts/install-deps.sh
+# installs (scripts/deps.manifest, checked by `make check-ci`), ahead of
+# others earlier in PATH (pyenv's python3, /usr/local): the same programs as
+# on a fresh machine.
+DEBIAN_PATH := /usr/sbin:/usr/bin:/sbin:/bin
+export PATH := $(if $(filter $(DEBIAN_PATH):%,$(PATH)),$(PATH),$(DEBIAN_PATH):$(PATH))
 
 B        ?= build
 CC       ?= gcc
@@ -71,13 +81,14 @@ include daemon/daemon.mk
 include tools/profile/profile.mk
 include tools/lib/lib.mk
 include packaging/install.mk
+include selftests/ci/ci.mk
 
 module:
 	$(MAKE) -C $(KDIR) M=$(CURDIR) modules
 
 # Every stage runs even when an earlier one fails; the closing line sums
 # the "# Totals:" lines that all stages wrote into $(B)/results.
-CHECK_STAGES ?= native fuzz tools buddyctl-native style docs install profile \
+CHECK_STAGES ?= ci native fuzz tools buddyctl-native style docs install profile \
 	guest lib daemon buddyctl
 deps:
 	@scripts/install-deps.sh

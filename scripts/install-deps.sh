@@ -1,12 +1,12 @@
 #!/bin/sh
-# Install every Debian package the build, tests, benchmarks and demo use.
+# Install every Debian package the build, tests, benchmarks and demo use:
+# the "package" lines of scripts/deps.manifest (which also names the host
+# program of each, checked by `make check-ci`).
 # Idempotent: installs only what is missing.
 set -e
-PKGS="build-essential clang llvm libclang-rt-14-dev pkg-config
- linux-headers-amd64 linux-source-6.1 qemu-system-x86 busybox-static cpio
- libjson-c-dev liblz4-dev libzstd-dev libnuma-dev liburing-dev libpng-dev
- libsystemd-dev python3 python3-docutils xz-utils kmod perl
- tesseract-ocr-eng dataset-fashion-mnist"
+manifest=$(dirname "$0")/deps.manifest
+PKGS=$(sed -n 's/^package[[:space:]]\{1,\}\([^[:space:]#]\{1,\}\).*/\1/p' "$manifest")
+[ -n "$PKGS" ] || { echo "install-deps: no package lines in $manifest" >&2; exit 1; }
 missing=""
 for p in $PKGS; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" ||

@@ -1,0 +1,33 @@
+# SPDX-License-Identifier: GPL-2.0
+# The CI machinery itself (included from the top Makefile).
+#
+#   make check-ci   the "ci" stage of `make check`, natively, ~15 s:
+#                   - selftests/ci/stage_test.sh: scripts/stage.sh and
+#                     scripts/summary.sh count a failure once, in its own
+#                     stage (synthetic stages in a scratch results dir);
+#                   - selftests/ci/check-deps.py: every program the stages
+#                     of `make check` run (found by scanning make's database
+#                     and the scripts the recipes run, with shfmt) is a
+#                     "command" line of scripts/deps.manifest, and each one
+#                     comes from a package install-deps.sh installs (or
+#                     their Depends, or Priority: required);
+#                   - selftests/ci/deps_test.sh: that check fails, naming
+#                     the command and the package, on a synthetic project
+#                     with an unlisted program, an uncovered package, a
+#                     missing program and a wrong package.
+#                   TAP in $(B)/results/native-ci-{stages,deps,deps-test}.log
+#   make deps-list  what the scan finds: each program and one place it is run
+
+CI_GOALS = check $(addprefix check-,$(CHECK_STAGES))
+
+.PHONY: check-ci deps-list
+check-ci:
+	@rc=0; export RESULTS=$${RESULTS:-$(B)/results}; \
+	scripts/run-native-tests.sh --name ci-stages selftests/ci/stage_test.sh || rc=1; \
+	scripts/run-native-tests.sh --name ci-deps \
+	    python3 selftests/ci/check-deps.py $(CI_GOALS) || rc=1; \
+	scripts/run-native-tests.sh --name ci-deps-test selftests/ci/deps_test.sh || rc=1; \
+	exit $$rc
+
+deps-list:
+	@python3 selftests/ci/check-deps.py --list $(CI_GOALS)
