@@ -32,13 +32,16 @@ Two halves, TAP on stdout with a closing "# Totals:" line:
    command and the package.
 
 usage: check-deps.py [--root DIR] [--manifest FILE] [--make MAKE] GOAL...
+       check-deps.py --list GOAL...      what the scan finds
+       check-deps.py --trace STRACE_LOG  the other way round: the programs a
+                                         traced run executed (make deps-trace)
 """
 import argparse
 import ast
 import json
 import os
 import re
-import shlex
+import shutil
 import subprocess
 import sys
 
@@ -417,6 +420,13 @@ class Scanner:
         with open(path, errors="replace") as f:
             text = f.read()
         first = text.split("\n", 1)[0]
+        # the interpreter of "#!/bin/bash", "#!/usr/bin/env python3"
+        m = re.match(r"^#!\s*(\S+)(?:\s+(\S+))?", first)
+        if m and os.access(path, os.X_OK):
+            interp = os.path.basename(m.group(1))
+            if interp == "env" and m.group(2):
+                interp = m.group(2)
+            self.found.add(interp, f"{rel}:1")
         if path.endswith(".py") or "python" in first:
             self.scan_python(text, rel)
         elif path.endswith(".sh") or re.match(r"^#!.*\b(ba|da)?sh\b", first):
@@ -541,7 +551,7 @@ class Scanner:
             f = self.repo_file(cmd, base_dir)
             if f:
                 self.scan_file(f)
-                self.scan_args(lits[1:], base_dir)
+                self.scan_args(lits[1:], base_dir, loc)
             return
         if cmd.startswith("/") and self.repo_file(cmd, base_dir) and \
                 not os.path.exists(cmd):
@@ -605,15 +615,15 @@ class Scanner:
             f = self.repo_file(w, base_dir)
             if f:
                 self.scan_file(f)
-                self.scan_args(rest[i + 1:], base_dir)
+                self.scan_args(rest[i + 1:], base_dir, loc)
             return
 
-    def scan_args(self, args, base_dir):
+    def scan_args(self, args, base_dir, loc):
         """Arguments of a project script that are themselves project
         scripts run by it (run-native-tests.sh --name X SCRIPT ...)."""
         for i, w in enumerate(args):
             if w in INTERPRETERS:
-                self.command(args[i:], "", base_dir)
+                self.command(args[i:], loc, base_dir)
                 return
             if w and "/" in w and not w.startswith("-"):
                 f = self.repo_file(w, base_dir)
@@ -773,6 +783,69 @@ def alternatives(path):
     return cands
 
 
+def resolve(cmd):
+    """The file the stages run for cmd: command -v, or for a shell builtin
+    that is also a program (true, kill) the first in PATH."""
+    r = subprocess.run(["sh", "-c", 'command -v "$1"', "sh", cmd],
+                       stdout=subprocess.PIPE, text=True)
+    path = r.stdout.strip()
+    if r.returncode == 0 and path.startswith("/"):
+        return path
+    if r.returncode == 0 and "/" not in cmd:
+        return shutil.which(cmd)
+    return None
+
+
+def check_trace(log, manifest, root):
+    """Every program a traced run executed (strace -f -e trace=execve) that
+    is found in PATH's directories must be a manifest command (compared by
+    readlink -f); programs elsewhere (cc1, kbuild's scripts) are helpers of
+    a package and only listed.  TAP like the scan."""
+    packages, commands, errors = read_manifest(manifest)
+    known = {}
+    for cmd in commands:
+        path = resolve(cmd)
+        if path:
+            known[os.path.realpath(path)] = cmd
+    ran = {}
+    with open(log, errors="replace") as f:
+        for line in f:
+            m = re.match(r'^\d+\s+execve\("([^"]+)", \["([^"]*)"', line)
+            if not m or not line.rstrip().endswith("= 0"):
+                continue
+            path = m.group(1)
+            if path.startswith(root + "/") or not path.startswith("/") or \
+                    path.startswith(("/tmp/", "/proc/")):
+                continue
+            ran.setdefault(os.path.realpath(path), path)
+    dp = Dpkg()
+    dp.lookup(list(ran))
+    bindirs = ("/usr/bin/", "/bin/", "/usr/sbin/", "/sbin/",
+               "/usr/local/bin/", "/usr/local/sbin/")
+    n = fail = 0
+    print("TAP version 13")
+    helpers = []
+    for real in sorted(ran):
+        path = ran[real]
+        if real in known:
+            continue
+        if not path.startswith(bindirs):
+            helpers.append(f"{path} ({dp.owner(real) or 'no package'})")
+            continue
+        n += 1
+        fail += 1
+        print(f"not ok {n} {path} ({dp.owner(real) or 'no package'}) ran "
+              f"but is not a 'command' line of the manifest")
+    n += 1
+    print(f"ok {n} {len(ran)} programs ran, {len(known)} manifest commands")
+    for h in helpers:
+        print(f"# helper: {h}")
+    print(f"1..{n}")
+    print(f"# Totals: pass:{n - fail} fail:{fail} xfail:0 xpass:0 skip:0 "
+          f"error:0")
+    return 1 if fail else 0
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--root", default=os.getcwd())
@@ -780,7 +853,10 @@ def main():
     ap.add_argument("--make", default="make")
     ap.add_argument("--list", action="store_true",
                     help="print what the scan found (command, where) and exit")
-    ap.add_argument("goals", nargs="+")
+    ap.add_argument("--trace", metavar="STRACE_LOG",
+                    help="compare the programs an strace -f -e trace=execve "
+                    "log shows with the manifest instead of scanning")
+    ap.add_argument("goals", nargs="*")
     o = ap.parse_args()
     root = os.path.realpath(o.root)
     manifest = o.manifest or os.path.join(root, "scripts/deps.manifest")
@@ -794,6 +870,10 @@ def main():
         for d in diag:
             print(f"# {d}")
 
+    if o.trace:
+        return check_trace(o.trace, manifest, root)
+    if not o.goals:
+        ap.error("no goals to scan")
     found = Found()
     variables, rules, patterns = make_db(o.make, root)
     REALVALS.update(shell_vars(o.make, root, variables))
@@ -836,10 +916,8 @@ def main():
     covered = dp.closure(packages)
     resolved = {}
     for cmd in sorted(commands):
-        r = subprocess.run(["sh", "-c", 'command -v "$1"', "sh", cmd],
-                           stdout=subprocess.PIPE, text=True)
-        path = r.stdout.strip()
-        if r.returncode == 0 and path.startswith("/"):
+        path = resolve(cmd)
+        if path:
             resolved[cmd] = (path, os.path.realpath(path), alternatives(path))
     dp.lookup([x for v in resolved.values() for x in [v[0], v[1]] + v[2]])
 

@@ -52,6 +52,7 @@ good="package build-essential
 package python3
 package groff-base
 command cc gcc
+command sh dash
 command sed sed
 command python3 python3
 command groff groff-base
@@ -104,7 +105,7 @@ has "a wrong package is caught: manifest vs dpkg -S" \
 # 6. a bad manifest line
 run_check $good "comand typo x"
 has "a malformed manifest line is reported with its line number" \
-	"^# .*manifest:9: not 'package PKG' or 'command CMD PKG': comand typo x"
+	"^# .*manifest:10: not 'package PKG' or 'command CMD PKG': comand typo x"
 
 echo "1..$n"
 echo "# Totals: pass:$pass fail:$fail xfail:0 xpass:0 skip:0 error:0"
