@@ -468,9 +468,14 @@ class Scanner:
                              f"{rel}:{node.lineno}", None)
 
     def scan_shell(self, text, where, base_dir):
-        r = subprocess.run(["shfmt", "--to-json"], input=text,
-                           stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                           text=True)
+        try:
+            r = subprocess.run(["shfmt", "--to-json"], input=text,
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                               text=True)
+        except FileNotFoundError:
+            self.found.errors.append(f"{where}: shfmt not found (package "
+                                     f"shfmt: scripts/install-deps.sh)")
+            return
         if r.returncode != 0:
             self.found.errors.append(f"{where}: shfmt: {r.stderr.strip()}")
             return

@@ -30,7 +30,8 @@ timeout 5 FROBNICATE_PROG --x
 S
 chmod +x "$p/scripts/a.sh"
 
-# run MANIFEST-LINES...: check-deps.py's output in $work/out, status in $rc
+# run_check MANIFEST-TEXT...: each argument one or more manifest lines;
+# check-deps.py's output in $work/out, its status in $rc
 run_check() {
 	printf '%s\n' "$@" >"$work/manifest"
 	(cd "$p" && python3 "$check" --manifest "$work/manifest" check) \
@@ -59,10 +60,7 @@ command groff groff-base
 command timeout coreutils"
 
 # 1. a program the stage runs that the manifest does not name
-# shellcheck disable=SC2086 # one manifest line per word group
-IFS='
-'
-run_check $good
+run_check "$good"
 [ $rc = 1 ] && ok "an unlisted program fails the check (exit 1)" ||
 	nok "an unlisted program fails the check (exit 1, got $rc)"
 has "it is named with the script and line that runs it" \
@@ -71,7 +69,7 @@ has "it is named with the script and line that runs it" \
 sed -i "s/$frob --x/sed q \/dev\/null/" "$p/scripts/a.sh"
 
 # 2. the right manifest passes
-run_check $good
+run_check "$good"
 [ $rc = 0 ] && ok "the right manifest passes" ||
 	{ sed 's/^/# | /' "$work/out"; nok "the right manifest passes (exit $rc)"; }
 has "cc resolves through /etc/alternatives to gcc-12, in build-essential's Depends" \
@@ -86,24 +84,24 @@ else
 fi
 
 # 3. a program whose package install-deps.sh would not install
-run_check $(echo "$good" | grep -v 'package groff-base')
+run_check "$(echo "$good" | grep -v 'package groff-base')"
 [ $rc = 1 ] && ok "an uncovered package fails the check" ||
 	nok "an uncovered package fails the check (exit $rc)"
 has "it names the command and the package to add" \
 	"^not ok [0-9]+ groff: .* in package groff-base, which install-deps.sh does not install \(add 'package groff-base'"
 
 # 4. a program that is not on the machine
-run_check $good "command no-such-program-$$ no-such-package"
+run_check "$good" "command no-such-program-$$ no-such-package"
 has "a program missing from the machine fails, naming it and its package" \
 	"^not ok [0-9]+ no-such-program-$$: not found on this machine \(manifest: package no-such-package"
 
 # 5. a manifest naming the wrong package
-run_check $(echo "$good" | sed 's/^command sed sed$/command sed grep/')
+run_check "$(echo "$good" | sed 's/^command sed sed$/command sed grep/')"
 has "a wrong package is caught: manifest vs dpkg -S" \
 	"^not ok [0-9]+ sed: .*says package grep, but /usr/bin/sed is in sed"
 
 # 6. a bad manifest line
-run_check $good "comand typo x"
+run_check "$good" "comand typo x"
 has "a malformed manifest line is reported with its line number" \
 	"^# .*manifest:10: not 'package PKG' or 'command CMD PKG': comand typo x"
 
