@@ -232,6 +232,7 @@ static int restripe_all(struct buddy_allocation *a, unsigned int target,
 			const struct buddy_codec *codec, struct old_extent *old)
 {
 	struct buddy_device *bd = buddy_dev;
+	unsigned long dcur = 0, bcur = 0;
 	unsigned int c, k;
 	int ret = 0;
 
@@ -253,9 +254,9 @@ static int restripe_all(struct buddy_allocation *a, unsigned int target,
 		if (ch->x.target == target && ch->x.codec == codec)
 			continue;
 		buddy_chunk_need(n, target, &dev_bytes, &bud_bytes);
-		dev = buddy_pool_alloc(&bd->device, dev_bytes);
+		dev = buddy_pool_alloc(&bd->device, dev_bytes, &dcur);
 		if (dev && bud_bytes) {
-			bud = buddy_pool_alloc(&bd->buddy, bud_bytes);
+			bud = buddy_pool_alloc(&bd->buddy, bud_bytes, &bcur);
 			if (!bud) {
 				buddy_pool_free(&bd->device, dev, dev_bytes);
 				dev = NULL;

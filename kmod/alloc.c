@@ -86,6 +86,7 @@ static void free_extents(struct buddy_allocation *a)
 static int reserve_extents(struct buddy_allocation *a)
 {
 	struct buddy_device *bd = buddy_dev;
+	unsigned long dcur = 0, bcur = 0;
 	unsigned int c;
 	int ret = -ENOSPC;
 
@@ -105,11 +106,12 @@ static int reserve_extents(struct buddy_allocation *a)
 		}
 		init_rwsem(&ch->sem);
 		buddy_chunk_need(n, a->target, &ch->dev_bytes, &ch->bud_bytes);
-		dev = buddy_pool_alloc(&bd->device, ch->dev_bytes);
+		dev = buddy_pool_alloc(&bd->device, ch->dev_bytes, &dcur);
 		if (!dev)
 			goto err;
 		if (ch->bud_bytes) {
-			bud = buddy_pool_alloc(&bd->buddy, ch->bud_bytes);
+			bud = buddy_pool_alloc(&bd->buddy, ch->bud_bytes,
+					       &bcur);
 			if (!bud) {
 				buddy_pool_free(&bd->device, dev, ch->dev_bytes);
 				goto err;

@@ -28,7 +28,6 @@
  * struct buddy_pool - pages taken on one NUMA node (or any), mapped into one
  * virtual range whose base is the paper's global buddy base address, and
  * handed out in 4 KiB granules (BUDDY_GRANULE_BYTES) by genalloc.
- * @hint: where the next search starts (next fit), in granules; only a hint.
  */
 struct buddy_pool {
 	const char *name;
@@ -38,14 +37,14 @@ struct buddy_pool {
 	void *base;
 	struct gen_pool *gp;
 	atomic64_t used;
-	unsigned long hint;
 	unsigned long node_pages[BUDDY_MAX_NODES];
 };
 
 int buddy_pool_init(struct buddy_pool *p, const char *name, u64 bytes,
 		    int node);
 void buddy_pool_destroy(struct buddy_pool *p);
-void *buddy_pool_alloc(struct buddy_pool *p, u64 bytes);
+void *buddy_pool_alloc(struct buddy_pool *p, u64 bytes,
+		       unsigned long *cursor);
 void buddy_pool_free(struct buddy_pool *p, void *addr, u64 bytes);
 static inline u64 buddy_pool_bytes(const struct buddy_pool *p)
 {

@@ -5,9 +5,12 @@
  * handed out in 4 KiB granules through genalloc.  Never mapped to userspace.
  *
  * genalloc's own first fit scans the bitmap from bit 0 on every call, so
- * reserving the N chunks of one allocation costs O(N^2); the pools search
- * next fit instead (from where the last extent ended, wrapping once), so
- * a run of reservations sweeps the bitmap about once: O(N + pool bits).
+ * reserving the N chunks of one allocation costs O(N^2).  A run of
+ * reservations (one ALLOC, one re-target) carries a cursor instead: each
+ * search starts where the previous extent ended and wraps once, so the run
+ * sweeps the bitmap about once, O(N + pool bits), and packs an empty pool
+ * as tightly as first fit (the cursor starts at 0).  Only a pool whose free
+ * space is cut into runs shorter than an extent makes searches wrap often.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -29,23 +32,30 @@ static void pool_free_pages(struct buddy_pool *p, unsigned long n)
 	}
 }
 
-/* genpool_algo_t: next fit from the pool's hint, wrapping once. */
+/* genpool_algo_t: next fit from the cursor (@data), wrapping once. */
 static unsigned long pool_next_fit(unsigned long *map, unsigned long size,
 				   unsigned long start, unsigned int nr,
 				   void *data, struct gen_pool *pool,
 				   unsigned long start_addr)
 {
-	struct buddy_pool *p = data;
-	unsigned long from = max(start, READ_ONCE(p->hint)), bit;
+	unsigned long *cursor = data;
+	unsigned long from = max(start, *cursor), bit;
 
 	if (from >= size)
 		from = 0;
 	bit = bitmap_find_next_zero_area(map, size, from, nr, 0);
-	if (bit >= size && from)
-		bit = bitmap_find_next_zero_area(map, min(size, from + nr - 1),
-						 0, nr, 0);
+	if (bit >= size && from) {
+		/* wrap: runs that start before @from (it reports a miss as
+		 * a position past the window, which may be inside the map)
+		 */
+		unsigned long lim = min(size, from + nr - 1);
+
+		bit = bitmap_find_next_zero_area(map, lim, 0, nr, 0);
+		if (bit + nr > lim)
+			bit = size;
+	}
 	if (bit < size)
-		WRITE_ONCE(p->hint, bit + nr);
+		*cursor = bit + nr;
 	return bit;
 }
 
@@ -59,7 +69,6 @@ int buddy_pool_init(struct buddy_pool *p, const char *name, u64 bytes,
 	p->name = name;
 	p->node = node;
 	p->nr_pages = 0;
-	p->hint = 0;
 	atomic64_set(&p->used, 0);
 	memset(p->node_pages, 0, sizeof(p->node_pages));
 	if (!n)
@@ -110,7 +119,6 @@ int buddy_pool_init(struct buddy_pool *p, const char *name, u64 bytes,
 	p->gp = gen_pool_create(BUDDY_GRANULE_SHIFT, node);
 	if (!p->gp)
 		goto err_unmap;
-	gen_pool_set_algo(p->gp, pool_next_fit, p);
 	ret = gen_pool_add(p->gp, (unsigned long)p->base, bytes, node);
 	if (ret)
 		goto err_destroy_gp;
@@ -145,17 +153,19 @@ void buddy_pool_destroy(struct buddy_pool *p)
 
 /*
  * The one place extents come from (a named, non-inline function, so that
- * fault injection can make it fail).  NULL when no run of free granules is
- * long enough.
+ * fault injection can make it fail).  @cursor (0 to start a run of
+ * reservations) is where the search starts and is moved past the extent.
+ * NULL when no run of free granules is long enough.
  */
-noinline void *buddy_pool_alloc(struct buddy_pool *p, u64 bytes)
+noinline void *buddy_pool_alloc(struct buddy_pool *p, u64 bytes,
+				unsigned long *cursor)
 {
 	unsigned long addr;
 
 	bytes = buddy_granule_align(bytes);
 	if (!bytes || !p->nr_pages)
 		return NULL;
-	addr = gen_pool_alloc(p->gp, bytes);
+	addr = gen_pool_alloc_algo(p->gp, bytes, pool_next_fit, cursor);
 	if (!addr)
 		return NULL;
 	atomic64_add(bytes, &p->used);
