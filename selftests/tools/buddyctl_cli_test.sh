@@ -151,10 +151,19 @@ err_has "bad target named with file and line" "$T/bad.state:2: invalid target"
 err_has "bad codec named" "$T/bad.state:3: invalid codec"
 err_has "bad uid named" "$T/bad.state:4: invalid uid"
 err_has "label buddy.ko refuses" "$T/bad.state:5: label \"a/b\" is not accepted by buddy.ko"
-err_has "bad escape named" "$T/bad.state:6: bad label"
+err_has "bad escape named" "$T/bad.state:6: bad escape in label"
 err_has "missing field named" "$T/bad.state:7: expected 4 TAB-separated fields"
 err_has "nothing installed" "6 bad lines: nothing installed"
 if [ ! -s "$T/out" ]; then ok "nothing printed on stdout"; else nok "nothing printed on stdout"; fi
+# the field at fault is named: a CR before the line's last one is the codec's
+printf '1\tw\t4x\tbpc\r\r\n' >"$T/crcr.state"
+run 1 "load-profiles of a line ending CR CR LF" load-profiles --dry-run "$T/crcr.state"
+err_has "CR CR LF: the codec is named, not the label" "$T/crcr.state:1: invalid codec: a carriage return"
+# one rule with buddyd (tools/lib/profile_file.h): the first 4096 profiles
+awk 'BEGIN { for (i = 0; i < 4100; i++) printf "%d\tl%d\t2x\tbpc\n", i % 3, i }' >"$T/big.state"
+run 0 "load-profiles of 4100 profiles: the first 4096 (as buddyd)" load-profiles --dry-run "$T/big.state"
+err_has "the first profile past 4096 is named, with the count" "$T/big.state:4097: more than 4096 profiles (the size of buddy.ko's table): this line and 3 later profile lines not loaded"
+pycheck "4096 profiles printed, the last one l4095" "len(j) == 4096 and j[-1]['label'] == 'l4095'"
 run 1 "load-profiles of a missing file" load-profiles --dry-run "$T/none.state"
 err_has "the missing file is named" "$T/none.state: No such file or directory"
 
