@@ -6,6 +6,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <stdbool.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -90,61 +91,45 @@ int bd_state_save(const char *path, const struct buddy_profile_table *t)
 
 int bd_state_check(const char *path)
 {
-	char dir[PATH_MAX], tmp[PATH_MAX + 16], *slash;
+	char dir[PATH_MAX], tmp[PATH_MAX + 32], *slash;
+	bool made = false;
 	struct stat st;
-	int fd;
+	int fd, err = 0;
 
-	if (snprintf(dir, sizeof(dir), "%s", path) >= (int)sizeof(dir))
+	/* through a symlink the temporary file is made next to its target */
+	if (!realpath(path, dir) &&
+	    snprintf(dir, sizeof(dir), "%s", path) >= (int)sizeof(dir))
 		return -ENAMETOOLONG;
-	if (!stat(path, &st)) {
+	if (!stat(dir, &st)) {
 		if (S_ISDIR(st.st_mode))
 			return -EISDIR;
-		if (access(path, W_OK))
+		if (access(dir, W_OK))
 			return -errno;
 	}
 	slash = strrchr(dir, '/');
 	if (slash == dir)
-		strcpy(dir, "/");
+		dir[1] = 0;
 	else if (slash)
 		*slash = 0;
 	else
 		strcpy(dir, ".");
 	if (stat(dir, &st)) {
-		/* bd_state_save() makes the last directory: its parent must do */
-		if (errno != ENOENT)
+		/* bd_state_save() makes it: try, and leave no trace */
+		if (errno != ENOENT || mkdir(dir, 0755))
 			return -errno;
-		slash = strrchr(dir, '/');
-		if (slash == dir)
-			strcpy(dir, "/");
-		else if (slash)
-			*slash = 0;
-		else
-			strcpy(dir, ".");
-		return access(dir, W_OK | X_OK) ? -errno : 0;
-	}
-	if (!S_ISDIR(st.st_mode))
+		made = true;
+	} else if (!S_ISDIR(st.st_mode)) {
 		return -ENOTDIR;
-	/* through a symlink the temporary file is made next to its target */
-	if (snprintf(tmp, sizeof(tmp), "%s", path) >= (int)sizeof(tmp))
-		return -ENAMETOOLONG;
-	{
-		char target[PATH_MAX];
-
-		if (realpath(path, target)) {
-			char *s = strrchr(target, '/');
-
-			if (s && s != target)
-				*s = 0;
-			snprintf(dir, sizeof(dir), "%s", target);
-		}
 	}
-	if (snprintf(tmp, sizeof(tmp), "%s/.buddyd-checkXXXXXX", dir) >=
-	    (int)sizeof(tmp))
-		return -ENAMETOOLONG;
+	snprintf(tmp, sizeof(tmp), "%s/.buddyd-checkXXXXXX", dir);
 	fd = mkostemp(tmp, O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	close(fd);
-	unlink(tmp);
-	return 0;
+	if (fd < 0) {
+		err = -errno;
+	} else {
+		close(fd);
+		unlink(tmp);
+	}
+	if (made)
+		rmdir(dir);
+	return err;
 }

@@ -43,7 +43,7 @@ int bd_state_save(const char *path, const struct buddy_profile_table *t);
 
 /*
  * bd_state_check() - can the state file @path be written (its directory
- * created, a temporary file made next to it)?  Nothing is changed.
+ * created, a temporary file made next to it)?  Tried, and undone.
  * Return: 0 or -errno.
  */
 int bd_state_check(const char *path);
