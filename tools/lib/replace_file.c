@@ -138,7 +138,7 @@ int buddy_replace_commit(struct buddy_replace *r)
 {
 	int err = 0;
 
-	errno = 0;
+	/* a failed write left its errno (EFBIG, ENOSPC ...); stdio keeps none */
 	if (fflush(r->f) || ferror(r->f))
 		err = -(errno ? errno : EIO);
 	if (!err && r->tmp[0] && fsync(fileno(r->f)))
