@@ -51,6 +51,7 @@
 #include "profile.h"
 #include "profile_file.h"
 #include "replace_file.h"
+#include "admin_util.h"
 
 #define MIB	(1024.0 * 1024.0)
 
@@ -812,9 +813,9 @@ static void report_json(FILE *f, struct rep *rp)
 
 		memcpy(first, h->not_followed, sizeof(h->not_followed));
 		first[sizeof(h->not_followed)] = 0;
-		jadd(o, "not_followed_first", json_object_new_string(first));
+		jadd(o, "not_followed_first", au_json_string(first));
 		jadd(o, "empty_reason", pf_empty_reason(r, why, sizeof(why)) ?
-		     json_object_new_string(why) : NULL);
+		     au_json_string(why) : NULL);
 	}
 	jadd(root, "interposer", o);
 
