@@ -494,6 +494,24 @@ TEST_F(file, save_keeps_every_line_in_place)
 	buddy_profile_free(&t);
 }
 
+/* A byte-order mark is skipped (and kept on save), not a bad uid. */
+TEST_F(file, utf8_bom_is_skipped)
+{
+	struct buddy_profile_table t = { 0 };
+	char out[256];
+	unsigned int bad = 9;
+
+	snprintf(self->path, sizeof(self->path), "%s/bom", self->dir);
+	spit(self->path, "\xef\xbb\xbf" "7\tw\t4x\tbpc\n");
+	ASSERT_EQ(0, bd_state_load(self->path, &t, &bad));
+	EXPECT_EQ(0, bad) TH_LOG("%s", logbuf);
+	ASSERT_NE(NULL, buddy_profile_find(&t, 7, "w"));
+	ASSERT_EQ(0, bd_state_save(self->path, &t));
+	ASSERT_LT(0, slurp(self->path, out, sizeof(out)));
+	EXPECT_STREQ("\xef\xbb\xbf" "7\tw\t4x\tbpc\n", out);
+	buddy_profile_free(&t);
+}
+
 /* The file's mode stays (0600 here); a new file follows the umask. */
 TEST_F(file, save_keeps_the_mode)
 {

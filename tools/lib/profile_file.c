@@ -437,7 +437,11 @@ int buddy_profile_read(struct buddy_profile_table *t, FILE *f,
 			r = -EINVAL;
 			why = "NUL byte in line";
 		} else {
-			r = buddy_profile_parse_line(line, &p, &why);
+			/* a UTF-8 byte-order mark is no text (kept, though) */
+			bool bom = ln == 1 && !strncmp(line, "\xef\xbb\xbf", 3);
+
+			r = buddy_profile_parse_line(line + (bom ? 3 : 0), &p,
+						     &why);
 		}
 		if (r < 0) {
 			s.bad++;
@@ -519,10 +523,14 @@ int buddy_profile_table_write(FILE *f, const struct buddy_profile_table *t,
 		struct buddy_profile_entry was;
 
 		if (l->entry) {
+			size_t bom = !i && !strncmp(l->text, "\xef\xbb\xbf", 3) ?
+				     3 : 0;
+
 			e = &t->v[l->entry - 1];
-			if (buddy_profile_parse_line(l->text, &was, NULL) != 1 ||
+			if (buddy_profile_parse_line(l->text + bom, &was, NULL) != 1 ||
 			    was.target != e->target || was.codec != e->codec) {
 				buddy_profile_format_line(e, buf, sizeof(buf));
+				fwrite(l->text, 1, bom, f);
 				fputs(buf, f);
 				continue;
 			}

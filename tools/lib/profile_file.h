@@ -16,6 +16,7 @@
  *   codec   bpc, zvc, bdi, fpc, none or default (buddy_codec_parse())
  *
  * Blank lines and lines whose first non-blank byte is '#' are comments.
+ * A UTF-8 byte-order mark at the start of a file is skipped.
  * Fields are separated by exactly one TAB; spaces around the uid, target
  * and codec are ignored, spaces in a label are part of it.  A trailing CR
  * is ignored.
