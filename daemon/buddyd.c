@@ -748,6 +748,8 @@ static void log_config(struct buddyd *b, const char *what)
 		b->conf.state_file, b->conf.device);
 }
 
+static int check_state_file(const struct bd_conf *c);
+
 static void reload(struct buddyd *b)
 {
 	struct bd_conf c;
@@ -757,6 +759,8 @@ static void reload(struct buddyd *b)
 	bd_info("SIGHUP: reloading %s and its drop-ins", b->config_path);
 	if (load_conf(b, &c)) {
 		bd_err("reload: the configuration has errors; keeping the one in force");
+	} else if (check_state_file(&c)) {
+		bd_err("reload: keeping the configuration in force");
 	} else {
 		if (strcmp(c.device, b->conf.device)) {
 			struct buddy_info info;

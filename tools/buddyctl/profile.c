@@ -1415,6 +1415,14 @@ const char *pf_empty_reason(const struct pf_run *r, char *buf, size_t len)
 			 (unsigned long long)o->min_size, h->nr_not_followed,
 			 h->nr_not_followed == 1 ? "" : "es",
 			 h->nr_not_followed == 1 ? "was" : "were", first, first);
+	} else if (h->nr_forked) {
+		snprintf(buf, len,
+			 "pid %d (%s) made no allocation of at least %llu B, and the %u child%s it forked (without exec) %s not followed: buddyctl profile follows one process",
+			 (int)h->owner_pid,
+			 h->owner_pid == r->child ? o->argv[0] : "its owner",
+			 (unsigned long long)o->min_size, h->nr_forked,
+			 h->nr_forked == 1 ? "" : "ren",
+			 h->nr_forked == 1 ? "was" : "were");
 	} else {
 		snprintf(buf, len,
 			 "pid %d (%s) made no allocation of at least %llu B and started no other program; a lower --min-size tracks smaller ones",

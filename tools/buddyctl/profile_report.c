@@ -808,6 +808,7 @@ static void report_json(FILE *f, struct rep *rp)
 	jadd(o, "hook_s", jfrac(h->hook_ns / 1e9));
 	jadd(o, "owner_pid", json_object_new_int(h->owner_pid));
 	jadd(o, "not_followed", json_object_new_int64(h->nr_not_followed));
+	jadd(o, "forked", json_object_new_int64(h->nr_forked));
 	{
 		char first[sizeof(h->not_followed) + 1], why[512];
 

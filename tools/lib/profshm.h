@@ -18,8 +18,9 @@
  * getpid() with @owner_pid on every tracked operation, so a forked child
  * never writes into its parent's table.  Children are not followed; each
  * exec'd process that loads the interposer but does not own the table adds
- * one to @nr_not_followed (the first names itself in @not_followed), so
- * that the profiler can say why a report is empty.
+ * one to @nr_not_followed (the first names itself in @not_followed), and
+ * every child the owner forks adds one to @nr_forked, so that the profiler
+ * can say why a report is empty.
  *
  * The table is an open-addressing hash of BPROF_SLOTS(hdr) slots keyed by
  * address, linear probing of at most BPROF_MAX_PROBE slots.  A slot goes
@@ -116,7 +117,7 @@ struct bprof_hdr {
 	uint32_t snap_done;
 	uint32_t nr_not_followed;	/* processes that loaded the interposer
 					 * but did not own the table */
-	uint32_t pad;
+	uint32_t nr_forked;		/* children the owner forked */
 	char not_followed[64];		/* basename of the first of them */
 };
 

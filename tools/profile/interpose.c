@@ -35,6 +35,7 @@
 #include <limits.h>
 #include <linux/futex.h>
 #include <malloc.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -244,11 +245,25 @@ out:
 	close(fd);
 }
 
+/*
+ * In a child forked by the owner: not followed (its owner tag reads zero),
+ * counted so that an empty report can say the work went there.
+ */
+static void forked_child(void)
+{
+	struct bprof_hdr *h = __atomic_load_n(&hdr, __ATOMIC_ACQUIRE);
+
+	if (h)
+		__atomic_add_fetch(&h->nr_forked, 1, __ATOMIC_RELAXED);
+}
+
 __attribute__((constructor(101))) static void buddyprof_init(void)
 {
 	ensure_resolved();
 	in_hook++;
 	attach();
+	if (hdr)
+		pthread_atfork(NULL, NULL, forked_child);
 	in_hook--;
 }
 

@@ -227,6 +227,9 @@ i = d["interposer"]
 assert i["not_followed"] == 1 and i["not_followed_first"] == "known", i
 assert i["empty_reason"] and "--match known" in i["empty_reason"], i
 '
+prof --no-timer -o "$W/fk.txt" -- sh -c "(true; true); true" >/dev/null 2>"$W/fk.err"
+check "work in a forked child (no exec): said, and that one process is followed" \
+	grep -q "the 1 child it forked (without exec) was not followed: buddyctl profile follows one process" "$W/fk.err"
 prof --no-timer --match nosuch -o "$W/nm.txt" -- sh -c "./known 1; true" >/dev/null 2>"$W/nm.err"
 check "--match that matches nothing: said, with the processes there were" \
 	grep -q "no process matched --match nosuch; 2 processes loaded libbuddyprof.so (the first: " "$W/nm.err"
@@ -279,10 +282,10 @@ check "-n x names --points and its range" grep -q -- "--points: x is not in 0..1
 "$BUDDYCTL" profile --bogus -- true >/dev/null 2>"$W/opt.err"
 check "an unknown option: getopt's message with the buddyctl: prefix" \
 	grep -q "^buddyctl: profile: unrecognized option '--bogus'" "$W/opt.err"
-prof -n 3 -i 50ms -j -o "$W/i.json" -- ./threaded 0.5 1 >/dev/null 2>&1
-check "-i takes a time span (50ms)" pyj "$W/i.json" '
-assert len([s for s in d["snapshots"] if s["kept"]]) == 3, d["snapshots"]
-'
+prof -i "1min 30s" --first 500ms --at "1.5,2 s" -o /dev/null -- true >/dev/null 2>"$W/span.err"
+check "-i, --first and --at take time spans as systemd writes them" sh -c "test $? -eq 0"
+"$BUDDYCTL" profile -i 10parsecs -- true >/dev/null 2>"$W/span.err"
+check "a bad span: exit 2, naming --interval" sh -c "test $? -eq 2 && grep -q -- '--interval: 10parsecs is not a time span' '$W/span.err'"
 
 echo "1..$n"
 echo "# Totals: pass:$pass fail:$fail xfail:0 xpass:0 skip:$skip error:0"
