@@ -74,7 +74,7 @@ int au_open(void)
 			buddyctl_err("%s: %s (the buddy module is not loaded: modprobe buddy)",
 				     path, strerror(err));
 		else if (err == EACCES || err == EPERM)
-			buddyctl_err("%s: %s (read-write access needed: run as root, or ask for it)",
+			buddyctl_err("%s: %s (read-write access needed: root, or a member of the device's group)",
 				     path, strerror(err));
 		else
 			buddyctl_err("%s: %s", path, strerror(err));
