@@ -65,7 +65,7 @@ struct buddyd {
 	bool config_given;
 	struct override ov[MAX_OVERRIDES];
 	int nov;
-	bool once, report, json, interval_given;
+	bool once, report, json, interval_given, check;
 
 	/* configuration in force */
 	struct bd_conf conf;
@@ -77,7 +77,7 @@ struct buddyd {
 
 	/* state */
 	struct bd_window win;
-	struct bd_profiles profiles;
+	struct buddy_profile_table profiles;
 	struct buddy_alloc_stat *st;	/* the newest snapshot */
 	size_t nst, stcap;
 	struct failed *failed;		/* re-targetings that failed, logged */
@@ -109,6 +109,10 @@ static void usage(FILE *f)
 "      --report            with --once: print the report (decisions, Fig. 7\n"
 "                          ablation, Fig. 10 threshold sweep, Fig. 9 series)\n"
 "      --json              the report as one JSON object\n"
+"      --check-config      read the configuration, print the settings in\n"
+"                          force and every problem (an unknown key is an\n"
+"                          error here), and exit: 0 good, 1 problems; no\n"
+"                          device needed\n"
 "  -v, --verbose           debug messages too\n"
 "  -h, --help              this text\n"
 "  -V, --version           version\n"
@@ -137,7 +141,8 @@ static int add_override(struct buddyd *b, const char *key, const char *value,
 
 static int parse_args(struct buddyd *b, int argc, char **argv)
 {
-	enum { OPT_STATE = 256, OPT_DEVICE, OPT_ONCE, OPT_REPORT, OPT_JSON };
+	enum { OPT_STATE = 256, OPT_DEVICE, OPT_ONCE, OPT_REPORT, OPT_JSON,
+	       OPT_CHECK };
 	static const struct option opts[] = {
 		{ "config",	 required_argument, NULL, 'c' },
 		{ "threshold",	 required_argument, NULL, 't' },
@@ -151,6 +156,7 @@ static int parse_args(struct buddyd *b, int argc, char **argv)
 		{ "once",	 no_argument,	    NULL, OPT_ONCE },
 		{ "report",	 no_argument,	    NULL, OPT_REPORT },
 		{ "json",	 no_argument,	    NULL, OPT_JSON },
+		{ "check-config", no_argument,	    NULL, OPT_CHECK },
 		{ "verbose",	 no_argument,	    NULL, 'v' },
 		{ "help",	 no_argument,	    NULL, 'h' },
 		{ "version",	 no_argument,	    NULL, 'V' },
@@ -211,6 +217,9 @@ static int parse_args(struct buddyd *b, int argc, char **argv)
 		case OPT_JSON:
 			b->json = true;
 			break;
+		case OPT_CHECK:
+			b->check = true;
+			break;
 		case 'v':
 			bd_log_max = LOG_DEBUG;
 			break;
@@ -230,6 +239,10 @@ static int parse_args(struct buddyd *b, int argc, char **argv)
 	}
 	if (optind < argc) {
 		bd_err("unexpected argument '%s'", argv[optind]);
+		return EXIT_USAGE;
+	}
+	if (b->check && (b->once || b->report || b->json)) {
+		bd_err("--check-config runs nothing: not with --once, --report or --json");
 		return EXIT_USAGE;
 	}
 	if (b->report && !b->once) {
@@ -356,7 +369,7 @@ static int install_profiles(struct buddyd *b)
 /* Read the state file and, unless in dry-run, install it.  0 or -errno. */
 static int load_profiles(struct buddyd *b)
 {
-	struct bd_profiles t = { 0 };
+	struct buddy_profile_table t = { 0 };
 	unsigned int bad;
 	int r;
 
@@ -366,13 +379,13 @@ static int load_profiles(struct buddyd *b)
 			b->conf.state_file);
 	} else if (r) {
 		bd_err("%s: %s", b->conf.state_file, strerror(-r));
-		bd_profiles_free(&t);
+		buddy_profile_free(&t);
 		return r;
 	}
 	if (!r)
 		bd_info("%s: %zu profiles%s", b->conf.state_file, t.n,
 			bad ? " (bad lines skipped)" : "");
-	bd_profiles_free(&b->profiles);
+	buddy_profile_free(&b->profiles);
 	b->profiles = t;
 	if (b->conf.mode == BD_MODE_DRY_RUN) {
 		bd_info("dry run: not installing the %zu profiles", t.n);
@@ -510,7 +523,7 @@ static void act_profiles(struct buddyd *b, const struct bd_decision *d)
 
 		if (!k->label[0])
 			continue;	/* nothing to key a profile by */
-		old = bd_profiles_find(&b->profiles, k->uid, k->label);
+		old = buddy_profile_find(&b->profiles, k->uid, k->label);
 		if (old && old->target == d->ch[u].target &&
 		    old->codec == codec)
 			continue;
@@ -540,14 +553,17 @@ static void act_profiles(struct buddyd *b, const struct bd_decision *d)
 		const struct buddy_profile_entry *p = &e[i], *old;
 		char esc[BUDDY_LABEL_ESC_MAX];
 
-		old = bd_profiles_find(&b->profiles, p->uid, p->label);
+		old = buddy_profile_find(&b->profiles, p->uid, p->label);
 		buddy_label_escape(p->label, esc, sizeof(esc), true);
 		bd_info("profile uid=%u label=\"%s\": %s %s (was %s)", p->uid,
 			esc, buddy_target_name(p->target),
 			buddy_codec_name(p->codec),
 			old ? buddy_target_name(old->target) : "none");
-		if (bd_profiles_put(&b->profiles, p) < 0)
-			bd_err("out of memory");
+		r = buddy_profile_put(&b->profiles, p);
+		if (r < 0)
+			bd_err("profile uid=%u label=\"%s\": not kept: %s", p->uid,
+			       esc, r == -ENOSPC ? "the table is full" :
+			       strerror(-r));
 	}
 	r = bd_state_save(b->conf.state_file, &b->profiles);
 	if (r)
@@ -732,6 +748,8 @@ static void log_config(struct buddyd *b, const char *what)
 		b->conf.state_file, b->conf.device);
 }
 
+static int check_state_file(const struct bd_conf *c);
+
 static void reload(struct buddyd *b)
 {
 	struct bd_conf c;
@@ -741,6 +759,8 @@ static void reload(struct buddyd *b)
 	bd_info("SIGHUP: reloading %s and its drop-ins", b->config_path);
 	if (load_conf(b, &c)) {
 		bd_err("reload: the configuration has errors; keeping the one in force");
+	} else if (check_state_file(&c)) {
+		bd_err("reload: keeping the configuration in force");
 	} else {
 		if (strcmp(c.device, b->conf.device)) {
 			struct buddy_info info;
@@ -872,6 +892,47 @@ static int run(struct buddyd *b)
 	return ret;
 }
 
+/* Can StateFile be written?  Not in dry-run, which never writes it. */
+static int check_state_file(const struct bd_conf *c)
+{
+	int r;
+
+	if (c->mode == BD_MODE_DRY_RUN)
+		return 0;
+	r = bd_state_check(c->state_file);
+	if (r)
+		bd_err("StateFile=%s: cannot be written: %s (run with --dry-run, or give --state-file=PATH)",
+		       c->state_file, strerror(-r));
+	return r;
+}
+
+/*
+ * --check-config: the files, the drop-ins and the command line, strictly
+ * (an unknown key is an error); the settings in force on stdout, every
+ * problem on stderr.  No device.
+ */
+static int check_config(struct buddyd *b)
+{
+	int err;
+
+	bd_log_words = true;
+	bd_conf_strict = true;
+	err = load_conf(b, &b->conf);
+	if (check_state_file(&b->conf))
+		err = err ?: -EINVAL;
+	printf("# buddyd %s: %s, then %s.d/*.conf, then the command line\n",
+	       BUDDYD_VERSION, b->config_path, b->config_path);
+	bd_conf_print(stdout, &b->conf);
+	if (fflush(stdout) || ferror(stdout))
+		return 1;
+	if (err) {
+		bd_err("%s: the configuration has problems (above)",
+		       b->config_path);
+		return 1;
+	}
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	struct buddyd b = { .devfd = -1, .sigfd = -1 };
@@ -880,7 +941,12 @@ int main(int argc, char **argv)
 	ret = parse_args(&b, argc, argv);
 	if (ret)
 		return ret;
+	if (b.check)
+		return check_config(&b);
 	if (load_conf(&b, &b.conf))
+		return 1;
+	/* now, not at the first decision minutes later */
+	if (check_state_file(&b.conf))
 		return 1;
 	set_interval(&b);
 	if (setup_signals(&b)) {
@@ -904,7 +970,7 @@ int main(int argc, char **argv)
 		bd_notify("READY=1\nSTATUS=Profiling");
 	ret = run(&b);
 	bd_window_free(&b.win);
-	bd_profiles_free(&b.profiles);
+	buddy_profile_free(&b.profiles);
 	free(b.st);
 	free(b.failed);
 	close(b.devfd);

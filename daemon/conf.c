@@ -14,6 +14,7 @@
 #include "conf.h"
 #include "heuristic.h"
 #include "log.h"
+#include "timespan.h"
 
 void bd_conf_defaults(struct bd_conf *c)
 {
@@ -64,61 +65,15 @@ int bd_parse_percent(const char *s, uint32_t *ppm)
 	return 0;
 }
 
-static const struct {
-	const char *name;
-	uint64_t us;
-} time_units[] = {
-	{ "us", 1 }, { "ms", 1000 }, { "s", 1000000 }, { "sec", 1000000 },
-	{ "m", 60000000 }, { "min", 60000000 }, { "h", 3600000000ULL },
-	{ "hr", 3600000000ULL },
-};
-
+/* systemd's grammar (tools/lib/timespan.h), within 1ms..1d. */
 int bd_parse_timespan(const char *s, uint64_t *usec)
 {
-	uint64_t total = 0;
-	bool any = false;
+	uint64_t v;
 
-	if (!s)
+	if (buddy_parse_timespan(s, &v) || v < BD_MIN_INTERVAL_US ||
+	    v > BD_MAX_INTERVAL_US)
 		return -EINVAL;
-	for (;;) {
-		uint64_t v = 0, mult = 0;
-		const char *u;
-		size_t ul, i;
-
-		while (*s == ' ')
-			s++;
-		if (!*s)
-			break;
-		if (!isdigit((unsigned char)*s))
-			return -EINVAL;
-		for (; isdigit((unsigned char)*s); s++) {
-			v = v * 10 + (*s - '0');
-			if (v > BD_MAX_INTERVAL_US)
-				return -EINVAL;
-		}
-		for (u = s; isalpha((unsigned char)*s); s++)
-			;
-		ul = s - u;
-		if (!ul) {
-			mult = 1000000;	/* a bare number is seconds */
-		} else {
-			for (i = 0; i < sizeof(time_units) / sizeof(time_units[0]); i++)
-				if (strlen(time_units[i].name) == ul &&
-				    !strncmp(time_units[i].name, u, ul))
-					mult = time_units[i].us;
-			if (!mult)
-				return -EINVAL;
-		}
-		if (v > BD_MAX_INTERVAL_US / mult)
-			return -EINVAL;
-		total += v * mult;
-		if (total > BD_MAX_INTERVAL_US)
-			return -EINVAL;
-		any = true;
-	}
-	if (!any || total < BD_MIN_INTERVAL_US)
-		return -EINVAL;
-	*usec = total;
+	*usec = v;
 	return 0;
 }
 
@@ -202,6 +157,70 @@ char *bd_format_timespan(uint64_t usec, char *buf, unsigned int len)
 
 /* ---- keys --------------------------------------------------------------- */
 
+bool bd_conf_strict;
+
+static const char *const conf_keys[] = {
+	"Threshold", "MostlyZero", "Interval", "Window", "Mode", "StateFile",
+	"Device",
+};
+
+/* "Key=value" of @c for @key, as a configuration file would say it. */
+static char *key_value(const struct bd_conf *c, const char *key, char *buf,
+		       size_t len)
+{
+	char v[PATH_MAX];
+
+	if (!strcmp(key, "Threshold"))
+		bd_format_percent(c->threshold_ppm, v, sizeof(v));
+	else if (!strcmp(key, "MostlyZero"))
+		bd_format_percent(c->zero_ppm, v, sizeof(v));
+	else if (!strcmp(key, "Interval"))
+		bd_format_timespan(c->interval_us, v, sizeof(v));
+	else if (!strcmp(key, "Window"))
+		snprintf(v, sizeof(v), "%u", c->window);
+	else if (!strcmp(key, "Mode"))
+		snprintf(v, sizeof(v), "%s", bd_mode_name(c->mode));
+	else if (!strcmp(key, "StateFile"))
+		snprintf(v, sizeof(v), "%s", c->state_file);
+	else
+		snprintf(v, sizeof(v), "%s", c->device);
+	snprintf(buf, len, "%s=%s", key, v);
+	return buf;
+}
+
+void bd_conf_print(FILE *f, const struct bd_conf *c)
+{
+	char buf[PATH_MAX + 32];
+
+	fprintf(f, "[%s]\n", BD_SECTION);
+	for (size_t i = 0; i < sizeof(conf_keys) / sizeof(conf_keys[0]); i++)
+		fprintf(f, "%s\n", key_value(c, conf_keys[i], buf, sizeof(buf)));
+}
+
+/*
+ * An unknown key: a warning, or with bd_conf_strict an error, naming what
+ * is in force instead: the value of the key meant when only the case
+ * differs ("threshold=" for "Threshold="), else the keys there are.
+ */
+static int unknown_key(const struct bd_conf *c, const char *key,
+		       const char *where)
+{
+	int prio = bd_conf_strict ? LOG_ERR : LOG_WARNING;
+	char buf[PATH_MAX + 32];
+
+	for (size_t i = 0; i < sizeof(conf_keys) / sizeof(conf_keys[0]); i++) {
+		if (strcasecmp(key, conf_keys[i]))
+			continue;
+		bd_log(prio, "%s: unknown key '%s' in section [%s]%s: keys are case-sensitive, %s= is meant? In force: %s",
+		       where, key, BD_SECTION, bd_conf_strict ? "" : ", ignored",
+		       conf_keys[i], key_value(c, conf_keys[i], buf, sizeof(buf)));
+		return bd_conf_strict ? -EINVAL : -ENOENT;
+	}
+	bd_log(prio, "%s: unknown key '%s' in section [%s]%s (keys: Threshold, MostlyZero, Interval, Window, Mode, StateFile, Device; all at their defaults unless set)",
+	       where, key, BD_SECTION, bd_conf_strict ? "" : ", ignored");
+	return bd_conf_strict ? -EINVAL : -ENOENT;
+}
+
 int bd_conf_set(struct bd_conf *c, const char *key, const char *value,
 		const char *where)
 {
@@ -244,16 +263,14 @@ int bd_conf_set(struct bd_conf *c, const char *key, const char *value,
 		else
 			strcpy(dst, src);
 	} else {
-		bd_warn("%s: unknown key '%s' in section [%s], ignoring", where,
-			key, BD_SECTION);
-		return -ENOENT;
+		return unknown_key(c, key, where);
 	}
 	if (err) {
 		bd_err("%s: invalid %s value '%s'%s", where, key, value,
 		       !strcmp(key, "Threshold") || !strcmp(key, "MostlyZero") ?
 		       " (a percentage 0..100, e.g. 30%)" :
 		       !strcmp(key, "Interval") ?
-		       " (a time span 1ms..1d, e.g. 10s or 500ms)" :
+		       " (a time span of 1ms..1d as systemd writes it: 10s, 500ms, 1min 30s, 1.5h, 1d)" :
 		       !strcmp(key, "Window") ? " (1..1000 snapshots)" :
 		       !strcmp(key, "Mode") ? " (dry-run, profiles or live)" :
 		       " (path too long)");
@@ -295,9 +312,12 @@ int bd_conf_parse_file(struct bd_conf *c, const char *path)
 		return err;
 	}
 	while (getline(&line, &cap, f) >= 0) {
-		char *s = strip(line), *eq;
+		char *s, *eq;
 
 		ln++;
+		/* a UTF-8 byte-order mark, as some editors write, is no text */
+		s = strip(ln == 1 && !strncmp(line, "\xef\xbb\xbf", 3) ?
+			  line + 3 : line);
 		snprintf(where, sizeof(where), "%s:%u", path, ln);
 		if (!*s || *s == '#' || *s == ';')
 			continue;

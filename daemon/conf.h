@@ -10,7 +10,9 @@
  *     are ignored with a warning;
  *   - "Key=Value": whitespace around the key and the value is dropped; an
  *     empty value puts the key back to its default; keys are case-sensitive;
- *     an unknown key is ignored with a warning;
+ *     an unknown key is ignored with a warning naming the value in force
+ *     (an error with bd_conf_strict: buddyd --check-config);
+ *   - a UTF-8 byte-order mark at the start of a file is skipped;
  *   - an invalid value, a line that is none of the above, or an assignment
  *     before any section is an error naming the file and line.
  *
@@ -24,9 +26,9 @@
  *   Device=PATH	the control device (default /dev/buddy)
  *
  * PCT: a number from 0 to 100 with up to four decimals, optionally followed
- * by '%' ("30%", "12.5", "0.0001%").  TIME: one or more "<integer><unit>"
- * terms, units us, ms, s/sec, m/min, h/hr ("10s", "500ms", "1min 30s"); a
- * bare integer is seconds; 1ms..1d.
+ * by '%' ("30%", "12.5", "0.0001%").  TIME: a time span as systemd reads
+ * it (systemd.time(7), tools/lib/timespan.h): "10s", "10 s", "500ms",
+ * "1min 30s", "1.5h", "1d"; a bare number is seconds; 1ms..1d.
  *
  * Drop-ins: every regular file named "*.conf" (not starting with '.') in
  * "<config path>.d/", read after the main file in strcmp() order of the
@@ -38,6 +40,7 @@
 #include <limits.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #define BD_CONF_PATH		"/etc/buddy/buddyd.conf"
 #define BD_STATE_PATH		"/var/lib/buddy/profiles"
@@ -68,11 +71,18 @@ struct bd_conf {
 
 void bd_conf_defaults(struct bd_conf *c);
 
+/* An unknown key is an error (buddyd --check-config), not a warning. */
+extern bool bd_conf_strict;
+
+/* @c as a configuration file: "[Buddyd]" and every "Key=value". */
+void bd_conf_print(FILE *f, const struct bd_conf *c);
+
 /*
  * bd_conf_set() - set one key from its text.
  * @where: names the source in messages ("file:12", "--threshold").
- * Return: 0; -ENOENT for an unknown key (a warning is logged); -EINVAL for
- * an invalid value (an error is logged).  @c is unchanged on error.
+ * Return: 0; -ENOENT for an unknown key (a warning is logged; with
+ * bd_conf_strict -EINVAL and an error); -EINVAL for an invalid value (an
+ * error is logged).  @c is unchanged on error.
  */
 int bd_conf_set(struct bd_conf *c, const char *key, const char *value,
 		const char *where);

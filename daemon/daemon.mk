@@ -5,8 +5,10 @@
 #                             static guest build $(B)/guest/daemon/buddyd
 #   make check-daemon-native  the pure parts (configuration and drop-ins,
 #                             state-file escaping, snapshot windows, sd_notify)
-#                             under ASan+UBSan; TAP in
-#                             $(B)/results/native-san-daemon-*.log
+#                             under ASan+UBSan, and buddyd --check-config
+#                             (selftests/daemon/check_config_test.sh); TAP in
+#                             $(B)/results/native-san-daemon-*.log and
+#                             native-daemon-check-config.log
 #   make check-daemon         build buddy.ko and the static binaries, boot a
 #                             QEMU guest, run selftests/daemon/guest-daemon.sh:
 #                             TAP in $(B)/results/guest-daemon.log, a real
@@ -57,8 +59,12 @@ $(DAEMON_NATIVE_TESTS): $(B)/san/tests/daemon/%: selftests/daemon/%.c \
 	$(CC) -O1 -g $(WARN) $(DAEMON_CPPFLAGS) $(SAN) -o $@ $< $(DAEMON_SRCS) \
 	    $(B)/san/libbuddytools.a $(B)/san/libbuddycore.a $(JSONC_LIBS) -lm
 
-check-daemon-native: $(DAEMON_NATIVE_TESTS)
-	@scripts/run-native-tests.sh $(DAEMON_NATIVE_TESTS)
+check-daemon-native: $(DAEMON_NATIVE_TESTS) $(B)/buddyd
+	@scripts/run-native-tests.sh $(DAEMON_NATIVE_TESTS); rc=$$?; \
+	RESULTS=$${RESULTS:-$(B)/results} scripts/run-native-tests.sh \
+	    --name daemon-check-config selftests/daemon/check_config_test.sh \
+	    $(B)/buddyd || rc=1; \
+	exit $$rc
 
 # --- the guest run --------------------------------------------------------
 $(DAEMON_GUEST_DIR)/buddyd_guest_test: selftests/daemon/buddyd_guest_test.c \

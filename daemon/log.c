@@ -10,6 +10,7 @@
 #include "log.h"
 
 int bd_log_max = LOG_INFO;
+bool bd_log_words;
 void (*bd_log_hook)(int prio, const char *msg);
 
 void bd_vlog(int prio, const char *fmt, va_list ap)
@@ -19,7 +20,12 @@ void bd_vlog(int prio, const char *fmt, va_list ap)
 
 	if (prio > bd_log_max)
 		return;
-	n = snprintf(buf, sizeof(buf), "<%d>", prio & 7);
+	if (bd_log_words)
+		n = snprintf(buf, sizeof(buf), "buddyd: %s",
+			     (prio & 7) <= LOG_ERR ? "error: " :
+			     (prio & 7) == LOG_WARNING ? "warning: " : "");
+	else
+		n = snprintf(buf, sizeof(buf), "<%d>", prio & 7);
 	m = vsnprintf(buf + n, sizeof(buf) - n - 1, fmt, ap);
 	if (m < 0)
 		m = 0;

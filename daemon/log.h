@@ -8,10 +8,17 @@
 #define BUDDYD_LOG_H
 
 #include <stdarg.h>
+#include <stdbool.h>
 #include <syslog.h>
 
 /* Messages of a priority value above this are dropped (LOG_INFO default). */
 extern int bd_log_max;
+
+/*
+ * For a person at a terminal (buddyd --check-config): "buddyd: error: ",
+ * "buddyd: warning: " or "buddyd: " instead of "<N>".
+ */
+extern bool bd_log_words;
 
 /*
  * When set, every message that passes bd_log_max goes here instead of

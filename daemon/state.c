@@ -1,11 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * state.c - the profile table and its state file (format in
+ * state.c - buddyd's state file (format and table in
  * tools/lib/profile_file.h).
  */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <stdbool.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,126 +15,34 @@
 #include <unistd.h>
 
 #include "log.h"
+#include "replace_file.h"
 #include "state.h"
 
-/* ---- the table ---------------------------------------------------------- */
-
-struct buddy_profile_entry *bd_profiles_find(const struct bd_profiles *t,
-					     uint32_t uid, const char *label)
+static void report(void *ctx, enum buddy_profile_note what, unsigned int line,
+		   const char *text)
 {
-	for (size_t i = 0; i < t->n; i++)
-		if (t->v[i].uid == uid &&
-		    !strncmp(t->v[i].label, label, BUDDY_LABEL_LEN))
-			return &t->v[i];
-	return NULL;
+	bd_warn("%s:%u: %s%s", (const char *)ctx, line, text,
+		what == BUDDY_PROFILE_BAD ? ", skipped" : "");
 }
 
-int bd_profiles_put(struct bd_profiles *t,
-		    const struct buddy_profile_entry *p)
+int bd_state_load(const char *path, struct buddy_profile_table *t,
+		  unsigned int *bad)
 {
-	struct buddy_profile_entry *old = bd_profiles_find(t, p->uid, p->label);
-
-	if (old) {
-		if (old->target == p->target && old->codec == p->codec)
-			return 0;
-		old->target = p->target;
-		old->codec = p->codec;
-		return 1;
-	}
-	if (t->n == t->cap) {
-		size_t cap = t->cap ? 2 * t->cap : 16;
-		struct buddy_profile_entry *v = realloc(t->v, cap * sizeof(*v));
-
-		if (!v)
-			return -ENOMEM;
-		t->v = v;
-		t->cap = cap;
-	}
-	t->v[t->n] = *p;
-	t->v[t->n].reserved = 0;	/* installed as it is */
-	/* labels compare with strncmp: keep the padding zero */
-	memset(t->v[t->n].label, 0, BUDDY_LABEL_LEN);
-	memcpy(t->v[t->n].label, p->label,
-	       strnlen(p->label, BUDDY_LABEL_LEN - 1));
-	t->n++;
-	return 1;
-}
-
-void bd_profiles_clear(struct bd_profiles *t)
-{
-	t->n = 0;
-}
-
-void bd_profiles_free(struct bd_profiles *t)
-{
-	free(t->v);
-	memset(t, 0, sizeof(*t));
-}
-
-/* ---- the file ----------------------------------------------------------- */
-
-int bd_state_load(const char *path, struct bd_profiles *t, unsigned int *bad)
-{
-	char *line = NULL, esc[BUDDY_LABEL_ESC_MAX];
-	unsigned int ln = 0, nbad = 0;
-	size_t cap = 0;
-	ssize_t len;
+	struct buddy_profile_stats st;
 	FILE *f;
-	int err = 0;
+	int err;
 
-	bd_profiles_clear(t);
+	buddy_profile_clear(t);
 	if (bad)
 		*bad = 0;
 	f = fopen(path, "re");
 	if (!f)
 		return -errno;
-	while ((len = getline(&line, &cap, f)) >= 0) {
-		struct buddy_profile_entry p;
-		const char *why = NULL;
-		int r;
-
-		ln++;
-		if (len && line[len - 1] == '\n')
-			line[--len] = 0;
-		if (strlen(line) != (size_t)len) {
-			bd_warn("%s:%u: NUL byte in line, skipped", path, ln);
-			nbad++;
-			continue;
-		}
-		r = buddy_profile_parse_line(line, &p, &why);
-		if (r < 0) {
-			bd_warn("%s:%u: %s, skipped", path, ln, why);
-			nbad++;
-			continue;
-		}
-		if (!r)
-			continue;
-		if (bd_profiles_find(t, p.uid, p.label)) {
-			buddy_label_escape(p.label, esc, sizeof(esc), true);
-			bd_warn("%s:%u: uid %u label \"%s\" again: this line wins",
-				path, ln, p.uid, esc);
-		}
-		if (bd_profiles_put(t, &p) < 0) {
-			err = -ENOMEM;
-			break;
-		}
-	}
-	if (!err && ferror(f))
-		err = -EIO;
-	free(line);
+	err = buddy_profile_read(t, f, report, (void *)path, &st);
 	fclose(f);
 	if (bad)
-		*bad = nbad;
+		*bad = st.bad;
 	return err;
-}
-
-static int cmp_profile(const void *a, const void *b)
-{
-	const struct buddy_profile_entry *x = a, *y = b;
-
-	if (x->uid != y->uid)
-		return x->uid < y->uid ? -1 : 1;
-	return strncmp(x->label, y->label, BUDDY_LABEL_LEN);
 }
 
 static const char state_header[] =
@@ -143,57 +52,84 @@ static const char state_header[] =
 	"# targets 16x 4x 2x 4/3x 1x; codecs bpc zvc bdi fpc none default.\n"
 	"# Labels are escaped: \\\\ backslash, \\t tab, \\n newline, \\r CR,\n"
 	"# \\xNN any other byte outside printable ASCII.  buddyd rewrites this\n"
-	"# file when it decides; after editing it, reload buddyd (SIGHUP).\n";
+	"# file when it decides, keeping your comments and lines; after\n"
+	"# editing it, reload buddyd (SIGHUP).\n";
 
-int bd_state_save(const char *path, const struct bd_profiles *t)
+/* Create the directory of @path when missing (one level, as before). */
+static int make_dir(const char *path)
 {
-	char tmp[PATH_MAX], dir[PATH_MAX], *slash;
-	struct buddy_profile_entry *v = NULL;
-	int fd, err = 0, r;
-	FILE *f;
+	char dir[PATH_MAX], *slash;
 
-	if (snprintf(tmp, sizeof(tmp), "%s.tmpXXXXXX", path) >= (int)sizeof(tmp))
+	if (snprintf(dir, sizeof(dir), "%s", path) >= (int)sizeof(dir))
 		return -ENAMETOOLONG;
-	strcpy(dir, path);
 	slash = strrchr(dir, '/');
 	if (slash && slash != dir) {
 		*slash = 0;
 		if (mkdir(dir, 0755) && errno != EEXIST)
 			return -errno;
 	}
-	if (t->n) {
-		v = malloc(t->n * sizeof(*v));
-		if (!v)
-			return -ENOMEM;
-		memcpy(v, t->v, t->n * sizeof(*v));
-		qsort(v, t->n, sizeof(*v), cmp_profile);
+	return 0;
+}
+
+int bd_state_save(const char *path, const struct buddy_profile_table *t)
+{
+	struct buddy_replace r;
+	int err;
+
+	err = make_dir(path);
+	if (!err)
+		err = buddy_replace_open(&r, path);
+	if (err)
+		return err;
+	err = buddy_profile_table_write(r.f, t, state_header);
+	if (err) {
+		buddy_replace_abort(&r);
+		return err;
 	}
+	return buddy_replace_commit(&r);
+}
+
+int bd_state_check(const char *path)
+{
+	char dir[PATH_MAX], tmp[PATH_MAX + 32], *slash;
+	bool made = false;
+	struct stat st;
+	int fd, err = 0;
+
+	/* through a symlink the temporary file is made next to its target */
+	if (!realpath(path, dir) &&
+	    snprintf(dir, sizeof(dir), "%s", path) >= (int)sizeof(dir))
+		return -ENAMETOOLONG;
+	if (!stat(dir, &st)) {
+		if (S_ISDIR(st.st_mode))
+			return -EISDIR;
+		if (access(dir, W_OK))
+			return -errno;
+	}
+	slash = strrchr(dir, '/');
+	if (slash == dir)
+		dir[1] = 0;
+	else if (slash)
+		*slash = 0;
+	else
+		strcpy(dir, ".");
+	if (stat(dir, &st)) {
+		/* bd_state_save() makes it: try, and leave no trace */
+		if (errno != ENOENT || mkdir(dir, 0755))
+			return -errno;
+		made = true;
+	} else if (!S_ISDIR(st.st_mode)) {
+		return -ENOTDIR;
+	}
+	snprintf(tmp, sizeof(tmp), "%s/.buddyd-checkXXXXXX", dir);
 	fd = mkostemp(tmp, O_CLOEXEC);
 	if (fd < 0) {
 		err = -errno;
-		free(v);
-		return err;
-	}
-	fchmod(fd, 0644);
-	f = fdopen(fd, "w");
-	if (!f) {
-		err = -errno;
+	} else {
 		close(fd);
-		goto out;
-	}
-	fputs(state_header, f);
-	r = buddy_profile_write(f, v, t->n, NULL);
-	if (fflush(f) || fsync(fileno(f)))
-		err = -errno;
-	else
-		err = r;
-	if (fclose(f) && !err)
-		err = -errno;
-	if (!err && rename(tmp, path))
-		err = -errno;
-out:
-	if (err)
 		unlink(tmp);
-	free(v);
+	}
+	if (made)
+		rmdir(dir);
 	return err;
 }

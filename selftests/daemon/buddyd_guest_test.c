@@ -449,7 +449,7 @@ TEST_F_TIMEOUT(bd, profiles_reach_later_auto_allocations, 120)
 	};
 	struct buddy_profile_entry stale = { .uid = 0, .target = BUDDY_TARGET_2X,
 					     .label = "stale" }, e;
-	struct bd_profiles t = { 0 };
+	struct buddy_profile_table t = { 0 };
 	struct buddy_alloc_stat st;
 	struct buddy_alloc req;
 	unsigned int total;
@@ -481,13 +481,13 @@ TEST_F_TIMEOUT(bd, profiles_reach_later_auto_allocations, 120)
 	ASSERT_EQ(0, bd_state_load(self->state, &t, NULL));
 	EXPECT_EQ(4, t.n);
 	for (size_t i = 0; i < 4; i++) {
-		struct buddy_profile_entry *q = bd_profiles_find(&t, 0, p[i].label);
+		struct buddy_profile_entry *q = buddy_profile_find(&t, 0, p[i].label);
 
 		ASSERT_NE(NULL, q) TH_LOG("%s not in %s", p[i].label, self->state);
 		EXPECT_EQ(p[i].target, q->target);
 		EXPECT_EQ(p[i].codec, q->codec);
 	}
-	bd_profiles_free(&t);
+	buddy_profile_free(&t);
 	/* profiles mode leaves the live allocations alone */
 	for (int i = 0; i < self->nafd; i++) {
 		ASSERT_EQ(0, buddy_alloc_stat(self->afd[i], &st));

@@ -13,6 +13,7 @@
 #include <kselftest_harness.h>
 #include "conf.h"
 #include "log.h"
+#include "timespan.h"
 
 /* Messages bd_log() would print, collected. */
 static char logbuf[8192];
@@ -128,10 +129,20 @@ TEST(timespan)
 		{ "1hr", 0, 3600000000ULL }, { "1sec", 0, 1000000 },
 		{ "1min 30s", 0, 90000000 }, { "1min30s", 0, 90000000 },
 		{ "1ms", 0, 1000 }, { "1000us", 0, 1000 }, { "24h", 0, 86400000000ULL },
+		/* systemd.time(7): days, fractions, blanks between and inside */
+		{ "1d", 0, 86400000000ULL }, { "1.5s", 0, 1500000 },
+		{ "10 s", 0, 10000000 }, { "1min\t30s", 0, 90000000 },
+		{ " 1 min  30 sec ", 0, 90000000 }, { "0.5h", 0, 1800000000ULL },
+		{ "2.5ms", 0, 2500 }, { "1seconds", 0, 1000000 },
+		{ "1minute", 0, 60000000 }, { "12hours", 0, 43200000000ULL },
+		{ "1day", 0, 86400000000ULL }, { "1000usec", 0, 1000 },
+		{ "5msec", 0, 5000 },
 		{ "999us", -EINVAL, 0 }, { "0", -EINVAL, 0 }, { "0s", -EINVAL, 0 },
-		{ "25h", -EINVAL, 0 }, { "1d", -EINVAL, 0 }, { "", -EINVAL, 0 },
-		{ "s", -EINVAL, 0 }, { "-1s", -EINVAL, 0 }, { "1.5s", -EINVAL, 0 },
-		{ "10 s", -EINVAL, 0 }, { "99999999999999999999s", -EINVAL, 0 },
+		{ "25h", -EINVAL, 0 }, { "1d 1s", -EINVAL, 0 }, { "1w", -EINVAL, 0 },
+		{ "1M", -EINVAL, 0 }, { "", -EINVAL, 0 }, { " \t", -EINVAL, 0 },
+		{ "s", -EINVAL, 0 }, { "-1s", -EINVAL, 0 }, { ".s", -EINVAL, 0 },
+		{ "10 parsecs", -EINVAL, 0 }, { "1S", -EINVAL, 0 },
+		{ "99999999999999999999s", -EINVAL, 0 },
 		{ "18446744073709551615us", -EINVAL, 0 },
 	};
 
@@ -139,6 +150,31 @@ TEST(timespan)
 		uint64_t us = 7;
 
 		EXPECT_EQ(v[i].err, bd_parse_timespan(v[i].s, &us))
+			TH_LOG("'%s'", v[i].s);
+		if (!v[i].err) {
+			EXPECT_EQ(v[i].us, us) TH_LOG("'%s'", v[i].s);
+		}
+	}
+}
+
+/* The shared parser itself: every unit of systemd.time(7), no range. */
+TEST(timespan_units)
+{
+	static const struct { const char *s; int err; uint64_t us; } v[] = {
+		{ "1us", 0, 1 }, { "1\xc2\xb5s", 0, 1 }, { "1w", 0, 604800000000ULL },
+		{ "2weeks", 0, 1209600000000ULL }, { "1M", 0, 2629800000000ULL },
+		{ "1month", 0, 2629800000000ULL }, { "1y", 0, 31557600000000ULL },
+		{ "1years", 0, 31557600000000ULL }, { "1y 12month", 0, 63115200000000ULL },
+		{ "55s500ms", 0, 55500000 }, { "300ms20s 5day", 0, 432020300000ULL },
+		{ "0", 0, 0 }, { "1.", 0, 1000000 },
+		{ "1 2", 0, 3000000 }, { "1x", -EINVAL, 0 }, { "1 s s", -EINVAL, 0 },
+		{ "999999999999y", -ERANGE, 0 },
+	};
+
+	for (size_t i = 0; i < sizeof(v) / sizeof(v[0]); i++) {
+		uint64_t us = 7;
+
+		EXPECT_EQ(v[i].err, buddy_parse_timespan(v[i].s, &us))
 			TH_LOG("'%s'", v[i].s);
 		if (!v[i].err) {
 			EXPECT_EQ(v[i].us, us) TH_LOG("'%s'", v[i].s);
@@ -316,8 +352,64 @@ TEST_F(conf, unknown_keys_and_sections_warn)
 	EXPECT_EQ(1, nerr) TH_LOG("%s", logbuf);
 	EXPECT_NE(NULL, strstr(logbuf, "buddyd.conf:3: unknown key 'NoSuchKey'"))
 		TH_LOG("%s", logbuf);
+	EXPECT_NE(NULL, strstr(logbuf, "buddyd.conf:4: unknown key 'threshold' in section [Buddyd], ignored: keys are case-sensitive, Threshold= is meant? In force: Threshold=20%"))
+		TH_LOG("%s", logbuf);
 	EXPECT_NE(NULL, strstr(logbuf, "buddyd.conf:7: missing '='"))
 		TH_LOG("%s", logbuf);
+}
+
+/* The warning says what is in force instead of the misspelt key. */
+TEST_F(conf, unknown_key_names_the_value_in_force)
+{
+	put(self->dir, "buddyd.conf", "[Buddyd]\nthreshold=50%\nWindw=3\n");
+	EXPECT_EQ(0, bd_conf_load(&self->c, self->path, true));
+	EXPECT_EQ(2, nwarn) TH_LOG("%s", logbuf);
+	EXPECT_NE(NULL, strstr(logbuf, "buddyd.conf:2: unknown key 'threshold' in section [Buddyd], ignored: keys are case-sensitive, Threshold= is meant? In force: Threshold=30%"))
+		TH_LOG("%s", logbuf);
+	EXPECT_NE(NULL, strstr(logbuf, "buddyd.conf:3: unknown key 'Windw' in section [Buddyd], ignored (keys: Threshold,"))
+		TH_LOG("%s", logbuf);
+}
+
+/* buddyd --check-config: an unknown key is an error, the rest is read. */
+TEST_F(conf, unknown_key_is_an_error_when_strict)
+{
+	put(self->dir, "buddyd.conf", "[Buddyd]\nthreshold=50%\nWindow=4\n");
+	bd_conf_strict = true;
+	EXPECT_EQ(-EINVAL, bd_conf_load(&self->c, self->path, true));
+	bd_conf_strict = false;
+	EXPECT_EQ(1, nerr) TH_LOG("%s", logbuf);
+	EXPECT_EQ(0, nwarn) TH_LOG("%s", logbuf);
+	EXPECT_EQ(4, self->c.window);
+	EXPECT_EQ(300000, self->c.threshold_ppm);
+}
+
+/* A byte-order mark before "[Buddyd]" is skipped, not a bad section. */
+TEST_F(conf, utf8_bom_is_skipped)
+{
+	put(self->dir, "buddyd.conf", "\xef\xbb\xbf[Buddyd]\nWindow=7\n");
+	EXPECT_EQ(0, bd_conf_load(&self->c, self->path, true)) TH_LOG("%s", logbuf);
+	EXPECT_EQ(7, self->c.window);
+	EXPECT_EQ(0, nerr + nwarn) TH_LOG("%s", logbuf);
+	/* only at the start of a file */
+	log_reset();
+	put(self->dir, "buddyd.conf", "[Buddyd]\n\xef\xbb\xbfWindow=7\n");
+	EXPECT_EQ(0, bd_conf_load(&self->c, self->path, true));
+	EXPECT_EQ(1, nwarn) TH_LOG("%s", logbuf);
+}
+
+/* What --check-config prints: a configuration file of what is in force. */
+TEST(print_effective)
+{
+	struct bd_conf c;
+	char buf[1024] = "";
+	FILE *f = fmemopen(buf, sizeof(buf) - 1, "w");
+
+	ASSERT_NE(NULL, f);
+	bd_conf_defaults(&c);
+	c.interval_us = 90000000;
+	bd_conf_print(f, &c);
+	fclose(f);
+	EXPECT_STREQ("[Buddyd]\nThreshold=30%\nMostlyZero=90%\nInterval=1min30s\nWindow=10\nMode=profiles\nStateFile=/var/lib/buddy/profiles\nDevice=/dev/buddy\n", buf);
 }
 
 TEST_F(conf, bad_values_are_errors_naming_file_and_line)

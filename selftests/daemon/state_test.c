@@ -213,30 +213,30 @@ TEST(format_parse_round_trip)
 
 TEST(table_put_find)
 {
-	struct bd_profiles t = { 0 };
+	struct buddy_profile_table t = { 0 };
 	struct buddy_profile_entry p = { .uid = 1, .label = "x", .target = 64, .codec = 1 };
 
-	EXPECT_EQ(1, bd_profiles_put(&t, &p));
-	EXPECT_EQ(0, bd_profiles_put(&t, &p));		/* same: no change */
+	EXPECT_EQ(1, buddy_profile_put(&t, &p));
+	EXPECT_EQ(0, buddy_profile_put(&t, &p));		/* same: no change */
 	p.target = 32;
-	EXPECT_EQ(1, bd_profiles_put(&t, &p));		/* replaced */
+	EXPECT_EQ(1, buddy_profile_put(&t, &p));		/* replaced */
 	EXPECT_EQ(1, t.n);
 	p.uid = 2;
-	EXPECT_EQ(1, bd_profiles_put(&t, &p));		/* other uid: new */
+	EXPECT_EQ(1, buddy_profile_put(&t, &p));		/* other uid: new */
 	strcpy(p.label, "y");
-	EXPECT_EQ(1, bd_profiles_put(&t, &p));
+	EXPECT_EQ(1, buddy_profile_put(&t, &p));
 	EXPECT_EQ(3, t.n);
-	ASSERT_NE(NULL, bd_profiles_find(&t, 1, "x"));
-	EXPECT_EQ(32, bd_profiles_find(&t, 1, "x")->target);
-	EXPECT_EQ(NULL, bd_profiles_find(&t, 1, "y"));
-	EXPECT_EQ(NULL, bd_profiles_find(&t, 3, "x"));
+	ASSERT_NE(NULL, buddy_profile_find(&t, 1, "x"));
+	EXPECT_EQ(32, buddy_profile_find(&t, 1, "x")->target);
+	EXPECT_EQ(NULL, buddy_profile_find(&t, 1, "y"));
+	EXPECT_EQ(NULL, buddy_profile_find(&t, 3, "x"));
 	/* grows past its first capacity */
 	for (int i = 0; i < 100; i++) {
 		snprintf(p.label, sizeof(p.label), "l%d", i);
-		EXPECT_EQ(1, bd_profiles_put(&t, &p));
+		EXPECT_EQ(1, buddy_profile_put(&t, &p));
 	}
 	EXPECT_EQ(103, t.n);
-	bd_profiles_free(&t);
+	buddy_profile_free(&t);
 }
 
 FIXTURE(file) {
@@ -267,7 +267,7 @@ FIXTURE_TEARDOWN(file)
 
 TEST_F(file, save_load_round_trip_hostile)
 {
-	struct bd_profiles t = { 0 }, u = { 0 };
+	struct buddy_profile_table t = { 0 }, u = { 0 };
 	struct datagen_rng r;
 	struct buddy_profile_entry p;
 	char *text;
@@ -285,17 +285,17 @@ TEST_F(file, save_load_round_trip_hostile)
 			p.label[k] = 1 + datagen_below(&r, 255);
 		p.target = (unsigned int[]){ 8, 32, 64, 96, 128 }[i % 5];
 		p.codec = i % BUDDY_CODEC_NR;
-		ASSERT_LE(0, bd_profiles_put(&t, &p));
+		ASSERT_LE(0, buddy_profile_put(&t, &p));
 	}
 	memset(&p, 0, sizeof(p));	/* and an empty label */
 	p.target = 128;
-	ASSERT_LE(0, bd_profiles_put(&t, &p));
+	ASSERT_LE(0, buddy_profile_put(&t, &p));
 	ASSERT_EQ(0, bd_state_save(self->path, &t));
 
 	ASSERT_EQ(0, bd_state_load(self->path, &u, NULL));
 	EXPECT_EQ(t.n, u.n);
 	for (size_t i = 0; i < t.n; i++) {
-		struct buddy_profile_entry *q = bd_profiles_find(&u, t.v[i].uid, t.v[i].label);
+		struct buddy_profile_entry *q = buddy_profile_find(&u, t.v[i].uid, t.v[i].label);
 
 		ASSERT_NE(NULL, q) TH_LOG("entry %zu lost", i);
 		EXPECT_EQ(t.v[i].target, q->target);
@@ -329,13 +329,13 @@ TEST_F(file, save_load_round_trip_hostile)
 			    (text[i] >= 0x20 && text[i] <= 0x7e));
 	}
 	free(text);
-	bd_profiles_free(&t);
-	bd_profiles_free(&u);
+	buddy_profile_free(&t);
+	buddy_profile_free(&u);
 }
 
 TEST_F(file, load_skips_bad_lines_and_later_lines_win)
 {
-	struct bd_profiles t = { 0 };
+	struct buddy_profile_table t = { 0 };
 	unsigned int bad = 0;
 	char path[128];
 	FILE *f;
@@ -357,35 +357,35 @@ TEST_F(file, load_skips_bad_lines_and_later_lines_win)
 	ASSERT_EQ(0, bd_state_load(path, &t, &bad));
 	EXPECT_EQ(3, bad);
 	EXPECT_EQ(4, t.n);
-	ASSERT_NE(NULL, bd_profiles_find(&t, 0, "weights"));
-	EXPECT_EQ(BUDDY_TARGET_4X, bd_profiles_find(&t, 0, "weights")->target);
-	ASSERT_NE(NULL, bd_profiles_find(&t, 1000, "space label #1"));
-	EXPECT_EQ(BUDDY_CODEC_ZVC, bd_profiles_find(&t, 1000, "space label #1")->codec);
-	ASSERT_NE(NULL, bd_profiles_find(&t, 0, "ABC"));
-	ASSERT_NE(NULL, bd_profiles_find(&t, 0, "no newline at end"));
+	ASSERT_NE(NULL, buddy_profile_find(&t, 0, "weights"));
+	EXPECT_EQ(BUDDY_TARGET_4X, buddy_profile_find(&t, 0, "weights")->target);
+	ASSERT_NE(NULL, buddy_profile_find(&t, 1000, "space label #1"));
+	EXPECT_EQ(BUDDY_CODEC_ZVC, buddy_profile_find(&t, 1000, "space label #1")->codec);
+	ASSERT_NE(NULL, buddy_profile_find(&t, 0, "ABC"));
+	ASSERT_NE(NULL, buddy_profile_find(&t, 0, "no newline at end"));
 	EXPECT_EQ(4, nwarn) TH_LOG("%s", logbuf);	/* 3 bad + 1 duplicate */
 	EXPECT_NE(NULL, strstr(logbuf, "hand-edited:4: bad escape")) TH_LOG("%s", logbuf);
 	EXPECT_NE(NULL, strstr(logbuf, "hand-edited:6: expected 4")) TH_LOG("%s", logbuf);
 	EXPECT_NE(NULL, strstr(logbuf, "hand-edited:7: uid 0 label \"weights\" again"));
 	EXPECT_NE(NULL, strstr(logbuf, "hand-edited:9: invalid target"));
-	bd_profiles_free(&t);
+	buddy_profile_free(&t);
 }
 
 TEST_F(file, save_is_atomic_and_sorted)
 {
-	struct bd_profiles t = { 0 };
+	struct buddy_profile_table t = { 0 };
 	struct buddy_profile_entry p = { .target = 64, .codec = 1 };
 	char dir[128];
 
 	p.uid = 5;
 	strcpy(p.label, "b");
-	bd_profiles_put(&t, &p);
+	buddy_profile_put(&t, &p);
 	p.uid = 5;
 	strcpy(p.label, "a");
-	bd_profiles_put(&t, &p);
+	buddy_profile_put(&t, &p);
 	p.uid = 1;
 	strcpy(p.label, "z");
-	bd_profiles_put(&t, &p);
+	buddy_profile_put(&t, &p);
 	ASSERT_EQ(0, bd_state_save(self->path, &t));
 	{
 		FILE *f = fopen(self->path, "r");
@@ -401,7 +401,207 @@ TEST_F(file, save_is_atomic_and_sorted)
 	/* no temporary left behind */
 	snprintf(dir, sizeof(dir), "ls -a %s/lib | grep -c tmp >/dev/null", self->dir);
 	EXPECT_NE(0, system(dir));
-	bd_profiles_free(&t);
+	buddy_profile_free(&t);
+}
+
+/* The whole of @path in @buf (NUL-terminated); its length, or -1. */
+static long slurp(const char *path, char *buf, size_t len)
+{
+	FILE *f = fopen(path, "r");
+	size_t n;
+
+	if (!f)
+		return -1;
+	n = fread(buf, 1, len - 1, f);
+	fclose(f);
+	buf[n] = 0;
+	return n;
+}
+
+static void spit(const char *path, const char *text)
+{
+	FILE *f = fopen(path, "w");
+
+	if (!f)
+		abort();
+	fputs(text, f);
+	fclose(f);
+}
+
+/*
+ * A hand-edited file: comments, blank lines, a bad line, a CRLF line, odd
+ * spacing, a duplicate.  After a load and a save with one profile changed
+ * and one added, every line is where it was: unchanged ones byte for byte,
+ * the changed one rewritten on its line, the new one at the end.
+ */
+TEST_F(file, save_keeps_every_line_in_place)
+{
+	struct buddy_profile_table t = { 0 };
+	struct buddy_profile_entry p = { .uid = 0, .target = BUDDY_TARGET_16X,
+					 .codec = BUDDY_CODEC_BPC };
+	static const char in[] =
+		"# my notes: weights compress well\n"
+		"\n"
+		"0\tweights\t2x\tbpc\n"
+		"  0 \tspaced\t 4x \tzvc  \n"
+		"0\tbad\\q\t2x\tbpc\n"
+		"; not a comment to the parser either\n"
+		"0\tcrlf\t1x\tnone\r\n"
+		"# the next line is replaced by the later one\n"
+		"0\tdup\t2x\tbpc\n"
+		"0\tdup\t4x\tbpc\n"
+		"0\tlast\t1x\tbpc";		/* no newline at the end */
+	static const char want[] =
+		"# my notes: weights compress well\n"
+		"\n"
+		"0\tweights\t16x\tbpc\n"	/* changed: written anew */
+		"  0 \tspaced\t 4x \tzvc  \n"
+		"0\tbad\\q\t2x\tbpc\n"
+		"; not a comment to the parser either\n"
+		"0\tcrlf\t1x\tnone\r\n"
+		"# the next line is replaced by the later one\n"
+		"0\tdup\t2x\tbpc\n"
+		"0\tdup\t4x\tbpc\n"
+		"0\tlast\t1x\tbpc\n"
+		"0\tnew\t2x\tfpc\n";		/* added: at the end */
+	char out[2048];
+	unsigned int bad;
+
+	snprintf(self->path, sizeof(self->path), "%s/edited", self->dir);
+	spit(self->path, in);
+	ASSERT_EQ(0, bd_state_load(self->path, &t, &bad));
+	EXPECT_EQ(2, bad);	/* the bad escape and the ';' line */
+	EXPECT_EQ(5, t.n);
+	strcpy(p.label, "weights");
+	EXPECT_EQ(1, buddy_profile_put(&t, &p));
+	strcpy(p.label, "new");
+	p.target = BUDDY_TARGET_2X;
+	p.codec = BUDDY_CODEC_FPC;
+	EXPECT_EQ(1, buddy_profile_put(&t, &p));
+	ASSERT_EQ(0, bd_state_save(self->path, &t));
+	ASSERT_LT(0, slurp(self->path, out, sizeof(out)));
+	EXPECT_STREQ(want, out);
+
+	/* and it loads back to the same table */
+	ASSERT_EQ(0, bd_state_load(self->path, &t, &bad));
+	EXPECT_EQ(6, t.n);
+	EXPECT_EQ(BUDDY_TARGET_16X, buddy_profile_find(&t, 0, "weights")->target);
+	EXPECT_EQ(BUDDY_TARGET_4X, buddy_profile_find(&t, 0, "dup")->target);
+	/* a second save without changes writes the same bytes */
+	ASSERT_EQ(0, bd_state_save(self->path, &t));
+	ASSERT_LT(0, slurp(self->path, out, sizeof(out)));
+	EXPECT_STREQ(want, out);
+	buddy_profile_free(&t);
+}
+
+/* A byte-order mark is skipped (and kept on save), not a bad uid. */
+TEST_F(file, utf8_bom_is_skipped)
+{
+	struct buddy_profile_table t = { 0 };
+	char out[256];
+	unsigned int bad = 9;
+
+	snprintf(self->path, sizeof(self->path), "%s/bom", self->dir);
+	spit(self->path, "\xef\xbb\xbf" "7\tw\t4x\tbpc\n");
+	ASSERT_EQ(0, bd_state_load(self->path, &t, &bad));
+	EXPECT_EQ(0, bad) TH_LOG("%s", logbuf);
+	ASSERT_NE(NULL, buddy_profile_find(&t, 7, "w"));
+	ASSERT_EQ(0, bd_state_save(self->path, &t));
+	ASSERT_LT(0, slurp(self->path, out, sizeof(out)));
+	EXPECT_STREQ("\xef\xbb\xbf" "7\tw\t4x\tbpc\n", out);
+	buddy_profile_free(&t);
+}
+
+/* The file's mode stays (0600 here); a new file follows the umask. */
+TEST_F(file, save_keeps_the_mode)
+{
+	struct buddy_profile_table t = { 0 };
+	struct buddy_profile_entry p = { .uid = 1, .label = "x",
+					 .target = BUDDY_TARGET_2X };
+	struct stat st;
+	mode_t old;
+
+	ASSERT_EQ(1, buddy_profile_put(&t, &p));
+	old = umask(022);
+	ASSERT_EQ(0, bd_state_save(self->path, &t));
+	ASSERT_EQ(0, stat(self->path, &st));
+	EXPECT_EQ(0644, st.st_mode & 07777);
+	ASSERT_EQ(0, chmod(self->path, 0600));
+	p.target = BUDDY_TARGET_4X;
+	ASSERT_EQ(1, buddy_profile_put(&t, &p));
+	ASSERT_EQ(0, bd_state_save(self->path, &t));
+	ASSERT_EQ(0, stat(self->path, &st));
+	EXPECT_EQ(0600, st.st_mode & 07777);
+	ASSERT_EQ(0, chmod(self->path, 0640));
+	ASSERT_EQ(0, bd_state_save(self->path, &t));
+	ASSERT_EQ(0, stat(self->path, &st));
+	EXPECT_EQ(0640, st.st_mode & 07777);
+	umask(old);
+	buddy_profile_free(&t);
+}
+
+/* A symlink stays a symlink; its target gets the new content. */
+TEST_F(file, save_writes_through_a_symlink)
+{
+	struct buddy_profile_table t = { 0 };
+	struct buddy_profile_entry p = { .uid = 2, .label = "y",
+					 .target = BUDDY_TARGET_4X };
+	char real[192], link[192], dangling[192], out[1024];
+	struct stat st;
+
+	snprintf(real, sizeof(real), "%s/real", self->dir);
+	snprintf(link, sizeof(link), "%s/link", self->dir);
+	snprintf(dangling, sizeof(dangling), "%s/dangling", self->dir);
+	spit(real, "# kept\n");
+	ASSERT_EQ(0, symlink("real", link));	/* relative, as usual */
+	ASSERT_EQ(0, bd_state_load(link, &t, NULL));
+	ASSERT_EQ(1, buddy_profile_put(&t, &p));
+	ASSERT_EQ(0, bd_state_save(link, &t));
+	ASSERT_EQ(0, lstat(link, &st));
+	EXPECT_TRUE(S_ISLNK(st.st_mode));
+	ASSERT_LT(0, slurp(real, out, sizeof(out)));
+	EXPECT_STREQ("# kept\n2\ty\t4x\tdefault\n", out);
+	/* a dangling link: its target is created */
+	ASSERT_EQ(0, symlink("made", dangling));
+	ASSERT_EQ(0, bd_state_save(dangling, &t));
+	ASSERT_EQ(0, lstat(dangling, &st));
+	EXPECT_TRUE(S_ISLNK(st.st_mode));
+	snprintf(real, sizeof(real), "%s/made", self->dir);
+	ASSERT_EQ(0, stat(real, &st));
+	EXPECT_TRUE(S_ISREG(st.st_mode));
+	buddy_profile_free(&t);
+}
+
+/*
+ * One rule with buddyctl load-profiles (profile_file.h): the first 4096
+ * profiles are loaded, the lines past them are reported once with the
+ * first one's number, and a later line for a loaded profile still wins.
+ * 100000 lines, as in the report of the quadratic loader.
+ */
+TEST_F(file, more_than_4096_profiles)
+{
+	struct buddy_profile_table t = { 0 };
+	unsigned int bad = 9;
+	FILE *f;
+
+	snprintf(self->path, sizeof(self->path), "%s/big", self->dir);
+	f = fopen(self->path, "w");
+	ASSERT_NE(NULL, f);
+	fputs("# big\n", f);
+	for (int i = 0; i < 100000; i++)
+		fprintf(f, "%d\tl%d\t2x\tbpc\n", i % 7, i);
+	fputs("0\tl0\t16x\tzvc\n", f);	/* replaces the first */
+	fclose(f);
+	ASSERT_EQ(0, bd_state_load(self->path, &t, &bad));
+	EXPECT_EQ(0, bad);
+	EXPECT_EQ(BUDDY_PROFILE_MAX, t.n);
+	EXPECT_NE(NULL, buddy_profile_find(&t, 4095 % 7, "l4095"));
+	EXPECT_EQ(NULL, buddy_profile_find(&t, 4096 % 7, "l4096"));
+	ASSERT_NE(NULL, buddy_profile_find(&t, 0, "l0"));
+	EXPECT_EQ(BUDDY_TARGET_16X, buddy_profile_find(&t, 0, "l0")->target);
+	EXPECT_NE(NULL, strstr(logbuf, "big:4098: more than 4096 profiles")) TH_LOG("%s", logbuf);
+	EXPECT_NE(NULL, strstr(logbuf, "95903 later profile lines not loaded")) TH_LOG("%s", logbuf);
+	buddy_profile_free(&t);
 }
 
 TEST_HARNESS_MAIN

@@ -235,6 +235,54 @@ check "table: random bytes give 1.00, --codec bpc,zvc picks two" \
 	       grep -qE '^zvc +1\.00 +1\.00 ' '$T/txt' &&
 	       test \$(grep -cE '^(bpc|zvc|bdi|fpc|none) ' '$T/txt') -eq 2"
 
+# --- empty input, wide numbers, any file name ---------------------------------
+: >"$T/empty.bin"
+expect_rc "empty input exits 0" 0 "$BUDDYCTL" analyze "$T/empty.bin"
+check "empty input: 'no data', not inf" \
+	sh -c "grep -q '^no data' '$T/out' && ! grep -q inf '$T/out'"
+if [ $have_py = 1 ]; then
+	"$BUDDYCTL" analyze --json "$T/empty.bin" >"$T/je"
+	check "empty input: null ratios in JSON, not \"inf\"" "$PY" -c '
+import json, sys
+j = json.load(open(sys.argv[1]))
+assert j["entries"] == 0
+assert all(c["ratio_fig3"] is None and c["ratio_buddy"] is None for c in j["codecs"]), j
+' "$T/je"
+	# a name that is not UTF-8 (Latin-1 bytes): the JSON must still be
+	bad=$(printf '%s/caf\351-\377.bin' "$T")
+	cp "$T/zero.bin" "$bad"
+	"$BUDDYCTL" analyze --json -c bpc "$bad" >"$T/ju"
+	check "a file name that is not UTF-8: the JSON is valid UTF-8, bad bytes U+FFFD" "$PY" -c '
+import json, sys
+raw = open(sys.argv[1], "rb").read()
+j = json.loads(raw.decode("utf-8"))		# strict: fails on bad bytes
+assert j["files"][0].endswith("/caf\ufffd-\ufffd.bin"), j["files"]
+' "$T/ju"
+	# one non-zero entry among 700000 zero ones: a Fig. 3 ratio of
+	# 11200000.00, wider than its header; every column stays aligned
+	"$PY" -c '
+import sys
+with open(sys.argv[1], "wb") as f:
+    f.truncate(700000 * 128)
+    f.seek(5 * 128)
+    f.write(b"\x01")
+' "$T/wide.bin"
+	"$BUDDYCTL" analyze -c bpc,none "$T/wide.bin" >"$T/wide.txt"
+	check "wide numbers: every cell ends under the end of its header" "$PY" -c '
+import re, sys
+lines = open(sys.argv[1]).read().splitlines()
+h = next(i for i, l in enumerate(lines) if l.startswith("codec"))
+ends = lambda l: [m.end() for m in re.finditer(r"\S+", l)]
+want = ends(lines[h])
+rows = lines[h + 1:]
+assert len(rows) == 2 and "11200000.00" in rows[0], rows
+for r in rows:
+    assert ends(r)[1:] == want[1:], (lines[h], r)
+' "$T/wide.txt" || diag "$T/wide.txt"
+else
+	skp "empty input and UTF-8 in JSON, wide numbers" "$NOPY"
+fi
+
 # --- errors -----------------------------------------------------------------
 expect_rc "missing file exits 1" 1 \
 	"$BUDDYCTL" analyze "$T/no-such-file.bin"

@@ -667,7 +667,8 @@ def main():
     # ---- without privilege ------------------------------------------------------
     b = B("noperm.open")
     ok(b.rc == 1 and b.stderr.strip() == "buddyctl: /dev/buddy: Permission "
-       "denied (no permission to open /dev/buddy)",
+       "denied (read-write access needed: root, or a member of the device's "
+       "group)",
        "list as uid 1000 (/dev/buddy 0660): exit 1, names the device",
        (b.rc, b.stderr))
     b = B("noperm.list")

@@ -106,7 +106,41 @@ run 1 "show without the device" show 42
 run 1 "info without the device" info
 run 1 "heatmap without the device" heatmap 1
 run 1 "set-target without the device" set-target 1 2
+err_lacks() {
+	if grep -qF -- "$2" "$T/err"; then nok "$1: stderr has '$2'"; diag "$T/err"; else
+		ok "$1"; fi
+}
+# the path opened, not /dev/buddy; the module's absence and what to do
+BUDDY_MODULE_DIR="$T/no-module" run 1 "info without the device or the module" info
+err_has "the device path opened is named, modprobe suggested" "buddyctl: $T/no-such-device: No such file or directory (the buddy module is not loaded: modprobe buddy)"
+err_lacks "/dev/buddy is not named for another path" "/dev/buddy"
+BUDDY_MODULE_DIR="$T" run 1 "info without the device, the module loaded" info
+err_lacks "no modprobe when the module is loaded" "modprobe"
+BUDDY_DEVICE=/dev/null BUDDY_MODULE_DIR="$T" run 1 "info on /dev/null" info
+err_has "the wrong node: 'not a buddy device'" "buddyctl: /dev/null: not a buddy device"
+: >"$T/regular"
+BUDDY_DEVICE="$T/regular" BUDDY_MODULE_DIR="$T" run 1 "list on a regular file" list
+err_has "a regular file: 'not a buddy device'" "buddyctl: $T/regular: not a buddy device"
 unset BUDDY_DEVICE
+
+# ---- getopt's messages carry the prefix; help COMMAND -------------------
+run 2 "info --bogus" info --bogus
+err_has "getopt's message: 'buddyctl: info: unrecognized option'" "buddyctl: info: unrecognized option '--bogus'"
+run 2 "list -Z" list -Z
+err_has "getopt's message: 'buddyctl: list: invalid option'" "buddyctl: list: invalid option -- 'Z'"
+run 2 "load-profiles --dry-run= (no argument taken)" load-profiles --dry-run=x f
+err_has "getopt's message with the prefix" "buddyctl: load-profiles: option '--dry-run' doesn't allow an argument"
+for c in analyze profile info set-target load-profiles; do
+	run 0 "help $c" help "$c"
+	if head -1 "$T/out" | grep -q "^usage: buddyctl $c"; then
+		ok "help $c prints $c's usage"
+	else
+		nok "help $c prints $c's usage"; diag "$T/out"
+	fi
+done
+run 2 "help of an unknown command" help nosuch
+err_has "help: the unknown command is named" "buddyctl: help: unknown command 'nosuch'"
+
 BUDDY_SYSFS="$T/nosys" run 1 "stats without sysfs" stats
 err_has "stats names the file" "$T/nosys/mm_stat: No such file or directory"
 
@@ -151,10 +185,19 @@ err_has "bad target named with file and line" "$T/bad.state:2: invalid target"
 err_has "bad codec named" "$T/bad.state:3: invalid codec"
 err_has "bad uid named" "$T/bad.state:4: invalid uid"
 err_has "label buddy.ko refuses" "$T/bad.state:5: label \"a/b\" is not accepted by buddy.ko"
-err_has "bad escape named" "$T/bad.state:6: bad label"
+err_has "bad escape named" "$T/bad.state:6: bad escape in label"
 err_has "missing field named" "$T/bad.state:7: expected 4 TAB-separated fields"
 err_has "nothing installed" "6 bad lines: nothing installed"
 if [ ! -s "$T/out" ]; then ok "nothing printed on stdout"; else nok "nothing printed on stdout"; fi
+# the field at fault is named: a CR before the line's last one is the codec's
+printf '1\tw\t4x\tbpc\r\r\n' >"$T/crcr.state"
+run 1 "load-profiles of a line ending CR CR LF" load-profiles --dry-run "$T/crcr.state"
+err_has "CR CR LF: the codec is named, not the label" "$T/crcr.state:1: invalid codec: a carriage return"
+# one rule with buddyd (tools/lib/profile_file.h): the first 4096 profiles
+awk 'BEGIN { for (i = 0; i < 4100; i++) printf "%d\tl%d\t2x\tbpc\n", i % 3, i }' >"$T/big.state"
+run 0 "load-profiles of 4100 profiles: the first 4096 (as buddyd)" load-profiles --dry-run "$T/big.state"
+err_has "the first profile past 4096 is named, with the count" "$T/big.state:4097: more than 4096 profiles (the size of buddy.ko's table): this line and 3 later profile lines not loaded"
+pycheck "4096 profiles printed, the last one l4095" "len(j) == 4096 and j[-1]['label'] == 'l4095'"
 run 1 "load-profiles of a missing file" load-profiles --dry-run "$T/none.state"
 err_has "the missing file is named" "$T/none.state: No such file or directory"
 

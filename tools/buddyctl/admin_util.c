@@ -8,6 +8,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "buddyctl.h"
 #include "admin_util.h"
@@ -48,12 +50,44 @@ const char *au_dev_path(void)
 	return p && *p ? p : BUDDY_DEV_PATH;
 }
 
+/* Is buddy.ko loaded?  ($BUDDY_MODULE_DIR stands for /sys/module/buddy.) */
+static bool module_loaded(void)
+{
+	const char *d = getenv("BUDDY_MODULE_DIR");
+
+	return !access(d && *d ? d : "/sys/module/buddy", F_OK);
+}
+
 int au_open(void)
 {
-	int fd = buddy_open(au_dev_path());
+	const char *path = au_dev_path();
+	struct buddy_info info;
+	struct stat st;
+	int fd, r;
 
+	fd = buddy_open(path);
 	if (fd < 0) {
-		au_err(au_dev_path(), fd, BUDDY_OP_OPEN);
+		int err = -fd;
+
+		if ((err == ENOENT || err == ENXIO || err == ENODEV) &&
+		    !module_loaded())
+			buddyctl_err("%s: %s (the buddy module is not loaded: modprobe buddy)",
+				     path, strerror(err));
+		else if (err == EACCES || err == EPERM)
+			buddyctl_err("%s: %s (read-write access needed: root, or a member of the device's group)",
+				     path, strerror(err));
+		else
+			buddyctl_err("%s: %s", path, strerror(err));
+		return -1;
+	}
+	/* the right node?  Anything else answers GET_INFO with ENOTTY */
+	r = fstat(fd, &st) ? -errno : !S_ISCHR(st.st_mode) ? -ENOTTY :
+	    buddy_get_info(fd, &info);
+	if (r == -ENOTTY || r == -EINVAL) {
+		buddyctl_err("%s: not a buddy device%s", path,
+			     module_loaded() ? "" :
+			     " (and the buddy module is not loaded: modprobe buddy)");
+		close(fd);
 		return -1;
 	}
 	return fd;
@@ -118,6 +152,70 @@ int au_print_json(struct json_object *o)
 	putchar('\n');
 	json_object_put(o);
 	return au_flush_stdout();
+}
+
+/* Length of the valid UTF-8 sequence at @s, 0 when there is none. */
+static size_t utf8_len(const unsigned char *s)
+{
+	unsigned int cp, n, i;
+
+	if (s[0] < 0x80)
+		return 1;
+	if (s[0] >= 0xc2 && s[0] <= 0xdf)
+		n = 2, cp = s[0] & 0x1f;
+	else if (s[0] >= 0xe0 && s[0] <= 0xef)
+		n = 3, cp = s[0] & 0x0f;
+	else if (s[0] >= 0xf0 && s[0] <= 0xf4)
+		n = 4, cp = s[0] & 0x07;
+	else
+		return 0;
+	for (i = 1; i < n; i++) {
+		if ((s[i] & 0xc0) != 0x80)	/* also stops at the NUL */
+			return 0;
+		cp = cp << 6 | (s[i] & 0x3f);
+	}
+	if ((n == 3 && cp < 0x800) || (n == 4 && cp < 0x10000) ||
+	    cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
+		return 0;
+	return n;
+}
+
+char *au_utf8(const char *s)
+{
+	const unsigned char *p = (const unsigned char *)s;
+	char *out = malloc(3 * strlen(s) + 1), *o = out;
+
+	if (!out)
+		return NULL;
+	while (*p) {
+		size_t n = utf8_len(p);
+
+		if (n) {
+			memcpy(o, p, n);
+			o += n;
+			p += n;
+		} else {
+			memcpy(o, "\xef\xbf\xbd", 3);	/* U+FFFD */
+			o += 3;
+			p++;
+		}
+	}
+	*o = 0;
+	return out;
+}
+
+struct json_object *au_json_string(const char *s)
+{
+	char *u = au_utf8(s);
+	struct json_object *o;
+
+	if (!u) {
+		buddyctl_err("%s", strerror(ENOMEM));
+		exit(1);
+	}
+	o = json_object_new_string(u);
+	free(u);
+	return o;
 }
 
 const char *au_nodelist(const __u64 *pages, unsigned int n, char *buf,

@@ -63,6 +63,16 @@ int au_print_json(struct json_object *o);
 int au_flush_stdout(void);
 
 /*
+ * au_utf8() - @s as valid UTF-8: every byte that does not start a valid
+ * sequence (overlong forms, surrogates and code points past U+10FFFF are
+ * not valid) becomes U+FFFD.  Returns a malloc'ed string, NULL without
+ * memory.  JSON must be UTF-8 (RFC 8259), file names need not be.
+ */
+char *au_utf8(const char *s);
+/* A JSON string of @s made valid UTF-8 (au_utf8()). */
+struct json_object *au_json_string(const char *s);
+
+/*
  * au_nodelist() - numactl's node-list grammar for the nodes whose @pages
  * entry is non-zero ("0", "0-1,3"; "" when none).  Returns @buf.
  */

@@ -10,7 +10,8 @@
  * kernel module is needed.
  *
  * Two ratios are reported, both logical bytes / stored bytes, i.e.
- * 128 * entries / total bytes, "inf" when the total is 0:
+ * 128 * entries / total bytes, "inf" when the total is 0 (all-zero data);
+ * an input without a single byte has no ratio: "no data" (null in JSON):
  *
  *   fig3   as the Buddy Compression paper's Fig. 3 counts it: an all-zero
  *          entry costs 0 B, any other ceil(bits / 8) bytes rounded up to the
@@ -28,14 +29,16 @@
  * --json prints the default report as one JSON object:
  *
  *   {
- *     "files":   [ "FILE", ... ],     the arguments, in order
+ *     "files":   [ "FILE", ... ],     the arguments, in order (bytes that
+ *                                     are not UTF-8 become U+FFFD)
  *     "bytes":   N,                   input bytes read (before padding)
- *     "entries": N,                   128-byte entries (tails padded)
+ *     "entries": N,                   128-byte entries (tails padded);
+ *                                     0: the ratios are null (no data)
  *     "codecs":  [                    one object per codec, in table order
  *       {
  *         "codec":       "bpc",
- *         "ratio_fig3":  R | "inf",   128 * entries / bytes_fig3
- *         "ratio_buddy": R | "inf",   128 * entries / bytes_buddy
+ *         "ratio_fig3":  R | "inf" | null,  128 * entries / bytes_fig3
+ *         "ratio_buddy": R | "inf" | null,  128 * entries / bytes_buddy
  *         "bytes_fig3":  N,           total bytes, Fig. 3 sizes
  *         "bytes_buddy": N,           total bytes, Buddy sizes
  *         "histogram": { "zero": N, "c8": N, "c32": N, "c64": N,
@@ -61,6 +64,7 @@
 #include "codec.h"
 #include "fig3.h"
 #include "buddyctl.h"
+#include "admin_util.h"
 
 #define IO_BUF		(1u << 20)	/* input read size; multiple of 128 */
 #define OUT_BUF		(1u << 20)	/* stdout buffer of --per-entry */
@@ -311,36 +315,67 @@ static double ratio(u64 entries, u64 bytes)
 	return (double)BUDDY_ENTRY_BYTES * entries / bytes;
 }
 
-static void print_ratio(u64 entries, u64 bytes, int width)
+/* A ratio cell: "inf" for all-zero data (nothing stored). */
+static void fmt_ratio(char *buf, size_t len, u64 entries, u64 bytes)
 {
 	if (!bytes)
-		printf(" %*s", width, "inf");
+		snprintf(buf, len, "inf");
 	else
-		printf(" %*.2f", width, ratio(entries, bytes));
+		snprintf(buf, len, "%.2f", ratio(entries, bytes));
 }
 
+#define NCOLS	(5 + BUDDY_CODE_NR)
+
+/*
+ * The table: every column as wide as its widest cell, so that numbers of
+ * any width stay under their headers.  No entries: "no data", no table.
+ */
 static void report_text(struct analyze *a, int nfiles)
 {
+	char cell[BUDDY_CODEC_NR][NCOLS][32];
+	const char *head[NCOLS] = { "codec", "ratio-fig3", "ratio-buddy",
+				    "bytes-fig3", "bytes-buddy" };
+	int w[NCOLS];
 	unsigned int i, k;
 
 	printf("files %d, bytes %llu, entries %llu (%u B each)\n\n", nfiles,
 	       (unsigned long long)a->bytes, (unsigned long long)a->entries,
 	       BUDDY_ENTRY_BYTES);
-	printf("%-6s %10s %11s %12s %12s", "codec", "ratio-fig3",
-	       "ratio-buddy", "bytes-fig3", "bytes-buddy");
+	if (!a->entries) {
+		printf("no data: the input holds no entry, so there is no ratio\n");
+		return;
+	}
 	for (k = 0; k < BUDDY_CODE_NR; k++)
-		printf(" %10s", hist_keys[k]);
-	putchar('\n');
+		head[5 + k] = hist_keys[k];
 	for (i = 0; i < a->nr; i++) {
 		struct codec_stats *s = &a->cs[i];
 
-		printf("%-6s", s->c->name);
-		print_ratio(a->entries, s->bytes_fig3, 10);
-		print_ratio(a->entries, s->bytes_buddy, 11);
-		printf(" %12llu %12llu", (unsigned long long)s->bytes_fig3,
-		       (unsigned long long)s->bytes_buddy);
+		snprintf(cell[i][0], 32, "%s", s->c->name);
+		fmt_ratio(cell[i][1], 32, a->entries, s->bytes_fig3);
+		fmt_ratio(cell[i][2], 32, a->entries, s->bytes_buddy);
+		snprintf(cell[i][3], 32, "%llu",
+			 (unsigned long long)s->bytes_fig3);
+		snprintf(cell[i][4], 32, "%llu",
+			 (unsigned long long)s->bytes_buddy);
 		for (k = 0; k < BUDDY_CODE_NR; k++)
-			printf(" %10llu", (unsigned long long)s->hist[k]);
+			snprintf(cell[i][5 + k], 32, "%llu",
+				 (unsigned long long)s->hist[k]);
+	}
+	for (k = 0; k < NCOLS; k++) {
+		w[k] = strlen(head[k]);
+		for (i = 0; i < a->nr; i++)
+			if ((int)strlen(cell[i][k]) > w[k])
+				w[k] = strlen(cell[i][k]);
+	}
+	/* the codec name left-aligned, the numbers right-aligned */
+	printf("%-*s", w[0], head[0]);
+	for (k = 1; k < NCOLS; k++)
+		printf(" %*s", w[k], head[k]);
+	putchar('\n');
+	for (i = 0; i < a->nr; i++) {
+		printf("%-*s", w[0], cell[i][0]);
+		for (k = 1; k < NCOLS; k++)
+			printf(" %*s", w[k], cell[i][k]);
 		putchar('\n');
 	}
 }
@@ -350,6 +385,8 @@ static struct json_object *json_ratio(u64 entries, u64 bytes)
 	char str[32];
 	double r;
 
+	if (!entries)
+		return NULL;	/* no data: null */
 	if (!bytes)
 		return json_object_new_string("inf");
 	r = ratio(entries, bytes);
@@ -366,7 +403,7 @@ static int report_json(struct analyze *a, int nfiles, char **files)
 	int j;
 
 	for (j = 0; j < nfiles; j++)
-		json_object_array_add(jfiles, json_object_new_string(files[j]));
+		json_object_array_add(jfiles, au_json_string(files[j]));
 	json_object_object_add(root, "files", jfiles);
 	json_object_object_add(root, "bytes", json_object_new_int64(a->bytes));
 	json_object_object_add(root, "entries",

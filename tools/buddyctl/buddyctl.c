@@ -6,7 +6,8 @@
  *
  * Commands come from one table (cxl-cli/ndctl style): adding a command is one
  * cmd_<verb>() in its own file, one declaration in buddyctl.h and one line
- * below.  "buddyctl COMMAND --help" is handled by the command itself.
+ * below.  "buddyctl COMMAND --help" (or "buddyctl help COMMAND") is handled
+ * by the command itself.
  */
 #include <stdarg.h>
 #include <stdio.h>
@@ -62,17 +63,58 @@ static void usage(FILE *f)
 		fprintf(f, "  %-14s %s\n", commands[i].cmd, commands[i].help);
 	fprintf(f,
 		"\n"
-		"'buddyctl COMMAND --help' describes one command.\n"
+		"'buddyctl help COMMAND' or 'buddyctl COMMAND --help' describes one\n"
+		"command.\n"
 		"Exit status: 0 success, 1 runtime error, 2 usage error.\n");
+}
+
+static const struct cmd_struct *find_cmd(const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(commands); i++)
+		if (!strcmp(name, commands[i].cmd))
+			return &commands[i];
+	return NULL;
+}
+
+/*
+ * Run @c with @argv[0] as "buddyctl: CMD": getopt's own messages ("invalid
+ * option", "requires an argument") then carry the prefix of every other
+ * error, "buddyctl: CMD: unrecognized option '--bogus'".
+ */
+static int run_cmd(const struct cmd_struct *c, int argc, char **argv)
+{
+	char name[64];
+
+	snprintf(name, sizeof(name), "buddyctl: %s", c->cmd);
+	argv[0] = name;
+	return c->fn(argc, argv);
 }
 
 int main(int argc, char **argv)
 {
-	size_t i;
+	const struct cmd_struct *c;
 
 	if (argc < 2) {
 		usage(stderr);
 		return EXIT_USAGE;
+	}
+	if (!strcmp(argv[1], "help") && argc > 2) {
+		/* "buddyctl help CMD" is "buddyctl CMD --help" */
+		char *help[] = { argv[2], "--help", NULL };
+
+		if (argc > 3) {
+			buddyctl_err("help: one COMMAND only");
+			return EXIT_USAGE;
+		}
+		c = find_cmd(argv[2]);
+		if (!c) {
+			buddyctl_err("help: unknown command '%s'", argv[2]);
+			usage(stderr);
+			return EXIT_USAGE;
+		}
+		return run_cmd(c, 2, help);
 	}
 	if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") ||
 	    !strcmp(argv[1], "help")) {
@@ -85,9 +127,9 @@ int main(int argc, char **argv)
 		       BUDDY_ABI_VERSION);
 		return 0;
 	}
-	for (i = 0; i < ARRAY_SIZE(commands); i++)
-		if (!strcmp(argv[1], commands[i].cmd))
-			return commands[i].fn(argc - 1, argv + 1);
+	c = find_cmd(argv[1]);
+	if (c)
+		return run_cmd(c, argc - 1, argv + 1);
 
 	buddyctl_err("unknown command '%s'", argv[1]);
 	usage(stderr);

@@ -62,11 +62,16 @@
 #include "fig3.h"
 #include "heuristic.h"
 #include "profile.h"
+#include "replace_file.h"
+#include "timespan.h"
 
 #define BLK		4096u
 #define IOV_BATCH	1024
 #define IOV_MERGE	(1u << 20)	/* adjacent blocks: one read up to this */
 #define STOP_TIMEOUT_S	5.0
+#define STR_(x)		#x
+#define STR(x)		STR_(x)
+#define BPROF_FRAMES_STR STR(BPROF_FRAMES)
 
 const struct buddy_codec *const pf_codecs[PF_NC] = {
 	&buddy_codec_bpc, &buddy_codec_zvc, &buddy_codec_bdi, &buddy_codec_fpc,
@@ -160,9 +165,11 @@ static void profile_usage(FILE *f)
 "\n"
 "When:\n"
 "  -n, --points N         snapshots kept (default 10)\n"
-"  -i, --interval SEC     one every SEC seconds (at most N; N=0: no limit)\n"
-"      --first SEC        adaptive spacing: first interval (default 1)\n"
-"      --at T1,T2,...     at these times (seconds from the start)\n"
+"  -i, --interval TIME    one every TIME (at most N; N=0: no limit)\n"
+"      --first TIME       adaptive spacing: first interval (default 1s)\n"
+"      --at T1,T2,...     at these times from the start\n"
+"                         (TIME: seconds, or as systemd writes it: 500ms,\n"
+"                         1min 30s, 1.5h)\n"
 "      --points-at LIST   the same\n"
 "      --no-timer         only on SIGUSR2 to buddyctl or buddyprof_snapshot()\n"
 "What:\n"
@@ -239,6 +246,17 @@ static int parse_double(const char *s, double *v)
 	return errno || e == s || *e || *v < 0 ? -1 : 0;
 }
 
+/* A time span as systemd writes it ("1.5", "500ms", "1min 30s"): seconds. */
+static int parse_span(const char *s, double *sec)
+{
+	uint64_t us;
+
+	if (buddy_parse_timespan(s, &us))
+		return -1;
+	*sec = us / 1e6;
+	return 0;
+}
+
 static int parse_pct(const char *s, uint32_t *ppm)
 {
 	double v;
@@ -257,7 +275,7 @@ static int parse_at(struct pf_opts *o, const char *list)
 	for (tok = strtok_r(dup, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
 		double t;
 
-		if (parse_double(tok, &t)) {
+		if (parse_span(tok, &t)) {
 			ret = -1;
 			break;
 		}
@@ -268,6 +286,34 @@ static int parse_at(struct pf_opts *o, const char *list)
 	if (!ret && !o->nat)
 		ret = -1;
 	return ret;
+}
+
+static int parse_int(const char *s, long lo, long hi, int *v)
+{
+	char *e;
+	long x;
+
+	errno = 0;
+	x = strtol(s, &e, 10);
+	if (errno || e == s || *e || x < lo || x > hi)
+		return -1;
+	*v = x;
+	return 0;
+}
+
+/* "--threshold" for 't': the long name of an option, as users know it. */
+static const char *opt_name(const struct option *opts, int val)
+{
+	static char buf[72];
+
+	for (; opts->name; opts++) {
+		if (opts->val == val) {
+			snprintf(buf, sizeof(buf), "--%s", opts->name);
+			return buf;
+		}
+	}
+	snprintf(buf, sizeof(buf), "-%c", val);
+	return buf;
 }
 
 static int cmp_double(const void *a, const void *b)
@@ -340,51 +386,60 @@ static int parse_opts(struct pf_opts *o, int argc, char **argv)
 	/* '+': stop at COMMAND, its options are its own. */
 	while ((opt = getopt_long(argc, argv, "+n:i:m:s:c:t:jo:p:u:k:l:qh",
 				  opts, NULL)) != -1) {
+		const char *bad = NULL;	/* the range, for the message */
+
 		switch (opt) {
 		case 'n':
 			if (parse_size(optarg, &v) || v > 100000)
-				goto bad;
-			o->points = v;
+				bad = "in 0..100000";
+			else
+				o->points = v;
 			break;
 		case 'i':
-			if (parse_double(optarg, &d) || d <= 0)
-				goto bad;
-			o->interval = d;
+			if (parse_span(optarg, &d) || d <= 0)
+				bad = "a time span above 0 (seconds, or 500ms, 1min 30s ...)";
+			else
+				o->interval = d;
 			break;
 		case OPT_FIRST:
-			if (parse_double(optarg, &d) || d <= 0)
-				goto bad;
-			o->first = d;
+			if (parse_span(optarg, &d) || d <= 0)
+				bad = "a time span above 0 (seconds, or 500ms, 1min 30s ...)";
+			else
+				o->first = d;
 			break;
 		case OPT_AT:
 			if (parse_at(o, optarg))
-				goto bad;
+				bad = "a list of times from the start (seconds, or 500ms, 1min 30s ...)";
 			break;
 		case OPT_NO_TIMER:
 			o->timer = false;
 			break;
 		case 'm':
 			if (parse_size(optarg, &v) || !v)
-				goto bad;
-			o->min_size = v;
+				bad = "a size of at least 1 byte (K, M, G suffixes)";
+			else
+				o->min_size = v;
 			break;
 		case OPT_DEPTH:
 			if (parse_size(optarg, &v) || !v || v > BPROF_FRAMES)
-				goto bad;
-			o->depth = v;
+				bad = "in 1.." BPROF_FRAMES_STR;
+			else
+				o->depth = v;
 			break;
 		case OPT_NO_UNWIND:
 			o->unwind = false;
 			break;
 		case 's':
 			if (parse_size(optarg, &v) || v > (1ULL << 20))
-				goto bad;
-			o->sample_bytes = v << 20;
+				bad = "in 0..1048576 (MiB; 0: all)";
+			else
+				o->sample_bytes = v << 20;
 			break;
 		case OPT_MATCH:
 			if (!*optarg || strlen(optarg) >= 64)
-				goto bad;
-			o->match = optarg;
+				bad = "an executable name of 1..63 bytes";
+			else
+				o->match = optarg;
 			break;
 		case OPT_EXCLUDE:
 			o->exclude = xrealloc(o->exclude, (o->nexclude + 1) *
@@ -394,32 +449,32 @@ static int parse_opts(struct pf_opts *o, int argc, char **argv)
 		case OPT_SLOTS:
 			if (parse_size(optarg, &v) || v < 64 || v > (1u << 24) ||
 			    (v & (v - 1)))
-				goto bad;
-			o->slots = v;
+				bad = "a power of two in 64..16777216";
+			else
+				o->slots = v;
 			break;
 		case 'c':
 			for (i = 0; i < PF_NC; i++)
 				if (!strcasecmp(optarg, pf_codecs[i]->name))
 					break;
-			if (i == PF_NC) {
-				buddyctl_err("profile: codec '%s': one of bpc, zvc, bdi, fpc",
-					     optarg);
-				return -1;
-			}
-			o->codec = i;
+			if (i == PF_NC)
+				bad = "a codec: bpc, zvc, bdi or fpc";
+			else
+				o->codec = i;
 			break;
 		case 't':
 			if (parse_pct(optarg, &o->threshold_ppm))
-				goto bad;
+				bad = "in 0..100 (percent)";
 			break;
 		case OPT_ZERO:
 			if (parse_pct(optarg, &o->zero_ppm))
-				goto bad;
+				bad = "in 0..100 (percent)";
 			break;
 		case OPT_MAX_RATIO:
 			if (parse_double(optarg, &d) || (d && d < 1))
-				goto bad;
-			o->max_ratio = d;
+				bad = "0 (no cap) or a ratio of at least 1";
+			else
+				o->max_ratio = d;
 			break;
 		case 'j':
 			o->json = true;
@@ -435,22 +490,25 @@ static int parse_opts(struct pf_opts *o, int argc, char **argv)
 			break;
 		case 'u':
 			if (parse_size(optarg, &v) || v >= 0xffffffffULL)
-				goto bad;
-			o->uid = v;
+				bad = "a uid in 0..4294967294";
+			else
+				o->uid = v;
 			break;
 		case 'k':
 			o->dumps = optarg;
 			break;
 		case 'l':
-			if (parse_size(optarg, &v))
-				goto bad;
-			o->show_labels = v;
+			if (parse_size(optarg, &v) || v > UINT_MAX)
+				bad = "a number of rows (0: all)";
+			else
+				o->show_labels = v;
 			break;
 		case OPT_LIB:
 			o->lib = optarg;
 			break;
 		case OPT_NICE:
-			o->nice = atoi(optarg);
+			if (parse_int(optarg, -20, 19, &o->nice))
+				bad = "in -20..19";
 			break;
 		case 'q':
 			o->quiet = true;
@@ -459,7 +517,13 @@ static int parse_opts(struct pf_opts *o, int argc, char **argv)
 			profile_usage(stdout);
 			exit(0);
 		default:
-			profile_usage(stderr);
+			/* getopt said what (with the "buddyctl: profile" prefix) */
+			fputs("Try 'buddyctl help profile'.\n", stderr);
+			return -1;
+		}
+		if (bad) {
+			buddyctl_err("profile: %s: %s is not %s", opt_name(opts, opt),
+				     optarg, bad);
 			return -1;
 		}
 	}
@@ -471,10 +535,6 @@ static int parse_opts(struct pf_opts *o, int argc, char **argv)
 	if (o->nat)
 		qsort(o->at, o->nat, sizeof(double), cmp_double);
 	return 0;
-bad:
-	buddyctl_err("profile: invalid value '%s' for an option", optarg);
-	profile_usage(stderr);
-	return -1;
 }
 
 /* ---- starting the program ---------------------------------------------------- */
@@ -1328,6 +1388,94 @@ static const char *admin_hint(const char *s)
 	return NULL;
 }
 
+const char *pf_empty_reason(const struct pf_run *r, char *buf, size_t len)
+{
+	const struct bprof_hdr *h = &r->final;
+	const struct pf_opts *o = r->o;
+	char first[sizeof(h->not_followed) + 1];
+
+	if (h->nr_alloc)
+		return NULL;
+	memcpy(first, h->not_followed, sizeof(h->not_followed));
+	first[sizeof(h->not_followed)] = 0;
+	if (!h->owner_pid && !h->nr_not_followed) {
+		snprintf(buf, len,
+			 "%s never loaded libbuddyprof.so: a statically linked program ignores LD_PRELOAD (so does a setuid one, or one that clears the environment); profile a dynamically linked build",
+			 o->argv[0]);
+	} else if (!h->owner_pid) {
+		snprintf(buf, len,
+			 "no process matched --match %s; %u process%s loaded libbuddyprof.so (the first: %s): give --match one of them",
+			 o->match ? o->match : "", h->nr_not_followed,
+			 h->nr_not_followed == 1 ? "" : "es", first);
+	} else if (h->nr_not_followed) {
+		snprintf(buf, len,
+			 "pid %d (%s) made no allocation of at least %llu B, and the %u process%s it started %s not followed (the first: %s): to profile one, --match %s",
+			 (int)h->owner_pid,
+			 h->owner_pid == r->child ? o->argv[0] : "its owner",
+			 (unsigned long long)o->min_size, h->nr_not_followed,
+			 h->nr_not_followed == 1 ? "" : "es",
+			 h->nr_not_followed == 1 ? "was" : "were", first, first);
+	} else if (h->nr_forked) {
+		snprintf(buf, len,
+			 "pid %d (%s) made no allocation of at least %llu B, and the %u child%s it forked (without exec) %s not followed: buddyctl profile follows one process",
+			 (int)h->owner_pid,
+			 h->owner_pid == r->child ? o->argv[0] : "its owner",
+			 (unsigned long long)o->min_size, h->nr_forked,
+			 h->nr_forked == 1 ? "" : "ren",
+			 h->nr_forked == 1 ? "was" : "were");
+	} else {
+		snprintf(buf, len,
+			 "pid %d (%s) made no allocation of at least %llu B and started no other program; a lower --min-size tracks smaller ones",
+			 (int)h->owner_pid,
+			 h->owner_pid == r->child ? o->argv[0] : "its owner",
+			 (unsigned long long)o->min_size);
+	}
+	return buf;
+}
+
+/*
+ * Every output before the program runs, so that a run is never lost to a
+ * path that cannot be written: -o, --json-out and -p are created when
+ * missing (never truncated; the reports replace them at the end), -k is
+ * created.  Returns 0, or EXIT_USAGE with "buddyctl: profile: PATH: why".
+ */
+static int check_outputs(const struct pf_opts *o)
+{
+	const char *const paths[] = { o->out, o->json_out, o->profile_out };
+	static const char *const opt[] = { "-o", "--json-out", "-p" };
+	struct stat st;
+	size_t i, j;
+	int r;
+
+	for (i = 0; i < sizeof(paths) / sizeof(paths[0]); i++) {
+		if (!paths[i])
+			continue;
+		for (j = 0; j < i; j++) {
+			if (paths[j] && !strcmp(paths[i], paths[j])) {
+				buddyctl_err("profile: %s: given to both %s and %s",
+					     paths[i], opt[j], opt[i]);
+				return EXIT_USAGE;
+			}
+		}
+		r = buddy_replace_check(paths[i]);
+		if (r) {
+			buddyctl_err("profile: %s: %s", paths[i], strerror(-r));
+			return EXIT_USAGE;
+		}
+	}
+	if (o->dumps) {
+		r = pf_mkdir_p(o->dumps) ? errno :
+		    stat(o->dumps, &st) ? errno :
+		    !S_ISDIR(st.st_mode) ? ENOTDIR :
+		    access(o->dumps, W_OK | X_OK) ? errno : 0;
+		if (r) {
+			buddyctl_err("profile: %s: %s", o->dumps, strerror(r));
+			return EXIT_USAGE;
+		}
+	}
+	return 0;
+}
+
 int cmd_profile(int argc, char **argv)
 {
 	struct pf_opts o = { 0 };
@@ -1344,6 +1492,9 @@ int cmd_profile(int argc, char **argv)
 	}
 	if (parse_opts(&o, argc, argv))
 		return EXIT_USAGE;
+	ret = check_outputs(&o);
+	if (ret)
+		return ret;
 	lib = find_lib(&o);
 	if (!lib) {
 		buddyctl_err("profile: libbuddyprof.so not found (build it with make, or give --lib PATH)");
@@ -1402,6 +1553,17 @@ int cmd_profile(int argc, char **argv)
 	pf_msg(&r, "%s exited (status %d) after %.2f s; %u snapshots taken",
 	       o.argv[0], exit_code(&r), r.t_end - r.t_start, r.nsnaps);
 
+	{
+		char why[512];
+
+		if (pf_empty_reason(&r, why, sizeof(why)))
+			buddyctl_err("profile: empty report: %s", why);
+		else if (r.final.nr_not_followed)
+			pf_msg(&r, "%u process%s started by the program %s not followed (--match NAME profiles one instead)",
+			       r.final.nr_not_followed,
+			       r.final.nr_not_followed == 1 ? "" : "es",
+			       r.final.nr_not_followed == 1 ? "was" : "were");
+	}
 	ret = pf_report(&r);
 	close(fd);
 	free(lib);

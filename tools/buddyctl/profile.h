@@ -8,6 +8,7 @@
 #define BUDDYCTL_PROFILE_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
 
@@ -145,5 +146,12 @@ void pf_msg(struct pf_run *r, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 int pf_report(struct pf_run *r);
 int pf_mkdir_p(const char *dir);
+/*
+ * pf_empty_reason() - why nothing was tracked, and what to do, in @buf:
+ * the program never loaded the interposer (static), no process matched
+ * --match, the owner allocated nothing but started programs that were not
+ * followed, or it allocated nothing large.  NULL when something was.
+ */
+const char *pf_empty_reason(const struct pf_run *r, char *buf, size_t len);
 
 #endif /* BUDDYCTL_PROFILE_H */

@@ -50,6 +50,8 @@
 #include "libbuddy.h"
 #include "profile.h"
 #include "profile_file.h"
+#include "replace_file.h"
+#include "admin_util.h"
 
 #define MIB	(1024.0 * 1024.0)
 
@@ -608,6 +610,12 @@ static void report_text(FILE *f, struct rep *rp)
 		rp->nlab_used, rp->n, pf_codecs[rp->main]->name,
 		r->o->threshold_ppm / 1e4, r->o->zero_ppm / 1e4,
 		r->o->max_ratio > 0 ? "4x-style carve-out" : "none");
+	{
+		char why[512];
+
+		if (pf_empty_reason(r, why, sizeof(why)))
+			fprintf(f, "  empty: %s\n\n", why);
+	}
 	if (rp->with_all) {
 		uint64_t ex = rp->excluded_bytes, tot = rp->all_bytes;
 
@@ -798,6 +806,18 @@ static void report_json(FILE *f, struct rep *rp)
 	jadd(o, "exec_resets", json_object_new_int64(h->nr_exec_reset));
 	jadd(o, "partial_unmaps", json_object_new_int64(h->nr_partial_unmap));
 	jadd(o, "hook_s", jfrac(h->hook_ns / 1e9));
+	jadd(o, "owner_pid", json_object_new_int(h->owner_pid));
+	jadd(o, "not_followed", json_object_new_int64(h->nr_not_followed));
+	jadd(o, "forked", json_object_new_int64(h->nr_forked));
+	{
+		char first[sizeof(h->not_followed) + 1], why[512];
+
+		memcpy(first, h->not_followed, sizeof(h->not_followed));
+		first[sizeof(h->not_followed)] = 0;
+		jadd(o, "not_followed_first", au_json_string(first));
+		jadd(o, "empty_reason", pf_empty_reason(r, why, sizeof(why)) ?
+		     au_json_string(why) : NULL);
+	}
 	jadd(root, "interposer", o);
 
 	arr = json_object_new_array();
@@ -1016,6 +1036,7 @@ static int write_index(struct rep *rp)
 int pf_report(struct pf_run *r)
 {
 	struct rep rp = { .r = r };
+	struct buddy_replace out;
 	FILE *f = stdout;
 	int err, ret = 0;
 
@@ -1047,36 +1068,39 @@ int pf_report(struct pf_run *r)
 		return -1;
 	}
 	if (r->o->out) {
-		f = fopen(r->o->out, "we");
-		if (!f) {
-			buddyctl_err("profile: %s: %s", r->o->out, strerror(errno));
+		err = buddy_replace_open(&out, r->o->out);
+		if (err) {
+			buddyctl_err("profile: %s: %s", r->o->out, strerror(-err));
 			free_rep(&rp);
 			return -1;
 		}
+		f = out.f;
 	}
 	if (r->o->json)
 		report_json(f, &rp);
 	else
 		report_text(f, &rp);
-	if (fflush(f) || ferror(f)) {
+	if (f != stdout) {
+		/* a failed write leaves the old report as it was */
+		err = buddy_replace_commit(&out);
+		if (err) {
+			buddyctl_err("profile: %s: %s", r->o->out, strerror(-err));
+			ret = -1;
+		}
+	} else if (fflush(f) || ferror(f)) {
 		buddyctl_err("profile: writing the report: %s", strerror(errno));
 		ret = -1;
 	}
-	if (f != stdout)
-		fclose(f);
 	if (r->o->json_out) {
-		f = fopen(r->o->json_out, "we");
-		if (!f) {
+		err = buddy_replace_open(&out, r->o->json_out);
+		if (!err) {
+			report_json(out.f, &rp);
+			err = buddy_replace_commit(&out);
+		}
+		if (err) {
 			buddyctl_err("profile: %s: %s", r->o->json_out,
-				     strerror(errno));
+				     strerror(-err));
 			ret = -1;
-		} else {
-			report_json(f, &rp);
-			if (fclose(f)) {
-				buddyctl_err("profile: %s: %s", r->o->json_out,
-					     strerror(errno));
-				ret = -1;
-			}
 		}
 	}
 	if (r->o->profile_out) {

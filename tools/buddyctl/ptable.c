@@ -24,52 +24,6 @@
 #include "admin_util.h"
 #include "profile_file.h"
 
-/*
- * Why buddy_profile_parse_line() refused @line: the first bad field, in
- * buddyctl's order (uid, target, codec, label) and words, which are not
- * the parser's own reasons (buddyd's log).
- */
-static const char *line_reason(const char *line)
-{
-	struct buddy_profile_entry e;
-	const char *f[4];
-	char buf[64];
-	unsigned int t;
-	size_t len;
-	int k;
-
-	f[0] = line;
-	for (k = 1; k < 4; k++) {
-		const char *tab = strchr(f[k - 1], '\t');
-
-		if (!tab)
-			return "expected 4 TAB-separated fields: uid, label, target, codec";
-		f[k] = tab + 1;
-	}
-	if (strchr(f[3], '\t'))
-		return "more than 4 TAB-separated fields (a TAB in a label is written \\t)";
-	/* each field alone, in a line that is otherwise known good */
-	len = f[1] - 1 - f[0];
-	snprintf(buf, sizeof(buf), "%.*s\t\t1x\tbpc", (int)(len < 40 ? len : 40),
-		 f[0]);
-	if (len >= 40 || buddy_profile_parse_line(buf, &e, NULL) != 1)
-		return "invalid uid (a decimal number below 4294967295)";
-	len = f[3] - 1 - f[2];
-	snprintf(buf, sizeof(buf), "%.*s", (int)(len < 40 ? len : 40), f[2]);
-	for (k = strlen(buf); k > 0 && buf[k - 1] == ' '; k--)
-		buf[k - 1] = 0;
-	if (buddy_target_parse(buf + strspn(buf, " "), &t) ||
-	    t == BUDDY_TARGET_AUTO)
-		return "invalid target (16x, 4x, 2x, 4/3x or 1x)";
-	snprintf(buf, sizeof(buf), "%.40s", f[3]);
-	buf[strcspn(buf, "\r")] = 0;
-	for (k = strlen(buf); k > 0 && buf[k - 1] == ' '; k--)
-		buf[k - 1] = 0;
-	if (buddy_codec_parse(buf + strspn(buf, " ")) < 0)
-		return "invalid codec (bpc, zvc, bdi, fpc, none or default)";
-	return "bad label: longer than 31 bytes, or a bad escape (\\\\ \\t \\n \\r \\xNN; control and non-ASCII bytes must be escaped)";
-}
-
 /* The whole table; *@out malloc'ed.  Returns 0 or -errno (printed). */
 static int profile_get_all(int fd, struct buddy_profile_entry **out,
 			   unsigned int *n)
@@ -202,7 +156,9 @@ static void load_profiles_usage(FILE *f)
 		"with C-style escapes, '#' comments.  By default the file replaces\n"
 		"the whole table; all or nothing: any bad line is reported\n"
 		"(FILE:LINE: reason) and nothing is installed.  A later line with\n"
-		"the uid and label of an earlier one wins.  Needs CAP_SYS_ADMIN.\n"
+		"the uid and label of an earlier one wins.  As buddyd does, the\n"
+		"first 4096 profiles (the kernel table's size) are installed and\n"
+		"the lines past them reported.  Needs CAP_SYS_ADMIN.\n"
 		"\n"
 		"  -m, --merge     keep the installed entries; the file's replace\n"
 		"                  those with the same uid and label\n"
@@ -215,79 +171,58 @@ static void load_profiles_usage(FILE *f)
 		"failed ioctl), 2 usage error.\n");
 }
 
-/* Parse @path into @v (capacity BUDDY_PROFILE_MAX); errors printed. */
-static int load_file(const char *path, struct buddy_profile_entry *v,
-		     unsigned int *n)
+struct load_ctx {
+	const char *path;
+};
+
+static void load_report(void *ctx, enum buddy_profile_note what,
+			unsigned int line, const char *text)
+{
+	const struct load_ctx *c = ctx;
+
+	buddyctl_err("%s:%u: %s", c->path, line, text);
+}
+
+/*
+ * Parse @path into @t with the grammar and the rules buddyd uses
+ * (profile_file.h): a later line wins, the first BUDDY_PROFILE_MAX
+ * profiles are kept.  All or nothing: any bad line, or a label buddy.ko
+ * refuses, fails it.  Errors printed.
+ */
+static int load_file(const char *path, struct buddy_profile_table *t)
 {
 	FILE *f = strcmp(path, "-") ? fopen(path, "re") : stdin;
-	char *line = NULL, esc[BUDDY_LABEL_ESC_MAX];
-	unsigned int ln = 0, bad = 0, i, cnt = 0;
-	size_t cap = 0;
-	ssize_t len;
+	struct load_ctx ctx = { path };
+	struct buddy_profile_stats st;
+	char esc[BUDDY_LABEL_ESC_MAX];
+	unsigned int bad;
+	int r;
 
 	if (!f) {
 		au_err(path, errno, -1);
 		return -1;
 	}
-	while ((len = getline(&line, &cap, f)) >= 0) {
-		struct buddy_profile_entry e;
-		int r;
-
-		ln++;
-		if (len && line[len - 1] == '\n')
-			line[--len] = 0;
-		if (strlen(line) != (size_t)len) {
-			buddyctl_err("%s:%u: NUL byte in line", path, ln);
-			bad++;
-			continue;
-		}
-		r = buddy_profile_parse_line(line, &e, NULL);
-		if (r < 0) {
-			buddyctl_err("%s:%u: %s", path, ln, line_reason(line));
-			bad++;
-			continue;
-		}
-		if (!r)
-			continue;
-		if (!buddy_label_kernel_valid(e.label)) {
-			buddy_label_escape(e.label, esc, sizeof(esc), false);
-			buddyctl_err("%s:%u: label \"%s\" is not accepted by buddy.ko (printable ASCII without '/')",
-				     path, ln, esc);
-			bad++;
-			continue;
-		}
-		for (i = 0; i < cnt; i++)
-			if (v[i].uid == e.uid &&
-			    !strncmp(v[i].label, e.label, BUDDY_LABEL_LEN))
-				break;
-		if (i < cnt) {
-			buddy_label_escape(e.label, esc, sizeof(esc), false);
-			fprintf(stderr,
-				"buddyctl: %s:%u: uid %u label \"%s\" again: this line wins\n",
-				path, ln, e.uid, esc);
-		} else if (cnt == BUDDY_PROFILE_MAX) {
-			buddyctl_err("%s:%u: more than %d profiles", path, ln,
-				     BUDDY_PROFILE_MAX);
-			bad++;
-			break;
-		} else {
-			cnt++;
-		}
-		v[i] = e;
-	}
-	if (ferror(f)) {
-		au_err(path, errno ? errno : EIO, -1);
-		bad++;
-	}
-	free(line);
+	r = buddy_profile_read(t, f, load_report, &ctx, &st);
 	if (f != stdin)
 		fclose(f);
+	if (r) {
+		au_err(path, r, -1);
+		return -1;
+	}
+	bad = st.bad;
+	for (size_t i = 0; i < t->n; i++) {
+		if (buddy_label_kernel_valid(t->v[i].label))
+			continue;
+		buddy_label_escape(t->v[i].label, esc, sizeof(esc), false);
+		buddyctl_err("%s:%zu: label \"%s\" is not accepted by buddy.ko (printable ASCII without '/')",
+			     path, t->home[i], esc);
+		bad++;
+	}
 	if (bad) {
 		buddyctl_err("%s: %u bad line%s: nothing installed", path, bad,
 			     bad == 1 ? "" : "s");
 		return -1;
 	}
-	*n = cnt;
 	return 0;
 }
 
@@ -300,9 +235,9 @@ int cmd_load_profiles(int argc, char **argv)
 		{ "help",	no_argument,	NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
-	struct buddy_profile_entry *v, *now = NULL;
+	struct buddy_profile_table t = { 0 };
+	struct buddy_profile_entry *now = NULL;
 	bool merge = false, dry = false, json = false;
-	unsigned int n = 0;
 	int c, fd, r, ret = 1;
 
 	while ((c = getopt_long(argc, argv, "mnjh", opts, NULL)) != -1) {
@@ -329,21 +264,16 @@ int cmd_load_profiles(int argc, char **argv)
 			     "missing FILE" : "one FILE only");
 		return EXIT_USAGE;
 	}
-	v = calloc(BUDDY_PROFILE_MAX, sizeof(*v));
-	if (!v) {
-		buddyctl_err("load-profiles: %s", strerror(ENOMEM));
-		return 1;
-	}
-	if (load_file(argv[optind], v, &n))
+	if (load_file(argv[optind], &t))
 		goto out;
 	if (dry) {
-		ret = profiles_print(v, n);
+		ret = profiles_print(t.v, t.n);
 		goto out;
 	}
 	fd = au_open();
 	if (fd < 0)
 		goto out;
-	r = buddy_profile_set(fd, v, n, merge ? 0 : BUDDY_PROFILE_REPLACE);
+	r = buddy_profile_set(fd, t.v, t.n, merge ? 0 : BUDDY_PROFILE_REPLACE);
 	if (r) {
 		char obj[600];
 
@@ -365,7 +295,7 @@ int cmd_load_profiles(int argc, char **argv)
 	close(fd);
 out:
 	free(now);
-	free(v);
+	buddy_profile_free(&t);
 	return ret;
 }
 

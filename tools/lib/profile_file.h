@@ -16,6 +16,7 @@
  *   codec   bpc, zvc, bdi, fpc, none or default (buddy_codec_parse())
  *
  * Blank lines and lines whose first non-blank byte is '#' are comments.
+ * A UTF-8 byte-order mark at the start of a file is skipped.
  * Fields are separated by exactly one TAB; spaces around the uid, target
  * and codec are ignored, spaces in a label are part of it.  A trailing CR
  * is ignored.
@@ -37,6 +38,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 
 #include "uapi/linux/buddy.h"
@@ -87,8 +89,95 @@ size_t buddy_profile_format_line(const struct buddy_profile_entry *e,
 int buddy_profile_write(FILE *f, const struct buddy_profile_entry *e,
 			size_t n, const char *comment);
 
-/* As buddy_profile_write(), atomically: a temporary file renamed to @path. */
+/*
+ * As buddy_profile_write(), atomically: a temporary file renamed to @path
+ * (tools/lib/replace_file.h: symlinks written through, mode kept).
+ */
 int buddy_profile_save(const char *path, const struct buddy_profile_entry *e,
 		       size_t n, const char *comment);
+
+/*
+ * A profile table as a file holds it: what buddyd keeps and saves, and what
+ * buddyctl load-profiles installs.  One rule for both:
+ *
+ *   - a later line with the uid and label of an earlier one replaces it;
+ *   - at most BUDDY_PROFILE_MAX (4096, the size of buddy.ko's table)
+ *     distinct profiles: the first 4096 are loaded, every later line that
+ *     would add one is not (reported once, with its line and the count);
+ *   - every line is kept, so that a save writes comments, blank lines and
+ *     refused lines back verbatim and in place, each profile on its own
+ *     line (unchanged profiles byte for byte), and appends new profiles,
+ *     sorted by uid and label.
+ *
+ * Finding and adding are O(1) (a hash of uid and label): a file is read in
+ * linear time.
+ */
+struct buddy_profile_line {
+	char *text;			/* verbatim, without the newline */
+	size_t len;			/* may hold NUL bytes */
+	size_t entry;			/* 1 + the profile this line holds */
+};
+
+struct buddy_profile_table {
+	struct buddy_profile_entry *v;	/* in the order first seen */
+	size_t n, cap;
+	size_t *home;			/* per profile: 1 + its line, or 0 */
+	size_t *hash;			/* 1 + index into @v, open addressing */
+	size_t hcap;
+	struct buddy_profile_line *lines;
+	size_t nlines, caplines;
+};
+
+struct buddy_profile_entry *
+buddy_profile_find(const struct buddy_profile_table *t, uint32_t uid,
+		   const char *label);
+/*
+ * buddy_profile_put() - insert @p, or replace the profile with its uid and
+ * label.  Return: 1 when the table changed, 0 when it held @p already,
+ * -ENOSPC when it holds BUDDY_PROFILE_MAX profiles and @p is new, -ENOMEM.
+ */
+int buddy_profile_put(struct buddy_profile_table *t,
+		      const struct buddy_profile_entry *p);
+/* Empty the table and forget the file's lines. */
+void buddy_profile_clear(struct buddy_profile_table *t);
+void buddy_profile_free(struct buddy_profile_table *t);
+
+/* What buddy_profile_read() reports, with the line it concerns. */
+enum buddy_profile_note {
+	BUDDY_PROFILE_BAD,		/* a refused line (the reason) */
+	BUDDY_PROFILE_AGAIN,		/* a later line replaced an earlier one */
+	BUDDY_PROFILE_FULL,		/* profiles past the 4096th (once) */
+};
+
+typedef void (*buddy_profile_report_fn)(void *ctx,
+					enum buddy_profile_note what,
+					unsigned int line, const char *text);
+
+struct buddy_profile_stats {
+	unsigned int bad;		/* lines refused */
+	unsigned int again;		/* lines that replaced an earlier one */
+	unsigned int over;		/* profile lines past the 4096th */
+};
+
+/*
+ * buddy_profile_read() - read @f into @t (which is cleared first), keeping
+ * every line.  A line with a NUL byte is refused.
+ * @report: called for every refused line, every replacement and once for
+ *	    the profiles past the 4096th; may be NULL.
+ * Return: 0 or -errno (ENOMEM, EIO); @st (may be NULL) counts the notes.
+ */
+int buddy_profile_read(struct buddy_profile_table *t, FILE *f,
+		       buddy_profile_report_fn report, void *ctx,
+		       struct buddy_profile_stats *st);
+
+/*
+ * buddy_profile_table_write() - the table to @f: the lines it was read
+ * from, in place (a profile whose target or codec changed is written anew
+ * on its line), then the profiles no line holds, sorted by uid and label.
+ * @header: written first when the table has no lines (a new file); may be
+ *	    NULL.  Return: 0 or -errno.
+ */
+int buddy_profile_table_write(FILE *f, const struct buddy_profile_table *t,
+			      const char *header);
 
 #endif /* BUDDY_TOOLS_PROFILE_FILE_H */

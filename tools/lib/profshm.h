@@ -16,7 +16,11 @@
  * of @owner_pid from 0 to its pid.  Every other process (a forked child, an
  * exec'd descendant) leaves the table alone: the interposer compares
  * getpid() with @owner_pid on every tracked operation, so a forked child
- * never writes into its parent's table.  Children are not followed.
+ * never writes into its parent's table.  Children are not followed; each
+ * exec'd process that loads the interposer but does not own the table adds
+ * one to @nr_not_followed (the first names itself in @not_followed), and
+ * every child the owner forks adds one to @nr_forked, so that the profiler
+ * can say why a report is empty.
  *
  * The table is an open-addressing hash of BPROF_SLOTS(hdr) slots keyed by
  * address, linear probing of at most BPROF_MAX_PROBE slots.  A slot goes
@@ -111,7 +115,10 @@ struct bprof_hdr {
 	uint64_t nr_partial_unmap;	/* munmap of a tracked mapping's head */
 	uint32_t snap_req;
 	uint32_t snap_done;
-	uint32_t pad[2];
+	uint32_t nr_not_followed;	/* processes that loaded the interposer
+					 * but did not own the table */
+	uint32_t nr_forked;		/* children the owner forked */
+	char not_followed[64];		/* basename of the first of them */
 };
 
 #define BPROF_SLOTS(h)	((struct bprof_slot *)((char *)(h) + BPROF_HDR_BYTES))

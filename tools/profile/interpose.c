@@ -35,6 +35,7 @@
 #include <limits.h>
 #include <linux/futex.h>
 #include <malloc.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -141,22 +142,42 @@ static inline void ensure_resolved(void)
 		resolve();
 }
 
+/* The basename of /proc/self/exe in @buf ("" when unknown). */
+static const char *exe_base(char *buf, size_t len)
+{
+	ssize_t n = readlink("/proc/self/exe", buf, len - 1);
+	const char *base;
+
+	if (n <= 0)
+		n = 0;
+	buf[n] = 0;
+	base = strrchr(buf, '/');
+	return base ? base + 1 : buf;
+}
+
 /* Prefix match of @want against the basename of /proc/self/exe. */
 static bool exe_matches(const char *want)
 {
 	char exe[PATH_MAX];
-	ssize_t n;
 	const char *base;
 
 	if (!*want)
 		return true;
-	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-	if (n <= 0)
-		return false;
-	exe[n] = 0;
-	base = strrchr(exe, '/');
-	base = base ? base + 1 : exe;
-	return !strncmp(base, want, strnlen(want, sizeof(((struct bprof_hdr *)0)->match)));
+	base = exe_base(exe, sizeof(exe));
+	return *base &&
+	       !strncmp(base, want, strnlen(want, sizeof(((struct bprof_hdr *)0)->match)));
+}
+
+/* A process that is not followed: counted, the first one named. */
+static void not_followed(struct bprof_hdr *h)
+{
+	char exe[PATH_MAX];
+	const char *base;
+
+	if (__atomic_fetch_add(&h->nr_not_followed, 1, __ATOMIC_RELAXED))
+		return;
+	base = exe_base(exe, sizeof(exe));
+	strncpy(h->not_followed, base, sizeof(h->not_followed) - 1);
 }
 
 static void attach(void)
@@ -199,6 +220,7 @@ static void attach(void)
 						__ATOMIC_ACQ_REL,
 						__ATOMIC_ACQUIRE)) {
 		/* Not ours: stay a pass-through. */
+		not_followed(h);
 		real_munmap(h, bytes);
 		goto out;
 	}
@@ -223,11 +245,25 @@ out:
 	close(fd);
 }
 
+/*
+ * In a child forked by the owner: not followed (its owner tag reads zero),
+ * counted so that an empty report can say the work went there.
+ */
+static void forked_child(void)
+{
+	struct bprof_hdr *h = __atomic_load_n(&hdr, __ATOMIC_ACQUIRE);
+
+	if (h)
+		__atomic_add_fetch(&h->nr_forked, 1, __ATOMIC_RELAXED);
+}
+
 __attribute__((constructor(101))) static void buddyprof_init(void)
 {
 	ensure_resolved();
 	in_hook++;
 	attach();
+	if (hdr)
+		pthread_atfork(NULL, NULL, forked_child);
 	in_hook--;
 }
 

@@ -34,6 +34,12 @@ $(PROFILE_TEST_DIR)/%: tools/profile/tests/%.c
 	@mkdir -p $(dir $@)
 	$(CC) -O1 -g $(WARN) $(CPPFLAGS) -o $@ $< -lpthread -ldl
 
+# known, statically linked: it never loads the interposer (LD_PRELOAD is
+# the dynamic loader's), and the report must say so.
+$(PROFILE_TEST_DIR)/known-static: tools/profile/tests/known.c
+	@mkdir -p $(dir $@)
+	$(CC) -O1 -g $(WARN) $(CPPFLAGS) -static -o $@ $< -lpthread -ldl
+
 # buddyd's own state-file reader, when the daemon is in the tree: the tests
 # load the profile file with it.
 PROFILE_STATELOAD := $(if $(wildcard daemon/state.c daemon/log.c),$(PROFILE_TEST_DIR)/stateload)
@@ -44,7 +50,8 @@ $(PROFILE_TEST_DIR)/stateload: tools/profile/tests/stateload.c daemon/state.c \
 	    daemon/log.c $(B)/opt/libbuddytools.a $(B)/opt/libbuddycore.a
 
 .PHONY: check-profile eval
-check-profile: $(B)/buddyctl $(PROFILE_LIB) $(PROFILE_TEST_BINS) $(PROFILE_STATELOAD)
+check-profile: $(B)/buddyctl $(PROFILE_LIB) $(PROFILE_TEST_BINS) $(PROFILE_STATELOAD) \
+		$(PROFILE_TEST_DIR)/known-static
 	@out=$${RESULTS:-$(B)/results}; mkdir -p $$out; \
 	log=$$out/native-profile.log; \
 	tools/profile/tests/profile_test.sh $(B)/buddyctl $(PROFILE_LIB) \

@@ -205,8 +205,87 @@ check "usage: no COMMAND exits 2" test $? -eq 2
 check "a missing program exits 127" test $? -eq 127
 "$BUDDYCTL" profile load x >/dev/null 2>&1
 check "'profile load' points to load-profiles, exits 2" test $? -eq 2
-prof --no-timer -o "$W/none.txt" -- true >/dev/null 2>&1
+prof --no-timer -o "$W/none.txt" -- true >/dev/null 2>"$W/none.err"
 check "a program without large allocations: exit 0, report of 0 labels" grep -q "labels: 0" "$W/none.txt"
+check "... and the report says why: nothing large, no other program started" \
+	grep -q "empty: pid [0-9]* (true) made no allocation of at least 65536 B and started no other program" "$W/none.txt"
+
+# --- why a report is empty -----------------------------------------------------
+prof --no-timer -j -o "$W/st.json" -- ./known-static 1 >/dev/null 2>"$W/st.err"
+check "a static program: the interposer never reported in, said on stderr" \
+	grep -q "profile: empty report: ./known-static never loaded libbuddyprof.so: a statically linked program ignores LD_PRELOAD" "$W/st.err"
+check "a static program: said in the JSON report too" pyj "$W/st.json" '
+i = d["interposer"]
+assert i["owner_pid"] == 0 and i["not_followed"] == 0, i
+assert "statically linked" in i["empty_reason"], i
+'
+prof --no-timer -j -o "$W/ch.json" -- sh -c "./known 1; true" >/dev/null 2>"$W/ch.err"
+check "work in a child: the children not followed are counted and named, --match suggested" \
+	grep -q "the 1 process it started was not followed (the first: known): to profile one, --match known" "$W/ch.err"
+check "work in a child: the JSON names the child" pyj "$W/ch.json" '
+i = d["interposer"]
+assert i["not_followed"] == 1 and i["not_followed_first"] == "known", i
+assert i["empty_reason"] and "--match known" in i["empty_reason"], i
+'
+prof --no-timer -o "$W/fk.txt" -- sh -c "(true; true); true" >/dev/null 2>"$W/fk.err"
+check "work in a forked child (no exec): said, and that one process is followed" \
+	grep -q "the 1 child it forked (without exec) was not followed: buddyctl profile follows one process" "$W/fk.err"
+prof --no-timer --match nosuch -o "$W/nm.txt" -- sh -c "./known 1; true" >/dev/null 2>"$W/nm.err"
+check "--match that matches nothing: said, with the processes there were" \
+	grep -q "no process matched --match nosuch; 2 processes loaded libbuddyprof.so (the first: " "$W/nm.err"
+prof --no-timer -o "$W/m2.txt" -- ./known 1 >/dev/null 2>"$W/m2.err"
+check "a report that is not empty says nothing of the kind" sh -c "! grep -q 'empty' '$W/m2.err' '$W/m2.txt'"
+
+# --- outputs are checked before the program runs ------------------------------
+for o in "-o" "--json-out" "-p"; do
+	rm -f "$W/ran"
+	"$BUDDYCTL" profile -q $o /nonexistent/dir/out.txt -- sh -c "touch '$W/ran'" \
+		>/dev/null 2>"$W/o.err"
+	rc=$?
+	check "$o in a missing directory: exit 2 before the program runs" \
+		sh -c "test $rc -eq 2 && test ! -e '$W/ran'"
+	check "$o in a missing directory: 'buddyctl: profile: PATH: reason'" \
+		grep -qx "buddyctl: profile: /nonexistent/dir/out.txt: No such file or directory" "$W/o.err"
+done
+echo "an older report" >"$W/old.txt"
+rm -f "$W/ran"
+"$BUDDYCTL" profile -q -o "$W/old.txt" -k "$W/old.txt" -- sh -c "touch '$W/ran'" >/dev/null 2>"$W/k.err"
+rc=$?
+check "-k on a file: exit 2 before the program runs, naming it" \
+	sh -c "test $rc -eq 2 && test ! -e '$W/ran' && grep -qx 'buddyctl: profile: $W/old.txt: Not a directory' '$W/k.err'"
+check "... and the existing report is left as it was" grep -qx "an older report" "$W/old.txt"
+prof --no-timer -k "$W/newk/sub" -o /dev/null -- sh -c "test -d '$W/newk/sub' && touch '$W/ran'" >/dev/null 2>&1
+check "-k DIR is created before the program runs" test -e "$W/ran"
+"$BUDDYCTL" profile -q -o "$W/same" --json-out "$W/same" -- true >/dev/null 2>"$W/same.err"
+check "one path for two outputs is a usage error" sh -c "test $? -eq 2 && grep -q 'given to both -o and --json-out' '$W/same.err'"
+# a report that cannot be written whole (file size limit: EFBIG; 12 KiB
+# leave room for the 64-slot table, not for threaded's report of some
+# 30 KiB) never truncates the one there was
+head -c 3000 /dev/zero | tr '\0' x >"$W/big.txt"
+cp "$W/big.txt" "$W/big.ref"
+(trap '' XFSZ; ulimit -f 12; "$BUDDYCTL" profile -q -n 3 --first 0.1 --slots 64 -j -o "$W/big.txt" -- ./threaded 0.5 2) >/dev/null 2>"$W/big.err"
+rc=$?
+check "a report write that fails: exit 1, the error named" sh -c "test $rc -eq 1 && grep -q '$W/big.txt: File too large' '$W/big.err'"
+check "... and the old report is intact, no temporary file left" sh -c "cmp -s '$W/big.txt' '$W/big.ref' && ! ls '$W' | grep -q 'big.txt.tmp'"
+ln -s old.txt "$W/link.txt"
+prof --no-timer -o "$W/link.txt" -- true >/dev/null 2>&1
+check "-o through a symlink: the link stays, its target gets the report" \
+	sh -c "test -L '$W/link.txt' && grep -q 'labels: 0' '$W/old.txt'"
+
+# --- option errors name the option and its range ------------------------------
+"$BUDDYCTL" profile --threshold 150 -- true >/dev/null 2>"$W/opt.err"
+check "--threshold 150: exit 2, 'buddyctl: profile: --threshold: 150 is not in 0..100'" \
+	sh -c "test $? -eq 2 && grep -q -- '^buddyctl: profile: --threshold: 150 is not in 0..100' '$W/opt.err'"
+check "... and no whole usage text after it" sh -c "test \$(wc -l <'$W/opt.err') -eq 1"
+"$BUDDYCTL" profile -n x -- true >/dev/null 2>"$W/opt.err"
+check "-n x names --points and its range" grep -q -- "--points: x is not in 0..100000" "$W/opt.err"
+"$BUDDYCTL" profile --bogus -- true >/dev/null 2>"$W/opt.err"
+check "an unknown option: getopt's message with the buddyctl: prefix" \
+	grep -q "^buddyctl: profile: unrecognized option '--bogus'" "$W/opt.err"
+prof -i "1min 30s" --first 500ms --at "1.5,2 s" -o /dev/null -- true >/dev/null 2>"$W/span.err"
+check "-i, --first and --at take time spans as systemd writes them" sh -c "test $? -eq 0"
+"$BUDDYCTL" profile -i 10parsecs -- true >/dev/null 2>"$W/span.err"
+check "a bad span: exit 2, naming --interval" sh -c "test $? -eq 2 && grep -q -- '--interval: 10parsecs is not a time span' '$W/span.err'"
 
 echo "1..$n"
 echo "# Totals: pass:$pass fail:$fail xfail:0 xpass:0 skip:$skip error:0"

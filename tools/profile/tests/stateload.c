@@ -12,7 +12,7 @@
 
 int main(int argc, char **argv)
 {
-	struct bd_profiles t = { 0 };
+	struct buddy_profile_table t = { 0 };
 	unsigned int bad = 0;
 	int r;
 
@@ -28,6 +28,6 @@ int main(int argc, char **argv)
 		       buddy_target_name(t.v[i].target),
 		       buddy_codec_name(t.v[i].codec));
 	printf("bad %u\n", bad);
-	bd_profiles_free(&t);
+	buddy_profile_free(&t);
 	return bad ? 1 : 0;
 }
