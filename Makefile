@@ -71,6 +71,7 @@ include daemon/daemon.mk
 include tools/profile/profile.mk
 include tools/lib/lib.mk
 include packaging/install.mk
+include selftests/hostroot/hostroot.mk
 
 module:
 	$(MAKE) -C $(KDIR) M=$(CURDIR) modules
@@ -78,7 +79,7 @@ module:
 # Every stage runs even when an earlier one fails; the closing line sums
 # the "# Totals:" lines that all stages wrote into $(B)/results.
 CHECK_STAGES ?= native fuzz tools buddyctl-native style docs install profile \
-	guest lib daemon buddyctl
+	guest lib daemon buddyctl hostroot
 deps:
 	@scripts/install-deps.sh
 
