@@ -196,16 +196,20 @@ if [ "$host_root" = 1 ]; then
 	done <"$build/host-root/load-order"
 	cp "$build/host-root/load-order" "$ir/lib/host-root/"
 	{
-		echo 'hr_fail() { echo "run.sh guest: --host-root: $*"; exit 1; }'
-		echo 'while read -r m; do'
-		echo '	insmod /lib/host-root/$m || hr_fail "insmod $m failed"'
-		echo 'done </lib/host-root/load-order'
-		echo 'mkdir -p /host'
+		cat <<'EOS'
+hr_fail() { echo "run.sh guest: --host-root: $*"; exit 1; }
+while read -r m; do
+	insmod "/lib/host-root/$m" || hr_fail "insmod $m failed"
+done </lib/host-root/load-order
+mkdir -p /host
+EOS
 		echo "mount -t 9p -o $P9_RO hostroot /host || hr_fail 'mount of the host root failed'"
-		echo 'for d in proc sys dev; do'
-		echo '	mount -o rbind /$d /host/$d || hr_fail "bind mount of /$d failed"'
-		echo 'done'
-		echo 'mount -t tmpfs -o mode=1777 tmpfs /host/tmp || hr_fail "tmpfs on /host/tmp failed"'
+		cat <<'EOS'
+for d in proc sys dev; do
+	mount -o rbind "/$d" "/host/$d" || hr_fail "bind mount of /$d failed"
+done
+mount -t tmpfs -o mode=1777 tmpfs /host/tmp || hr_fail "tmpfs on /host/tmp failed"
+EOS
 		i=0
 		for d in "${rw_dirs[@]}"; do
 			echo "mkdir -p '/host$d' '$d' 2>/dev/null"
