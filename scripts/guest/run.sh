@@ -106,7 +106,7 @@ if [ ${#host_rw[@]} -gt 0 ]; then
 		[ -d "$d" ] || die "--host-rw: not a directory: $d"
 		d=$(cd "$d" && pwd -P) || die "--host-rw: cannot resolve $d"
 		[[ $d != / && $d =~ ^/[A-Za-z0-9._/+@=-]*$ ]] ||
-			die "--host-rw: '$d': only / and names of letters, digits and ._+@=- are supported (not the root itself)"
+			die "--host-rw: '$d': not supported (the root itself, or a character other than letters, digits and /._+@=-)"
 		rw_dirs+=("$d")
 	done
 fi
@@ -284,7 +284,6 @@ kcmdline+=" cryptomgr.notests"
 kcmdline+=" log_buf_len=4M printk.devkmsg=on rdinit=/init"
 [ -n "$append" ] && kcmdline+=" $append"
 
-# shellcheck disable=SC2054 # commas are qemu's
 # --host-root runs the host's programs: torch dies of SIGILL on qemu64.
 cpu=qemu64
 [ "$host_root" = 1 ] && cpu=max
