@@ -1,8 +1,10 @@
 #!/usr/bin/python3
 # SPDX-License-Identifier: GPL-2.0
-"""check.py HOSTDIR GUESTDIR - compare what make check-hostroot computed on
-the host (HOSTDIR) with what the QEMU guest computed through run.sh
---host-root (GUESTDIR), and print TAP ending in a "# Totals:" line.
+"""check.py HOSTDIR GUESTDIR RUNOUT - compare what make check-hostroot
+computed on the host (HOSTDIR) with what the QEMU guest computed through
+run.sh --host-root (GUESTDIR), check run.sh's verdict in its captured
+output RUNOUT (kernel log clean, no crash, no timeout), and print TAP
+ending in a "# Totals:" line.
 
 Both directories hold compute.json (selftests/hostroot/compute.py) and
 lammps/log.lammps; GUESTDIR also the guest script's status files
@@ -155,8 +157,13 @@ def rc_of(gdir, name):
     return t.strip() if t is not None else "missing"
 
 
-def check(hdir, gdir):
+def check(hdir, gdir, runout):
     tap = Tap()
+    # --- run.sh's verdict: the guest kernel log stays clean
+    run = (read(runout) or "").splitlines()
+    tap.ok(any(x.startswith("run.sh: ok:") for x in run),
+           "guest run: kernel log clean, no crash or timeout (run.sh verdict)",
+           [x for x in run if x.startswith(("run.sh:", "  ! "))][:40])
     # --- numpy and torch
     hj, gj = read(f"{hdir}/compute.json"), read(f"{gdir}/compute.json")
     rc = rc_of(gdir, "compute")
@@ -276,6 +283,6 @@ Total wall time: 0:00:00
 if __name__ == "__main__":
     if sys.argv[1:] == ["--self-test"]:
         sys.exit(0 if self_test() else 1)
-    if len(sys.argv) != 3:
-        sys.exit("usage: check.py HOSTDIR GUESTDIR | check.py --self-test")
-    sys.exit(0 if check(sys.argv[1], sys.argv[2]) else 1)
+    if len(sys.argv) != 4:
+        sys.exit("usage: check.py HOSTDIR GUESTDIR RUNOUT | check.py --self-test")
+    sys.exit(0 if check(*sys.argv[1:]) else 1)
