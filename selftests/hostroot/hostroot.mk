@@ -27,17 +27,17 @@ check-hostroot: $(B)/buddyctl
 		exit 1; \
 	fi; \
 	rm -rf $$d; mkdir -p $$d/host/lammps $$d/guest; \
-	t0=$$(date +%s.%N); \
-	/usr/bin/python3 selftests/hostroot/compute.py $$d/host/compute.json >$$d/host/compute.out 2>&1; \
-	(cd $$d/host/lammps && /usr/bin/lmp -in $(CURDIR)/selftests/hostroot/in.melt \
-	    -log log.lammps -screen none) >$$d/host/lammps.out 2>&1; \
-	t1=$$(date +%s.%N); \
-	echo "check-hostroot: host part $$(awk -v a=$$t0 -v b=$$t1 'BEGIN { printf "%.1f", b - a }') s; scripts/guest/run.sh --host-root --timeout $(HOSTROOT_TIMEOUT)"; \
+	{ /usr/bin/python3 selftests/hostroot/compute.py $$d/host/compute.json \
+	      >$$d/host/compute.out 2>&1; \
+	  cd $$d/host/lammps && /usr/bin/lmp -in $(CURDIR)/selftests/hostroot/in.melt \
+	      -log log.lammps -screen none >$$d/host/lammps.out 2>&1; } & \
+	echo "check-hostroot: host part in the background; scripts/guest/run.sh --host-root --timeout $(HOSTROOT_TIMEOUT)"; \
 	scripts/guest/run.sh --host-root --host-rw $$d/guest --timeout $(HOSTROOT_TIMEOUT) \
 	    --log $(B)/guest/hostroot.console -- \
 	    "sh /host$(CURDIR)/selftests/hostroot/guest.sh $(CURDIR) $$d/guest /host$(CURDIR)/kmod/buddy.ko $(abspath $(B))/buddyctl" \
 	    >$$run 2>&1; \
 	rc=$$?; \
+	wait; \
 	grep -E '^guest.sh:|^run.sh: ok' $$run | sed 's/^/check-hostroot: /'; \
 	python3 selftests/hostroot/check.py $$d/host $$d/guest $$run >$$log 2>&1; \
 	prc=$$?; \
