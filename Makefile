@@ -82,6 +82,7 @@ include tools/profile/profile.mk
 include tools/lib/lib.mk
 include packaging/install.mk
 include selftests/ci/ci.mk
+include selftests/hostroot/hostroot.mk
 
 module:
 	$(MAKE) -C $(KDIR) M=$(CURDIR) modules
@@ -89,7 +90,7 @@ module:
 # Every stage runs even when an earlier one fails; the closing line sums
 # the "# Totals:" lines that all stages wrote into $(B)/results.
 CHECK_STAGES ?= ci native fuzz tools buddyctl-native style docs install profile \
-	guest lib daemon buddyctl
+	guest lib daemon buddyctl hostroot
 deps:
 	@scripts/install-deps.sh
 

@@ -7,8 +7,13 @@
 # buddy.ko is built against) into build/guest/, and extracts the uncompressed
 # ELF vmlinux to build/guest/vmlinux.  The package is never installed.
 #
-# Usage: scripts/guest/prepare.sh [-q]
-#   -q   print nothing when everything is already in place
+# With --host-root it also unpacks the modules that run.sh --host-root loads
+# in the guest (the virtio-9p stack, resolved with depmod/modprobe against the
+# same package) into build/guest/host-root/.
+#
+# Usage: scripts/guest/prepare.sh [-q] [--host-root]
+#   -q           print nothing when everything is already in place
+#   --host-root  also the 9p modules for run.sh --host-root
 #
 # Environment: GUEST_BUILD  cache dir (default <repo>/build/guest)
 set -euo pipefail
@@ -16,8 +21,14 @@ set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 root=$(cd "$here/../.." && pwd)
 build=${GUEST_BUILD:-$root/build/guest}
-quiet=0
-[ "${1:-}" = "-q" ] && quiet=1
+quiet=0 host_root=0
+for a in "$@"; do
+	case $a in
+	-q) quiet=1 ;;
+	--host-root) host_root=1 ;;
+	*) echo "usage: scripts/guest/prepare.sh [-q] [--host-root]" >&2; exit 2 ;;
+	esac
+done
 
 say() { [ "$quiet" = 1 ] || echo "prepare.sh: $*"; }
 die() { echo "prepare.sh: error: $*" >&2; exit 1; }
@@ -42,6 +53,7 @@ need=(
 	"readelf binutils"
 	"/usr/lib/x86_64-linux-gnu/libc.a libc6-dev"
 	"timeout coreutils"
+	"/usr/sbin/depmod kmod"
 )
 missing=()
 for e in "${need[@]}"; do
@@ -77,7 +89,13 @@ hpkg_ver=$(dpkg-query -W -f='${Version}' "linux-headers-$kver" 2>/dev/null) ||
 vmlinux=$build/vmlinux
 stamp=$build/vmlinux.stamp
 want="release=$kver version=$hpkg_ver"
-if [ -s "$vmlinux" ] && [ -f "$stamp" ] && grep -qxF "$want" "$stamp"; then
+hr=$build/host-root
+vmlinux_ok() { [ -s "$vmlinux" ] && [ -f "$stamp" ] && grep -qxF "$want" "$stamp"; }
+modules_ok() {
+	[ "$host_root" = 0 ] ||
+		{ [ -s "$hr/load-order" ] && [ -f "$hr/stamp" ] && grep -qxF "$want" "$hr/stamp"; }
+}
+if vmlinux_ok && modules_ok; then
 	say "up to date: $vmlinux ($want)"
 	exit 0
 fi
@@ -86,7 +104,7 @@ mkdir -p "$build"
 # Serialise concurrent prepare runs (parallel make).
 exec 9>"$build/.prepare.lock"
 flock 9
-if [ -s "$vmlinux" ] && [ -f "$stamp" ] && grep -qxF "$want" "$stamp"; then
+if vmlinux_ok && modules_ok; then
 	exit 0
 fi
 
@@ -126,9 +144,50 @@ ipkg_ver=$(dpkg-deb -f "$deb" Version)
 	die "$ipkg version $ipkg_ver != linux-headers-$kver version $hpkg_ver"
 say "image package: $ipkg $ipkg_ver"
 
-# --- 4. extract vmlinux -----------------------------------------------------
 tmp=$(mktemp -d "$build/.x.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
+
+# --- 4. the 9p modules for run.sh --host-root --------------------------------
+# The whole module tree is unpacked so that depmod sees every module and
+# modprobe resolves the load order (dependencies first) from the real
+# modules.dep; what is built into this kernel (modules.builtin) is skipped.
+# Only the modules needed are kept.
+if ! modules_ok; then
+	say "unpacking the 9p modules from $ipkg"
+	m=$tmp/mods
+	mkdir -p "$m"
+	dpkg-deb --fsys-tarfile "$deb" | tar -x -C "$m" --wildcards "./lib/modules/$kver/*" ||
+		die "no ./lib/modules/$kver in $deb"
+	PATH=$PATH:/usr/sbin:/sbin depmod -b "$m" "$kver" || die "depmod failed"
+	rm -rf "$hr.new"
+	mkdir -p "$hr.new"
+	: >"$hr.new/load-order"
+	# Leaves; modprobe adds virtio, virtio_ring, virtio_pci_*_dev, 9pnet,
+	# netfs and fscache.
+	for want_mod in virtio_pci 9pnet_virtio 9p; do
+		PATH=$PATH:/usr/sbin:/sbin modprobe -d "$m" -S "$kver" --show-depends "$want_mod" \
+			>"$tmp/deps" || die "modprobe --show-depends $want_mod failed"
+		while read -r verb path _; do
+			case $verb in
+			builtin) echo "# $path: built in" >>"$hr.new/built-in" ;;
+			insmod)
+				f=$(basename "$path")
+				grep -qxF "$f" "$hr.new/load-order" && continue
+				cp "$path" "$hr.new/$f" || die "cannot copy $path"
+				echo "$f" >>"$hr.new/load-order"
+				;;
+			*) die "modprobe --show-depends $want_mod: unexpected line: $verb $path" ;;
+			esac
+		done <"$tmp/deps"
+	done
+	rm -rf "$m"
+	echo "$want" >"$hr.new/stamp"
+	rm -rf "$hr" && mv "$hr.new" "$hr"
+	say "ready: $hr ($(tr '\n' ' ' <"$hr/load-order"))"
+fi
+vmlinux_ok && exit 0
+
+# --- 5. extract vmlinux -----------------------------------------------------
 dpkg-deb --fsys-tarfile "$deb" | tar -x -C "$tmp" "./boot/vmlinuz-$kver" "./boot/config-$kver" ||
 	die "no ./boot/vmlinuz-$kver in $deb"
 img=$tmp/boot/vmlinuz-$kver

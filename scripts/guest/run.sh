@@ -19,7 +19,8 @@ options:
   --nodes 2|4          NUMA nodes (default 2).  2: one CPU + memory each.
                        4: adds nodes 2 and 3, memory only (CXL-like far
                        memory; node 2 nearer node 0, node 3 nearer node 1)
-  --mem MB             memory per CPU node, MiB (default 256)
+  --mem MB             memory per CPU node, MiB (default 256; 1024 with
+                       --host-root)
   --far-mem MB         memory per memory-only node with --nodes 4 (default --mem)
   --timeout SEC        host-side limit for the whole run (default 300)
   --file HOST[:GUEST]  copy a file or directory into the guest (repeatable).
@@ -29,6 +30,12 @@ options:
   --allow-kmsg REGEX   extended regex of a kernel message (text after the
                        timestamp) that a test logs on purpose (repeatable)
   --append PARAMS      extra kernel command-line parameters
+  --host-root          mount the host's / read-only at /host (virtio-9p),
+                       ready for 'chroot /host PROGRAM': /proc /sys /dev
+                       bound in, /tmp writable tmpfs; CPU model "max"
+  --host-rw DIR        with --host-root: export the host directory DIR
+                       writable, mounted at DIR both in the guest and in
+                       /host (repeatable); results come back through it
   -v, --verbose        stream the whole console (boot included) live
   -q, --quiet          do not stream the guest commands' output
   -h, --help           this text
@@ -36,14 +43,15 @@ options:
 The commands run with busybox sh in /opt, stdin /dev/null, PATH including
 /opt and /opt/bin.  Exit status: the commands' status if nonzero; otherwise
 0 when the kernel log is clean, 123 when it has unexpected lines,
-124 on timeout, 125 when the guest crashed/panicked or did not report.
+124 on timeout, 125 when the guest crashed/panicked or did not report;
+126 when --host-root could not be set up (the commands did not run).
 EOF
 }
 
 die() { echo "run.sh: error: $*" >&2; exit 2; }
 
-nodes=2 mem=256 far_mem='' timeout_s=300 log='' verbose=0 quiet=0 append=''
-files=() allow=()
+nodes=2 mem='' far_mem='' timeout_s=300 log='' verbose=0 quiet=0 append=''
+host_root=0 files=() allow=() host_rw=()
 while [ $# -gt 0 ]; do
 	case $1 in
 	--nodes) nodes=${2:?}; shift 2 ;;
@@ -62,6 +70,9 @@ while [ $# -gt 0 ]; do
 	--allow-kmsg=*) allow+=("${1#*=}"); shift ;;
 	--append) append=${2?}; shift 2 ;;
 	--append=*) append=${1#*=}; shift ;;
+	--host-root) host_root=1; shift ;;
+	--host-rw) host_rw+=("${2:?}"); shift 2 ;;
+	--host-rw=*) host_rw+=("${1#*=}"); shift ;;
 	-v | --verbose) verbose=1; shift ;;
 	-q | --quiet) quiet=1; shift ;;
 	-h | --help) usage; exit 0 ;;
@@ -72,6 +83,10 @@ done
 [ $# -gt 0 ] || { usage >&2; die "no guest commands given (after --)"; }
 cmds="$*"
 case $nodes in 2 | 4) ;; *) die "--nodes must be 2 or 4" ;; esac
+# Python with torch needs more than the default 512 MiB guest.
+if [ -z "$mem" ]; then
+	if [ "$host_root" = 1 ]; then mem=1024; else mem=256; fi
+fi
 far_mem=${far_mem:-$mem}
 for v in "$mem" "$far_mem" "$timeout_s"; do
 	[[ $v =~ ^[1-9][0-9]*$ ]] || die "not a positive number: '$v'"
@@ -82,7 +97,22 @@ for a in "${allow[@]}"; do
 		die "--allow-kmsg: bad extended regex '$a'"
 done
 
-"$here/prepare.sh" -q || die "prepare.sh failed"
+# --host-rw: absolute, existing directories; QEMU's option parser would
+# split a path at a comma, and the guest's shell script at a quote.
+rw_dirs=()
+if [ ${#host_rw[@]} -gt 0 ]; then
+	[ "$host_root" = 1 ] || die "--host-rw needs --host-root"
+	for d in "${host_rw[@]}"; do
+		[ -d "$d" ] || die "--host-rw: not a directory: $d"
+		d=$(cd "$d" && pwd -P) || die "--host-rw: cannot resolve $d"
+		[[ $d != / && $d =~ ^/[A-Za-z0-9._/+@=-]*$ ]] ||
+			die "--host-rw: '$d': not supported (the root itself, or a character other than letters, digits and /._+@=-)"
+		rw_dirs+=("$d")
+	done
+fi
+prep_args=(-q)
+[ "$host_root" = 1 ] && prep_args+=(--host-root)
+"$here/prepare.sh" "${prep_args[@]}" || die "prepare.sh failed"
 vmlinux=$build/vmlinux
 
 # --- the debug-exit helper (static) ------------------------------------------
@@ -93,6 +123,12 @@ if [ ! -x "$dbgexit" ] || [ "$here/debug-exit.c" -nt "$dbgexit" ]; then
 		{ rm -f "$t"; die "cannot build debug-exit"; }
 	chmod 755 "$t" && mv -f "$t" "$dbgexit"
 fi
+
+# 9p mount options (issue 11, measured here): msize 512000 is what the
+# virtio transport allows; cache=loose makes the read-only host root fast.
+# The writable exports skip the cache so results reach the host at once.
+P9_RO=trans=virtio,version=9p2000.L,ro,msize=512000,cache=loose
+P9_RW=trans=virtio,version=9p2000.L,msize=512000
 
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/guest-run.XXXXXX")
 # shellcheck disable=SC2317 # called by the trap
@@ -149,6 +185,41 @@ done
 
 printf '%s\n' "$cmds" >"$ir/etc/guest-cmd.sh"
 
+# --host-root: the 9p modules (prepare.sh --host-root) and the setup script
+# /init runs before the commands.  The guest's /tmp, /dev/shm and the
+# --host-rw directories are the only writable places under /host.
+: >"$ir/etc/host-root.sh"
+if [ "$host_root" = 1 ]; then
+	mkdir -p "$ir/lib/host-root"
+	while read -r m; do
+		cp "$build/host-root/$m" "$ir/lib/host-root/" || die "missing $build/host-root/$m"
+	done <"$build/host-root/load-order"
+	cp "$build/host-root/load-order" "$ir/lib/host-root/"
+	{
+		cat <<'EOS'
+hr_fail() { echo "run.sh guest: --host-root: $*"; exit 1; }
+while read -r m; do
+	insmod "/lib/host-root/$m" || hr_fail "insmod $m failed"
+done </lib/host-root/load-order
+mkdir -p /host
+EOS
+		echo "mount -t 9p -o $P9_RO hostroot /host || hr_fail 'mount of the host root failed'"
+		cat <<'EOS'
+for d in proc sys dev; do
+	mount -o rbind "/$d" "/host/$d" || hr_fail "bind mount of /$d failed"
+done
+mount -t tmpfs -o mode=1777 tmpfs /host/tmp || hr_fail "tmpfs on /host/tmp failed"
+EOS
+		i=0
+		for d in "${rw_dirs[@]}"; do
+			echo "mkdir -p '/host$d' '$d' 2>/dev/null"
+			echo "mount -t 9p -o $P9_RW rw$i '/host$d' || hr_fail 'mount of $d failed'"
+			echo "mount --bind '/host$d' '$d' || hr_fail 'bind mount of $d failed'"
+			i=$((i + 1))
+		done
+	} >"$ir/etc/host-root.sh"
+fi
+
 # Markers.  The kmsg one splits boot from test in the kernel log.
 M_CMD_BEGIN='@@GUEST-RUN: COMMANDS BEGIN@@'
 M_CMD_END='@@GUEST-RUN: COMMANDS END@@'
@@ -167,14 +238,20 @@ mount -t tmpfs tmpfs /dev/shm
 mount -t debugfs debugfs /sys/kernel/debug 2>/dev/null
 mount -t tracefs tracefs /sys/kernel/tracing 2>/dev/null
 export PATH=/opt/bin:/opt:/usr/local/bin:/sbin:/usr/sbin:/bin:/usr/bin
-export HOME=/root TERM=dumb
+export HOME=/root TERM=dumb TMPDIR=/tmp
 hostname guest
+# lo up: MPI_Init needs it.
 ip link set lo up 2>/dev/null
 cd /opt
-echo "<5>$M_KMSG" >/dev/kmsg
 echo "$M_CMD_BEGIN"
-sh /etc/guest-cmd.sh </dev/null
-rc=\$?
+if sh /etc/host-root.sh </dev/null; then
+	echo "<5>$M_KMSG" >/dev/kmsg
+	sh /etc/guest-cmd.sh </dev/null
+	rc=\$?
+else
+	rc=126
+fi
+sync
 echo "$M_CMD_END rc=\$rc"
 # Stop anything the commands left running, then dump the whole kernel log
 # (raw: "<facility*8+level>[time] text") for the host to check.
@@ -205,10 +282,16 @@ kcmdline+=" tsc=reliable"
 # Skip the crypto self-tests (0.7 s of TCG boot).
 kcmdline+=" cryptomgr.notests"
 kcmdline+=" log_buf_len=4M printk.devkmsg=on rdinit=/init"
+# --host-root: enabling the virtio-9p device's interrupt through ACPI (AML
+# for the PCI link under TCG) takes 10 s; the BIOS's PIRQ table, 35 ms.
+[ "$host_root" = 1 ] && kcmdline+=" pci=noacpi"
 [ -n "$append" ] && kcmdline+=" $append"
 
+# --host-root runs the host's programs: torch dies of SIGILL on qemu64.
+cpu=qemu64
+[ "$host_root" = 1 ] && cpu=max
 # shellcheck disable=SC2054 # commas are qemu's
-qargs=(-nodefaults -no-user-config -machine pc -cpu qemu64 -accel tcg
+qargs=(-nodefaults -no-user-config -machine pc -cpu "$cpu" -accel tcg
 	-display none -no-reboot
 	-kernel "$vmlinux" -initrd "$initrd" -append "$kcmdline"
 	-device isa-debug-exit,iobase=0xf4,iosize=0x04
@@ -229,6 +312,20 @@ if [ "$nodes" = 4 ]; then
 		-numa dist,src=2,dst=3,val=44)
 fi
 qargs+=(-m "${total}M")
+if [ "$host_root" = 1 ]; then
+	# multidevs=remap: / spans several host filesystems; without it QEMU
+	# warns of inode number collisions.
+	# shellcheck disable=SC2054
+	qargs+=(-fsdev local,id=hostroot,path=/,security_model=none,readonly=on,multidevs=remap
+		-device virtio-9p-pci,fsdev=hostroot,mount_tag=hostroot)
+	i=0
+	for d in "${rw_dirs[@]}"; do
+		# shellcheck disable=SC2054
+		qargs+=(-fsdev "local,id=rw$i,path=$d,security_model=none,multidevs=remap"
+			-device "virtio-9p-pci,fsdev=rw$i,mount_tag=rw$i")
+		i=$((i + 1))
+	done
+fi
 
 mkdir -p "$(dirname "$log")"
 : >"$log" || die "cannot write $log"

@@ -1,0 +1,288 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: GPL-2.0
+"""check.py HOSTDIR GUESTDIR RUNOUT - compare what make check-hostroot
+computed on the host (HOSTDIR) with what the QEMU guest computed through
+run.sh --host-root (GUESTDIR), check run.sh's verdict in its captured
+output RUNOUT (kernel log clean, no crash, no timeout), and print TAP
+ending in a "# Totals:" line.
+
+Both directories hold compute.json (selftests/hostroot/compute.py) and
+lammps/log.lammps; GUESTDIR also the guest script's status files
+(*.rc), buddyctl-info.json and, per step, *.time.
+
+check.py --self-test checks the comparisons themselves: each must reject a
+changed value and accept the unchanged one.
+"""
+import copy
+import json
+import math
+import os
+import re
+import sys
+
+DEVICE_MB = 16   # keep in step with guest.sh
+MAX_RATIO = 3
+
+
+class Tap:
+    def __init__(self):
+        self.n = self.passed = self.failed = 0
+
+    def ok(self, cond, desc, diag=()):
+        self.n += 1
+        if cond:
+            self.passed += 1
+            print(f"ok {self.n} - {desc}")
+        else:
+            self.failed += 1
+            print(f"not ok {self.n} - {desc}")
+        for d in diag:
+            print(f"# {d}")
+        return cond
+
+    def totals(self):
+        print(f"1..{self.n}")
+        print(f"# Totals: pass:{self.passed} fail:{self.failed} xfail:0 "
+              "xpass:0 skip:0 error:0")
+
+
+def compare_compute(h, g):
+    """Return a list of problems between two compute.json objects."""
+    bad = []
+    if h.get("meta") != g.get("meta"):
+        bad.append(f"meta differs: host {h.get('meta')} guest {g.get('meta')}")
+    hr, gr = h.get("results", {}), g.get("results", {})
+    if not hr:
+        bad.append("host has no results")
+    for name in sorted(set(hr) | set(gr)):
+        if name not in hr or name not in gr:
+            bad.append(f"{name}: only in {'host' if name in hr else 'guest'}")
+            continue
+        a, b = hr[name], gr[name]
+        for k in ("kind", "rtol", "dtype", "shape"):
+            if a[k] != b[k]:
+                bad.append(f"{name}: {k} host {a[k]} guest {b[k]}")
+        av, bv = a["values"], b["values"]
+        if len(av) != len(bv) or not av:
+            bad.append(f"{name}: {len(av)} values on the host, {len(bv)} in the guest")
+            continue
+        if a["kind"] == "exact":
+            diff = [i for i, (x, y) in enumerate(zip(av, bv)) if x != y]
+            if diff:
+                i = diff[0]
+                bad.append(f"{name}: {len(diff)} of {len(av)} values differ, "
+                           f"first [{i}] host {av[i]!r} guest {bv[i]!r}")
+            continue
+        # close: |g - h| <= rtol * max(|h|, max|host values|)
+        scale = max(abs(x) for x in av)
+        worst, wi = 0.0, -1
+        for i, (x, y) in enumerate(zip(av, bv)):
+            if not (math.isfinite(x) and math.isfinite(y)):
+                if repr(x) != repr(y):
+                    worst, wi = math.inf, i
+                continue
+            err = abs(x - y) / max(abs(x), scale, 1e-300)
+            if err > worst:
+                worst, wi = err, i
+        if worst > a["rtol"]:
+            bad.append(f"{name}: relative error {worst:.3g} > {a['rtol']:g} "
+                       f"at [{wi}]: host {av[wi]!r} guest {bv[wi]!r}")
+    return bad
+
+
+# What LAMMPS logs of wall-clock or CPU time: (pattern, replacement).
+F = r"[0-9]+(\.[0-9]*)?([eE][-+]?[0-9]+)?"
+TIMING = [
+    (re.compile(rf"(CPU = ){F}( seconds)"), r"\1#\4"),   # create_atoms CPU = ...
+    (re.compile(rf"^(Loop time of ){F}( on )"), r"\1#\4"),
+    (re.compile(rf"^Performance: .*"), "Performance: #"),  # rates only
+    (re.compile(rf"^{F}(% CPU use with )"), r"#\3"),
+    (re.compile(r"^(Total wall time: )[0-9:]+$"), r"\1#"),
+]
+NUM = re.compile(F)
+
+
+def normalise_lammps(text):
+    """The log with its timings replaced by '#' (TIMING, and every number in
+    the rows of the "MPI task timing breakdown" table, blanks squeezed).  Returns (lines,
+    thermo rows)."""
+    out, thermo = [], []
+    in_table = in_thermo = False
+    for line in text.splitlines():
+        if line.startswith("Section |"):
+            in_table = True
+        elif in_table and not line.strip():
+            in_table = False
+        if in_table:  # column widths follow the numbers' widths
+            line = " ".join(NUM.sub("#", line).split())
+        for r, rep in TIMING:
+            line = r.sub(rep, line)
+        if line.startswith("Step "):
+            in_thermo = True
+        elif in_thermo and line.startswith("Loop time of "):
+            in_thermo = False
+        elif in_thermo:
+            thermo.append(line)
+        out.append(line)
+    return out, thermo
+
+
+def compare_lammps(htext, gtext):
+    bad = []
+    h, ht = normalise_lammps(htext)
+    g, gt = normalise_lammps(gtext)
+    if len(ht) < 2:
+        bad.append(f"host log has {len(ht)} thermo rows")
+    if ht != gt:
+        bad.append(f"thermo output differs ({len(ht)} host rows, {len(gt)} guest)")
+    for i, (x, y) in enumerate(zip(h, g)):
+        if x != y:
+            bad.append(f"line {i + 1}: host '{x}' guest '{y}'")
+            break
+    if len(h) != len(g):
+        bad.append(f"host log {len(h)} lines, guest {len(g)}")
+    return bad
+
+
+def read(path):
+    try:
+        with open(path) as f:
+            return f.read()
+    except OSError as e:
+        return None
+
+
+def rc_of(gdir, name):
+    t = read(os.path.join(gdir, name + ".rc"))
+    return t.strip() if t is not None else "missing"
+
+
+def check(hdir, gdir, runout):
+    tap = Tap()
+    # --- run.sh's verdict: the guest kernel log stays clean
+    run = (read(runout) or "").splitlines()
+    tap.ok(any(x.startswith("run.sh: ok:") for x in run),
+           "guest run: kernel log clean, no crash or timeout (run.sh verdict)",
+           [x for x in run if x.startswith(("run.sh:", "  ! "))][:40])
+    # --- numpy and torch
+    hj, gj = read(f"{hdir}/compute.json"), read(f"{gdir}/compute.json")
+    rc = rc_of(gdir, "compute")
+    if tap.ok(hj is not None and gj is not None and rc == "0",
+              "compute.py ran on the host and in the guest",
+              [f"guest status {rc}; host file {'present' if hj else 'missing'}, "
+               f"guest file {'present' if gj else 'missing'}"]):
+        h, g = json.loads(hj), json.loads(gj)
+        for lib in ("np", "torch"):
+            sub = lambda d: {**d, "results": {k: v for k, v in d["results"].items()
+                                              if k.startswith(lib + ".")}}
+            hs, gs = sub(h), sub(g)
+            bad = compare_compute(hs, gs)
+            tap.ok(not bad and hs["results"],
+                   f"{'numpy' if lib == 'np' else 'torch'}: guest computes what "
+                   f"the host does ({len(hs['results'])} results, "
+                   f"{sum(v['kind'] == 'exact' for v in hs['results'].values())} exact)",
+                   bad[:10])
+        for k, v in g["timing"].items():
+            print(f"# time: {k}: guest {v:.1f} s, host {h['timing'].get(k, 0):.2f} s")
+    # --- LAMMPS
+    hl, gl = read(f"{hdir}/lammps/log.lammps"), read(f"{gdir}/lammps/log.lammps")
+    rc = rc_of(gdir, "lammps")
+    if tap.ok(hl is not None and gl is not None and rc == "0",
+              "lmp ran on the host and in the guest", [f"guest status {rc}"]):
+        bad = compare_lammps(hl, gl)
+        tap.ok(not bad, "lammps: guest log identical to the host's up to timings "
+               f"({len(normalise_lammps(hl)[1])} thermo rows)", bad[:10])
+    # --- buddy.ko from inside the chroot
+    rc = rc_of(gdir, "buddy")
+    info = read(f"{gdir}/buddyctl-info.json")
+    diag = [f"guest status {rc}"]
+    good = rc == "0" and info is not None
+    if good:
+        try:
+            j = json.loads(info)
+            pools = {p["pool"]: p for p in j["pools"]}
+            want = {"device": "/dev/buddy", "max_ratio": MAX_RATIO,
+                    "device pool size": DEVICE_MB << 20}
+            got = {"device": j["device"], "max_ratio": j["max_ratio"],
+                   "device pool size": pools["device"]["size"]}
+            good = want == got
+            diag.append(f"want {want}, got {got}")
+        except (ValueError, KeyError, TypeError) as e:
+            good = False
+            diag.append(f"bad buddyctl info --json output: {e!r}")
+    tap.ok(good, "buddy.ko: /dev/buddy works in the chroot (buddyctl info "
+           f"reports device_mb={DEVICE_MB} max_ratio={MAX_RATIO})", diag)
+    for f in sorted(os.listdir(gdir)) if os.path.isdir(gdir) else []:
+        if f.endswith(".time"):
+            print(f"# guest step {f[:-5]}: {read(os.path.join(gdir, f)).strip()} s")
+    tap.totals()
+    return tap.failed == 0
+
+
+def self_test():
+    """The comparisons reject what they must."""
+    tap = Tap()
+    base = {"meta": {"numpy": "1"}, "results": {
+        "e": {"kind": "exact", "rtol": 0.0, "dtype": "float64", "shape": [3],
+              "values": [1.0, 2.5, -3.0]},
+        "c": {"kind": "close", "rtol": 1e-9, "dtype": "float64", "shape": [2],
+              "values": [1.0, 1e3]}}}
+    tap.ok(not compare_compute(base, copy.deepcopy(base)), "compute: equal passes")
+    g = copy.deepcopy(base)
+    g["results"]["e"]["values"][1] = math.nextafter(2.5, 3)
+    tap.ok(compare_compute(base, g), "compute: exact value off by one ulp fails")
+    g = copy.deepcopy(base)
+    g["results"]["c"]["values"][1] = 1e3 * (1 + 1e-7)
+    tap.ok(compare_compute(base, g), "compute: close value off by 1e-7 fails")
+    g = copy.deepcopy(base)
+    g["results"]["c"]["values"][1] = 1e3 * (1 + 1e-13)
+    tap.ok(not compare_compute(base, g), "compute: close value off by 1e-13 passes")
+    g = copy.deepcopy(base)
+    g["results"]["c"]["values"][0] = math.nan
+    tap.ok(compare_compute(base, g), "compute: NaN fails")
+    g = copy.deepcopy(base)
+    del g["results"]["e"]
+    tap.ok(compare_compute(base, g), "compute: a missing result fails")
+    tap.ok(compare_compute({"results": {}}, {"results": {}}),
+           "compute: no results at all fails")
+    log = """LAMMPS (29 Sep 2021 - Update 2)
+  create_atoms CPU = 0.003 seconds
+Step Temp E_pair E_mol TotEng Press 
+       0            3   -6.7733681            0   -2.2744931   -3.7033504 
+      50    1.6842865   -4.8082494            0   -2.2824513    5.5666131 
+Loop time of 0.270831 on 1 procs for 50 steps with 4000 atoms
+
+Performance: 79754.561 tau/day, 184.617 timesteps/s
+30.8% CPU use with 1 MPI tasks x 1 OpenMP threads
+
+Section |  min time  |  avg time  |  max time  |%varavg| %total
+---------------------------------------------------------------
+Pair    | 0.21247    | 0.21247    | 0.21247    |   0.0 | 78.45
+
+Nlocal:        4000.00 ave        4000 max        4000 min
+Total wall time: 0:00:00
+"""
+    tap.ok(not compare_lammps(log, log), "lammps: equal logs pass")
+    timed = (log.replace("0.003 seconds", "0.117 seconds")
+             .replace("0.270831", "7.5").replace("79754.561", "12.5")
+             .replace("30.8%", "99.1%").replace("0.21247 ", "5.1234  ")
+             .replace("78.45", "91.02").replace("0:00:00", "0:00:07"))
+    tap.ok(not compare_lammps(log, timed), "lammps: different timings pass")
+    tap.ok(compare_lammps(log, log.replace("-4.8082494", "-4.8082495")),
+           "lammps: a thermo value changed in the last digit fails")
+    tap.ok(compare_lammps(log, log.replace("4000 atoms", "4001 atoms")),
+           "lammps: a changed atom count fails")
+    tap.ok(compare_lammps(log, log.replace("4000.00 ave", "4001.00 ave")),
+           "lammps: a changed statistic fails")
+    tap.ok(compare_lammps(log, "\n".join(log.splitlines()[:4])),
+           "lammps: a truncated log fails")
+    tap.totals()
+    return tap.failed == 0
+
+
+if __name__ == "__main__":
+    if sys.argv[1:] == ["--self-test"]:
+        sys.exit(0 if self_test() else 1)
+    if len(sys.argv) != 4:
+        sys.exit("usage: check.py HOSTDIR GUESTDIR RUNOUT | check.py --self-test")
+    sys.exit(0 if check(*sys.argv[1:]) else 1)

@@ -1,0 +1,50 @@
+# SPDX-License-Identifier: GPL-2.0
+# make check-hostroot: the host's own programs in the QEMU guest through
+# scripts/guest/run.sh --host-root (issue 11).  compute.py (numpy, torch)
+# and LAMMPS (in.melt, 50 steps) run on the host and, in one guest boot,
+# through chroot /host; check.py compares the results (numbers exactly or
+# within a stated tolerance, the LAMMPS log up to timings) and that
+# buddyctl in the chroot reaches buddy.ko through /dev/buddy; run.sh's
+# verdict (kernel log clean, no crash or timeout) is one more result.
+# TAP: $(B)/results/hostroot.log and hostroot-selftest.log (check.py's own
+# comparisons must reject changed values).
+
+HOSTROOT_DIR     := $(abspath $(B))/hostroot
+HOSTROOT_TIMEOUT ?= 900
+
+.PHONY: check-hostroot
+check-hostroot: $(B)/buddyctl
+	@out=$${RESULTS:-$(B)/results}; mkdir -p $$out $(B)/guest; \
+	log=$$out/hostroot.log; run=$(B)/guest/hostroot.out; d=$(HOSTROOT_DIR); \
+	python3 selftests/hostroot/check.py --self-test >$$out/hostroot-selftest.log 2>&1; \
+	grep -q '^# Totals:' $$out/hostroot-selftest.log || \
+	    echo "# Totals: pass:0 fail:1 xfail:0 xpass:0 skip:0 error:0" >>$$out/hostroot-selftest.log; \
+	grep -E '^not ok |^# Totals' $$out/hostroot-selftest.log | sed 's/^/check-hostroot: self-test: /'; \
+	if ! $(MAKE) --no-print-directory module >$(B)/guest/hostroot-module-build.log 2>&1; then \
+		tail -20 $(B)/guest/hostroot-module-build.log; \
+		{ echo "not ok 1 - buddy.ko builds (see $(B)/guest/hostroot-module-build.log)"; \
+		  echo "# Totals: pass:0 fail:1 xfail:0 xpass:0 skip:0 error:0"; } >$$log; \
+		exit 1; \
+	fi; \
+	rm -rf $$d; mkdir -p $$d/host/lammps $$d/guest; \
+	{ /usr/bin/python3 selftests/hostroot/compute.py $$d/host/compute.json \
+	      >$$d/host/compute.out 2>&1; \
+	  cd $$d/host/lammps && /usr/bin/lmp -in $(CURDIR)/selftests/hostroot/in.melt \
+	      -log log.lammps -screen none >$$d/host/lammps.out 2>&1; } & \
+	echo "check-hostroot: host part in the background; scripts/guest/run.sh --host-root --timeout $(HOSTROOT_TIMEOUT)"; \
+	scripts/guest/run.sh --host-root --host-rw $$d/guest --timeout $(HOSTROOT_TIMEOUT) \
+	    --log $(B)/guest/hostroot.console -- \
+	    "sh /host$(CURDIR)/selftests/hostroot/guest.sh $(CURDIR) $$d/guest /host$(CURDIR)/kmod/buddy.ko $(abspath $(B))/buddyctl" \
+	    >$$run 2>&1; \
+	rc=$$?; \
+	wait; \
+	grep -E '^guest.sh:|^run.sh: ok' $$run | sed 's/^/check-hostroot: /'; \
+	python3 selftests/hostroot/check.py $$d/host $$d/guest $$run >$$log 2>&1; \
+	prc=$$?; \
+	if ! grep -q '^# Totals:' $$log; then \
+		echo "not ok - check.py exited $$prc without totals" >>$$log; \
+		echo "# Totals: pass:0 fail:1 xfail:0 xpass:0 skip:0 error:0" >>$$log; \
+	fi; \
+	grep -E '^not ok |^# time|^# Totals' $$log | sed 's/^/check-hostroot: /'; \
+	echo "check-hostroot: log in $$log, guest output in $$run and $$d/guest/"; \
+	[ $$rc -eq 0 ] && [ $$prc -eq 0 ]
