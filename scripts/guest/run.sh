@@ -29,6 +29,8 @@ options:
   --allow-kmsg REGEX   extended regex of a kernel message (text after the
                        timestamp) that a test logs on purpose (repeatable)
   --append PARAMS      extra kernel command-line parameters
+  --kernel FILE        boot FILE (bzImage or ELF vmlinux; default: $KERNEL,
+                       else Debian's kernel that prepare.sh fetches)
   -v, --verbose        stream the whole console (boot included) live
   -q, --quiet          do not stream the guest commands' output
   -h, --help           this text
@@ -43,6 +45,7 @@ EOF
 die() { echo "run.sh: error: $*" >&2; exit 2; }
 
 nodes=2 mem=256 far_mem='' timeout_s=300 log='' verbose=0 quiet=0 append=''
+kernel=${KERNEL:-}
 files=() allow=()
 while [ $# -gt 0 ]; do
 	case $1 in
@@ -62,6 +65,8 @@ while [ $# -gt 0 ]; do
 	--allow-kmsg=*) allow+=("${1#*=}"); shift ;;
 	--append) append=${2?}; shift 2 ;;
 	--append=*) append=${1#*=}; shift ;;
+	--kernel) kernel=${2:?}; shift 2 ;;
+	--kernel=*) kernel=${1#*=}; shift ;;
 	-v | --verbose) verbose=1; shift ;;
 	-q | --quiet) quiet=1; shift ;;
 	-h | --help) usage; exit 0 ;;
@@ -82,8 +87,8 @@ for a in "${allow[@]}"; do
 		die "--allow-kmsg: bad extended regex '$a'"
 done
 
-"$here/prepare.sh" -q || die "prepare.sh failed"
-vmlinux=$build/vmlinux
+KERNEL=$kernel "$here/prepare.sh" -q || die "prepare.sh failed"
+vmlinux=${kernel:-$build/vmlinux}
 
 # --- the debug-exit helper (static) ------------------------------------------
 dbgexit=$build/debug-exit
