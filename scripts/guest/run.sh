@@ -317,6 +317,10 @@ kw='(^|[^A-Za-z_])(WARNING|BUG|Oops)([^A-Za-z_]|$)|Call Trace|kmemleak|general p
 kw+='|slab-out-of-bounds|Poison overwritten|Redzone|list_add corruption|list_del corruption'
 kw+='|hung_task|blocked for more than|soft lockup|hard LOCKUP|Kernel panic|UBSAN|KASAN'
 kw+='|rcu.*detected stall|Unable to handle|NULL pointer dereference|Bad page|double fault'
+# The debug kernel's detectors (most of their reports also start "BUG:" or
+# "WARNING:"): KFENCE, KCSAN, lockdep, refcount.
+kw+='|KFENCE: |KCSAN: |possible (circular|recursive) locking|inconsistent lock state'
+kw+='|lockdep is turned off|refcount_t: '
 
 sed -n "/^$M_DMESG_BEGIN\$/,/^$M_DMESG_END\$/p" "$log" >"$tmp/dmesg"
 awk -v kw="$kw" -v mark="$M_KMSG" -v allowf="$allowf" '

@@ -6,8 +6,9 @@
 #                      (scripts/debug-kernel/), build buddy.ko against it,
 #                      boot it and run selftests/kmod/guest-tests.sh debug:
 #                      DEBUG_TESTS selftests, then the fuzzer with fault
-#                      injection for DEBUG_FUZZ_SECONDS, at least
-#                      DEBUG_FUZZ_MIN_OPS operations; kmemleak at the end
+#                      injection until DEBUG_FUZZ_OPS operations or
+#                      DEBUG_FUZZ_SECONDS, failing below DEBUG_FUZZ_MIN_OPS;
+#                      kmemleak at the end
 #   make check-kcsan   the same under the KCSAN kernel (not in `make check`)
 #   make fuzz-long     the fuzzer alone under Debian's kernel, FUZZ_LONG_OPS
 #                      operations (1,000,000), no fault injection
@@ -17,7 +18,8 @@
 
 DEBUG_TESTS          ?= api io
 DEBUG_PARAMS         ?= device_mb=16 chunk_kb=64
-DEBUG_FUZZ_SECONDS   ?= 600
+DEBUG_FUZZ_SECONDS   ?= 900
+DEBUG_FUZZ_OPS       ?= 120000
 DEBUG_FUZZ_MIN_OPS   ?= 100000
 DEBUG_GUEST_TIMEOUT  ?= 1500
 FUZZ_LONG_OPS        ?= 1000000
@@ -66,22 +68,23 @@ define debug_prepare
 	    $(patsubst %,$(KMOD_TEST_DIR)/buddy_%_test,$(DEBUG_TESTS)) $$d/
 endef
 
-# $(1) = variant, $(2) = fuzzer seconds, $(3) = minimum operations
+# $(1) = variant, $(2) = fuzzer seconds, $(3) = minimum operations,
+# $(4) = operations to stop at
 define debug_check
 	-$(call debug_prepare,$(1))
 	-$(call kmod_guest_run,debug-$(1),--kernel $$(cat $(B)/guest/debug-$(1)/kernel) \
 	    --nodes 2 --mem 512 --timeout $(DEBUG_GUEST_TIMEOUT) --append pci=noacpi \
 	    $(DEBUG_ALLOW_KMSG),debug,$(B)/guest/debug-$(1),\
 	    DEBUG_TESTS="$(DEBUG_TESTS)" DEBUG_PARAMS="$(DEBUG_PARAMS)" \
-	    FUZZ_SEED=$(FUZZ_SEED) FUZZ_SECONDS=$(2) FUZZ_MIN_OPS=$(3))
+	    FUZZ_SEED=$(FUZZ_SEED) FUZZ_SECONDS=$(2) FUZZ_MIN_OPS=$(3) FUZZ_OPS=$(4))
 	@scripts/summary.sh
 endef
 
 check-debug: selftests-kmod
-	$(call debug_check,kasan,$(DEBUG_FUZZ_SECONDS),$(DEBUG_FUZZ_MIN_OPS))
+	$(call debug_check,kasan,$(DEBUG_FUZZ_SECONDS),$(DEBUG_FUZZ_MIN_OPS),$(DEBUG_FUZZ_OPS))
 
 check-kcsan: selftests-kmod
-	$(call debug_check,kcsan,$(DEBUG_FUZZ_SECONDS),0)
+	$(call debug_check,kcsan,$(DEBUG_FUZZ_SECONDS),0,0)
 
 fuzz-long: selftests-kmod
 	-$(kmod_build_module)

@@ -10,8 +10,8 @@
 #   numa4   4-node guest: pools on the memory-only nodes
 #   debug   the debug kernel (make check-debug): kmemleak cleared, fault
 #           injection set up for fail-nth, a few selftests, the ABI fuzzer
-#           with faults for $FUZZ_SECONDS (at least $FUZZ_MIN_OPS
-#           operations), unload, then kmemleak scanned twice: a leak with a
+#           with faults for $FUZZ_SECONDS or $FUZZ_OPS operations (at least
+#           $FUZZ_MIN_OPS), unload, then kmemleak scanned twice: a leak with a
 #           buddy frame fails
 #   fuzz    the ABI fuzzer alone, without fault injection ($FUZZ_OPS
 #           operations or $FUZZ_SECONDS), e.g. the 1M-operation run
@@ -321,7 +321,7 @@ debug() {
 		run_bin "debug-$t" "buddy_${t}_test"
 	done
 	fuzz_run debug-fuzz -s "${FUZZ_SEED:-1}" -w "${FUZZ_WORKERS:-4}" -f \
-		-t "${FUZZ_SECONDS:-600}" -m "${FUZZ_MIN_OPS:-100000}"
+		-t "${FUZZ_SECONDS:-900}" -n "${FUZZ_OPS:-0}" -m "${FUZZ_MIN_OPS:-100000}"
 	sec_begin debug-after
 	no_leak "after the debug run"
 	echo >$DBG/fail_function/inject 2>/dev/null
