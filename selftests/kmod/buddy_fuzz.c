@@ -295,6 +295,15 @@ static void expect(enum op op, long ret, int err, u64t allowed,
 	     fired ? " with a fault injected" : "");
 }
 
+/* An admin command from an unprivileged worker: EPERM, nothing else. */
+static void want_eperm(enum op op, long ret, int err, const char *what)
+{
+	if (ret >= 0 || err != EPERM)
+		fail("%s as uid %u: %ld (%s), want EPERM", what, W.uid, ret,
+		     strerror(err));
+	count(op, 1);
+}
+
 /* ---- the registry of ids ------------------------------------------------------- */
 
 /* Publish @id; *seq: the slot's retarget_seq before it was published. */
@@ -926,10 +935,7 @@ static void op_stat_id(void)
 	e = errno;
 	fired = fi_disarm();
 	if (!W.admin) {
-		if (r >= 0 || e != EPERM)
-			fail("ALLOC_STAT by id as uid %u: %d (%s), want EPERM", W.uid,
-			     r, strerror(e));
-		count(OP_STAT_ID, 1);
+		want_eperm(OP_STAT_ID, r, e, "ALLOC_STAT by id");
 		return;
 	}
 	if (a && r < 0 && !fired)
@@ -1001,10 +1007,7 @@ static void do_map(int fd, struct alloc *a, u64t id, enum op op)
 	e = errno;
 	fired = fi_disarm();
 	if (op == OP_MAP_ID && !W.admin) {
-		if (r >= 0 || e != EPERM)
-			fail("GET_MAP by id as uid %u: %d (%s), want EPERM", W.uid, r,
-			     strerror(e));
-		count(op, 1);
+		want_eperm(op, r, e, "GET_MAP by id");
 		return;
 	}
 	if (!a) {	/* someone else's or no one's */
@@ -1084,9 +1087,7 @@ static void op_list(void)
 	e = errno;
 	fired = fi_disarm();
 	if (!W.admin) {
-		if (r >= 0 || e != EPERM)
-			fail("LIST as uid %u: %d (%s), want EPERM", W.uid, r, strerror(e));
-		count(OP_LIST, 1);
+		want_eperm(OP_LIST, r, e, "LIST");
 		return;
 	}
 	if (l.stat_size < v1 && r >= 0)
@@ -1181,9 +1182,7 @@ static void op_set_target(void)
 	if (slot < REG_SLOTS)
 		s1 = __atomic_add_fetch(&sh->retarget_seq[slot], 1, __ATOMIC_ACQ_REL);
 	if (!W.admin) {
-		if (r >= 0 || e != EPERM)
-			fail("SET_TARGET as uid %u: %d (%s), want EPERM", W.uid, r, strerror(e));
-		count(OP_SET_TARGET, 1);
+		want_eperm(OP_SET_TARGET, r, e, "SET_TARGET");
 		return;
 	}
 	if (r >= 0 && want_err)
@@ -1265,9 +1264,7 @@ static void op_profile_set(void)
 	e = errno;
 	fired = fi_disarm();
 	if (!W.admin) {
-		if (r >= 0 || e != EPERM)
-			fail("PROFILE_SET as uid %u: %d (%s), want EPERM", W.uid, r, strerror(e));
-		count(OP_PROFILE_SET, 1);
+		want_eperm(OP_PROFILE_SET, r, e, "PROFILE_SET");
 		return;
 	}
 	if (r >= 0 && want_err)
@@ -1300,9 +1297,7 @@ static void op_profile_get(void)
 	e = errno;
 	fired = fi_disarm();
 	if (!W.admin) {
-		if (r >= 0 || e != EPERM)
-			fail("PROFILE_GET as uid %u: %d (%s), want EPERM", W.uid, r, strerror(e));
-		count(OP_PROFILE_GET, 1);
+		want_eperm(OP_PROFILE_GET, r, e, "PROFILE_GET");
 		return;
 	}
 	/* an empty table copies nothing: EFAULT cannot happen then */
