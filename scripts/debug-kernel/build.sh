@@ -10,8 +10,8 @@
 # The cache lives outside the clone, keyed by a hash of the resolved config
 # fragment, the linux-source package version and the gcc version:
 #   $BUDDY_KCACHE (default /var/cache/buddy/debug-kernel)/<variant>-<key>
-# A key is built once; a failed or interrupted build is retried from
-# scratch.  JOBS (default 2) is make's -j.  The build log is <dir>.log.
+# A key is built once; a failed or interrupted build resumes where it
+# stopped (same configuration, so make is incremental).  JOBS (default 2) is make's -j.  The build log is <dir>.log.
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -58,17 +58,17 @@ if [ ! -f "$src/.buddy-unpacked" ]; then
 fi
 
 log=$out.log
-rm -rf "$out"
 mkdir -p "$out"
 printf '%s\n' "$frag" >"$out/buddy-debug.config"
 kmake() { make -C "$src" O="$out" ARCH=x86_64 "$@"; }
 say "building $variant kernel into $out (log: $log, -j$jobs)"
 start=$(date +%s)
 {
+	echo "=== $(date -u): build.sh $variant"
 	kmake tinyconfig
 	"$src/scripts/kconfig/merge_config.sh" -m -O "$out" "$out/.config" "$out/buddy-debug.config"
 	kmake olddefconfig
-} >"$log" 2>&1 || { tail -n 30 "$log" >&2; die "configuration failed"; }
+} >>"$log" 2>&1 || { tail -n 30 "$log" >&2; die "configuration failed"; }
 
 # Every line of the fragment must have taken effect: a dependency that
 # silently drops an option would quietly test less.
