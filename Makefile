@@ -77,6 +77,7 @@ include tools/bench/bench.mk
 include selftests/selftests.mk
 include tools/demo/demo.mk
 include selftests/kmod/kmod.mk
+include selftests/kmod/debug.mk
 include daemon/daemon.mk
 include tools/profile/profile.mk
 include tools/lib/lib.mk
@@ -90,7 +91,7 @@ module:
 # Every stage runs even when an earlier one fails; the closing line sums
 # the "# Totals:" lines that all stages wrote into $(B)/results.
 CHECK_STAGES ?= ci native fuzz tools buddyctl-native style docs install profile \
-	guest lib daemon buddyctl hostroot
+	guest lib daemon buddyctl hostroot debug
 deps:
 	@scripts/install-deps.sh
 

@@ -14,6 +14,7 @@
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
+#include <linux/error-injection.h>
 #include <linux/genalloc.h>
 #include <linux/gfp.h>
 #include <linux/mm.h>
@@ -171,6 +172,8 @@ noinline void *buddy_pool_alloc(struct buddy_pool *p, u64 bytes,
 	atomic64_add(bytes, &p->used);
 	return (void *)addr;
 }
+/* fail_function makes it return NULL: genalloc's -ENOSPC, on demand */
+ALLOW_ERROR_INJECTION(buddy_pool_alloc, NULL);
 
 void buddy_pool_free(struct buddy_pool *p, void *addr, u64 bytes)
 {

@@ -16,6 +16,8 @@
 #   --host-root  also the 9p modules for run.sh --host-root
 #
 # Environment: GUEST_BUILD  cache dir (default <repo>/build/guest)
+#              KERNEL       boot this kernel image instead (e.g. the debug
+#                           kernel's bzImage); only the host tools are checked
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -79,6 +81,11 @@ if [ ${#missing[@]} -gt 0 ]; then
 fi
 
 # --- 2. which kernel --------------------------------------------------------
+if [ -n "${KERNEL:-}" ]; then
+	[ -s "$KERNEL" ] || die "KERNEL=$KERNEL: no such kernel image"
+	say "using KERNEL=$KERNEL"
+	exit 0
+fi
 kdir=$("$root/scripts/kdir.sh") || die "scripts/kdir.sh failed"
 [ -f "$kdir/include/generated/utsrelease.h" ] || die "$kdir: no utsrelease.h"
 kver=$(sed -n 's/^#define UTS_RELEASE "\(.*\)"$/\1/p' "$kdir/include/generated/utsrelease.h")

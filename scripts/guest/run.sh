@@ -36,6 +36,8 @@ options:
   --host-rw DIR        with --host-root: export the host directory DIR
                        writable, mounted at DIR both in the guest and in
                        /host (repeatable); results come back through it
+  --kernel FILE        boot FILE (bzImage or ELF vmlinux; default: $KERNEL,
+                       else Debian's kernel that prepare.sh fetches)
   -v, --verbose        stream the whole console (boot included) live
   -q, --quiet          do not stream the guest commands' output
   -h, --help           this text
@@ -51,6 +53,7 @@ EOF
 die() { echo "run.sh: error: $*" >&2; exit 2; }
 
 nodes=2 mem='' far_mem='' timeout_s=300 log='' verbose=0 quiet=0 append=''
+kernel=${KERNEL:-}
 host_root=0 files=() allow=() host_rw=()
 while [ $# -gt 0 ]; do
 	case $1 in
@@ -73,6 +76,8 @@ while [ $# -gt 0 ]; do
 	--host-root) host_root=1; shift ;;
 	--host-rw) host_rw+=("${2:?}"); shift 2 ;;
 	--host-rw=*) host_rw+=("${1#*=}"); shift ;;
+	--kernel) kernel=${2:?}; shift 2 ;;
+	--kernel=*) kernel=${1#*=}; shift ;;
 	-v | --verbose) verbose=1; shift ;;
 	-q | --quiet) quiet=1; shift ;;
 	-h | --help) usage; exit 0 ;;
@@ -112,8 +117,8 @@ if [ ${#host_rw[@]} -gt 0 ]; then
 fi
 prep_args=(-q)
 [ "$host_root" = 1 ] && prep_args+=(--host-root)
-"$here/prepare.sh" "${prep_args[@]}" || die "prepare.sh failed"
-vmlinux=$build/vmlinux
+KERNEL=$kernel "$here/prepare.sh" "${prep_args[@]}" || die "prepare.sh failed"
+vmlinux=${kernel:-$build/vmlinux}
 
 # --- the debug-exit helper (static) ------------------------------------------
 dbgexit=$build/debug-exit
@@ -409,6 +414,10 @@ kw='(^|[^A-Za-z_])(WARNING|BUG|Oops)([^A-Za-z_]|$)|Call Trace|kmemleak|general p
 kw+='|slab-out-of-bounds|Poison overwritten|Redzone|list_add corruption|list_del corruption'
 kw+='|hung_task|blocked for more than|soft lockup|hard LOCKUP|Kernel panic|UBSAN|KASAN'
 kw+='|rcu.*detected stall|Unable to handle|NULL pointer dereference|Bad page|double fault'
+# The debug kernel's detectors (most of their reports also start "BUG:" or
+# "WARNING:"): KFENCE, KCSAN, lockdep, refcount.
+kw+='|KFENCE: |KCSAN: |possible (circular|recursive) locking|inconsistent lock state'
+kw+='|lockdep is turned off|refcount_t: '
 
 sed -n "/^$M_DMESG_BEGIN\$/,/^$M_DMESG_END\$/p" "$log" >"$tmp/dmesg"
 awk -v kw="$kw" -v mark="$M_KMSG" -v allowf="$allowf" '

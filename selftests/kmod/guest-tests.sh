@@ -10,6 +10,13 @@
 #   numa4   4-node guest: pools on the memory-only nodes
 #   big     2-node guest with --mem 2048: a 256 MiB re-target under load,
 #           and reserving a quarter of a million chunks
+#   debug   the debug kernel (make check-debug): kmemleak cleared, fault
+#           injection set up for fail-nth, a few selftests, the ABI fuzzer
+#           with faults for $FUZZ_SECONDS or $FUZZ_OPS operations (at least
+#           $FUZZ_MIN_OPS), unload, then kmemleak scanned twice: a leak with a
+#           buddy frame fails
+#   fuzz    the ABI fuzzer alone, without fault injection ($FUZZ_OPS
+#           operations or $FUZZ_SECONDS), e.g. the 1M-operation run
 #
 # The binaries, buddy.ko and this script sit in one directory.  Every test
 # binary, and every group of shell checks, is one section between
@@ -364,11 +371,98 @@ numa4() {
 	done
 }
 
+# ---- the debug kernel ----------------------------------------------------------
+DBG=/sys/kernel/debug
+
+# Fault injection for the fuzzer's fail-nth only: probability 0 everywhere,
+# so nothing fails unless a task arms /proc/thread-self/fail-nth; sleeping
+# allocations may fail; injected failures print nothing.
+fault_setup() {
+	for f in failslab fail_page_alloc fail_function; do
+		[ -d $DBG/$f ] || return 1
+		echo 0 >$DBG/$f/probability
+		echo 0 >$DBG/$f/verbose
+		echo -1 >$DBG/$f/times
+		echo 0 >$DBG/$f/space
+	done
+	echo N >$DBG/failslab/ignore-gfp-wait
+	echo N >$DBG/fail_page_alloc/ignore-gfp-wait
+	echo 0 >$DBG/fail_page_alloc/min-order
+	# genalloc's -ENOSPC in the middle of a re-stripe
+	echo buddy_pool_alloc >$DBG/fail_function/inject
+}
+
+# Leaks kmemleak reports that have a frame in buddy.ko: "[buddy]" while
+# loaded, a bare module-space address after the unload.
+buddy_leaks() {
+	echo scan >$DBG/kmemleak
+	sleep 1
+	echo scan >$DBG/kmemleak
+	awk '/^unreferenced object/ { if (blk != "" && hit) print blk; blk = $0; hit = 0; next }
+	     { blk = blk "\n" $0 }
+	     /\[buddy\]|\[<ffffffffc0[0-9a-f]*>\] 0xffffffffc0/ { hit = 1 }
+	     END { if (blk != "" && hit) print blk }' $DBG/kmemleak
+}
+
+fuzz_run() { # SECTION ARGS...
+	sec=$1
+	shift
+	echo "### BEGIN $sec"
+	"$dir/buddy_fuzz" "$@"
+	rc=$?
+	echo "### END $sec rc=$rc"
+	[ "$rc" = 0 ] || status=1
+}
+
+debug() {
+	sec_begin debug-setup
+	check "kmemleak is there" test -w $DBG/kmemleak
+	echo clear >$DBG/kmemleak 2>/dev/null
+	check "insmod ${DEBUG_PARAMS:-(defaults)}" load $DEBUG_PARAMS
+	check "fault injection set up (failslab, fail_page_alloc, fail_function on buddy_pool_alloc)" fault_setup
+	sec_end
+	loaded || return
+	for t in ${DEBUG_TESTS:-api io}; do
+		run_bin "debug-$t" "buddy_${t}_test"
+	done
+	fuzz_run debug-fuzz -s "${FUZZ_SEED:-1}" -w "${FUZZ_WORKERS:-4}" -f \
+		-t "${FUZZ_SECONDS:-900}" -n "${FUZZ_OPS:-0}" -m "${FUZZ_MIN_OPS:-100000}"
+	sec_begin debug-after
+	no_leak "after the debug run"
+	echo >$DBG/fail_function/inject 2>/dev/null
+	# kmemleak reports objects older than 5 s only
+	sleep 6
+	leaks=$(buddy_leaks)
+	[ -z "$leaks" ] || printf '%b\n' "$leaks" | head -40 | sed 's/^/# /'
+	check "kmemleak: no leak with a buddy frame (module loaded)" test -z "$leaks"
+	check "rmmod" rmmod buddy
+	sleep 6
+	leaks=$(buddy_leaks)
+	[ -z "$leaks" ] || printf '%b\n' "$leaks" | head -40 | sed 's/^/# /'
+	check "kmemleak: no leak with a buddy frame (after rmmod)" test -z "$leaks"
+	sec_end
+}
+
+fuzz() {
+	sec_begin fuzz-setup
+	check "insmod ${FUZZ_PARAMS:-(defaults)}" load $FUZZ_PARAMS
+	sec_end
+	loaded || return
+	fuzz_run fuzz -s "${FUZZ_SEED:-1}" -w "${FUZZ_WORKERS:-4}" \
+		-t "${FUZZ_SECONDS:-600}" -n "${FUZZ_OPS:-0}" -m "${FUZZ_MIN_OPS:-0}"
+	sec_begin fuzz-after
+	no_leak "after the fuzzer"
+	check "rmmod" rmmod buddy
+	sec_end
+}
+
 echo "# guest-tests.sh $mode: $(uname -r), $(ls -d /sys/devices/system/node/node[0-9]* | wc -l) nodes, $(awk '/^MemTotal:/ { print $2 }' /proc/meminfo) kB"
 case $mode in
 full) full ;;
 numa4) numa4 ;;
 big) big ;;
+debug) debug ;;
+fuzz) fuzz ;;
 *) echo "guest-tests.sh: unknown mode '$mode'" >&2; exit 2 ;;
 esac
 unload 2>/dev/null

@@ -13,7 +13,7 @@
 KMOD_TEST_DIR  := $(B)/guest/kmod
 KMOD_TEST_SRCS := $(wildcard selftests/kmod/*_test.c)
 KMOD_TESTS     := $(patsubst selftests/kmod/%.c,$(KMOD_TEST_DIR)/%,$(KMOD_TEST_SRCS)) \
-		  $(KMOD_TEST_DIR)/buddy_hold
+		  $(KMOD_TEST_DIR)/buddy_hold $(KMOD_TEST_DIR)/buddy_fuzz
 KMOD_TEST_LIBS := $(B)/opt/libbuddytools.a $(B)/opt/libbuddycore.a
 KMOD_GUEST_TIMEOUT ?= 1200
 KMOD_GUEST_MEM     ?= 512
@@ -36,6 +36,14 @@ $(KMOD_TEST_DIR)/%: selftests/kmod/%.c selftests/kmod/kmod_util.c \
 	$(CC) $(CFLAGS) $(WARN) $(CPPFLAGS) -static -pthread -o $@ $< \
 	    selftests/kmod/kmod_util.c $(KMOD_TEST_LIBS) -luring -lm
 
+# The ABI fuzzer (Documentation/fuzzing.rst) also submits io_uring SQEs.
+$(KMOD_TEST_DIR)/buddy_fuzz: selftests/kmod/buddy_fuzz.c selftests/kmod/kmod_util.c \
+		selftests/kmod/kmod_util.h tools/lib/datagen.h $(CORE_HDRS) \
+		$(KMOD_TEST_LIBS) | harness
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(WARN) $(CPPFLAGS) -static -o $@ $< \
+	    selftests/kmod/kmod_util.c $(KMOD_TEST_LIBS) -luring -lm
+
 $(KMOD_TEST_DIR)/guest-tests.sh: selftests/kmod/guest-tests.sh
 	@mkdir -p $(dir $@)
 	install -m 755 $< $@
@@ -43,7 +51,9 @@ $(KMOD_TEST_DIR)/guest-tests.sh: selftests/kmod/guest-tests.sh
 selftests-kmod: $(KMOD_TESTS) $(KMOD_TEST_DIR)/guest-tests.sh
 
 # One guest run: $(1) = name, $(2) = run.sh options, $(3) = guest-tests.sh
-# mode.  The guest's output is split at the script's "### BEGIN name" /
+# mode, $(4) = the directory of buddy.ko and the tests (default
+# $(KMOD_TEST_DIR)), $(5) = environment assignments for the guest script.
+# The guest's output is split at the script's "### BEGIN name" /
 # "### END name rc=N" markers into $(B)/results/guest-kmod-$(1)-<name>.log,
 # one per test binary or group of shell checks; a section without "# Totals:"
 # (crash, hang), a missing buddy.ko and a failed run.sh verdict (unexpected
@@ -52,13 +62,13 @@ define kmod_guest_run
 	@out=$${RESULTS:-$(B)/results}; mkdir -p $$out; \
 	run=$(B)/guest/kmod-$(1).out; \
 	rm -f $$out/guest-kmod-$(1)-*.log; \
-	if [ ! -f $(KMOD_TEST_DIR)/buddy.ko ]; then \
+	if [ ! -f $(or $(4),$(KMOD_TEST_DIR))/buddy.ko ]; then \
 		echo "check-guest: $(1): no buddy.ko, not run"; exit 1; fi; \
 	echo "check-guest: $(1): scripts/guest/run.sh $(2)"; \
 	scripts/guest/run.sh $(2) \
 	    --log $(B)/guest/kmod-$(1).console $(KMOD_ALLOW_KMSG) \
-	    --file $(KMOD_TEST_DIR):/opt/kmod -- \
-	    'sh /opt/kmod/guest-tests.sh $(3)' >$$run 2>&1; \
+	    --file $(or $(4),$(KMOD_TEST_DIR)):/opt/kmod -- \
+	    '$(5) sh /opt/kmod/guest-tests.sh $(3)' >$$run 2>&1; \
 	rc=$$?; \
 	awk -v out=$$out -v run=$(1) ' \
 		/^### BEGIN / { f = out "/guest-kmod-" run "-" $$3 ".log"; \

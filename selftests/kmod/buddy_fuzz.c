@@ -1,0 +1,1924 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * buddy_fuzz - a seeded random-sequence fuzzer of the whole /dev/buddy ABI,
+ * run in the QEMU guest (static, like the other selftests).
+ *
+ * Several worker processes, half of them root (the admin ioctls work) and
+ * half unprivileged uids, run random operations at once: every ioctl with
+ * valid and broken fields and sizes, on their own allocations and on the
+ * ids of other users' and of closed ones; pread/pwrite/readv/writev/
+ * read/write at random offsets and lengths; io_uring READ/WRITE and
+ * URING_CMD submissions; fork (a child that continues the sequence, or one
+ * that holds references and dies); close, dup, re-open; re-targets and
+ * profile-table changes.  Every allocation has a shadow copy of its bytes:
+ * each read is compared with it, GET_MAP's size codes and ALLOC_STAT's
+ * histogram are compared with the codes the shared codecs (core/) give the
+ * shadow, and an allocation is read in full before it is closed.  At the
+ * end every pool byte must be back (GET_INFO, mm_stat).
+ *
+ * The operation grammar is in Documentation/fuzzing.rst; a syzkaller
+ * description of the ioctls is selftests/kmod/buddy.syz.txt.
+ *
+ * Reproducing: worker w's choices come from splitmix64(seed, w) alone, so
+ * `buddy_fuzz -s SEED -w 1 -n N` replays a run exactly; with several
+ * workers each worker's sequence replays, their interleaving does not.  A
+ * failure prints the seed, the worker, the operation number and the last
+ * operations of that worker.
+ *
+ * With -f, about one buddy syscall in eight runs with fault injection
+ * armed through /proc/thread-self/fail-nth (the N-th failslab,
+ * fail_page_alloc or fail_function site reached by that syscall fails; the
+ * guest script sets the attributes); the call may then fail with ENOMEM or
+ * ENOSPC, but must leave the allocation exactly as it was or as the bytes
+ * it reports written say.
+ *
+ * Output: kselftest-style TAP with a "# Totals:" line.  Exit status 0 when
+ * every check held.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <liburing.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/uio.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "datagen.h"
+#include "kmod_util.h"
+#include "stripe.h"
+#include "uapi/linux/buddy.h"
+
+/* the uapi's __u64 is unsigned long long: one type, one format */
+typedef unsigned long long u64t;
+
+#define MAX_WORKERS	16
+#define MAX_ALLOCS	10	/* live allocations per worker */
+#define REG_SLOTS	1024	/* ids seen by everybody (ring) */
+#define TRACE_LEN	40	/* last operations kept per worker */
+#define MAX_IO		(256 * 1024)
+
+#ifndef offsetofend
+#define offsetofend(T, m) (offsetof(T, m) + sizeof(((T *)0)->m))
+#endif
+
+/* ---- shared between all processes ---------------------------------------- */
+
+struct reg_slot {
+	u64t id;
+	int owner;		/* worker index */
+	int live;
+};
+
+struct shared {
+	u64t ops;		/* operations done, all workers */
+	u64t max_ops;
+	u64t deadline_ns;
+	int stop;
+	int failed;
+	unsigned int reg_next;
+	struct reg_slot reg[REG_SLOTS];
+	/* re-target sequence per registry slot: odd while a SET_TARGET on
+	 * that id runs, bumped on every one (the owner's strict checks hold
+	 * only when it did not move) */
+	unsigned int retarget_seq[REG_SLOTS];
+	u64t kinds[64][3];	/* per op: ok, expected error, fault fired */
+	u64t faults;
+};
+
+static struct shared *sh;
+static u64t seed;
+static int nworkers = 4;
+static bool fault_inject;
+static bool verbose;
+
+/* ---- per worker --------------------------------------------------------------- */
+
+struct alloc {
+	int fd;			/* -1: slot free */
+	u64t id;
+	u64t size;
+	u64t nr;		/* entries */
+	unsigned int target, codec;
+	char label[BUDDY_LABEL_LEN];
+	uint8_t *shadow;	/* nr * 128 bytes, MAP_SHARED (fork children) */
+	unsigned int reg;	/* registry slot */
+	unsigned int seq;	/* its retarget_seq when target/codec were
+				 * last known exactly; odd: not known */
+};
+
+static struct {
+	int idx;
+	uid_t uid;
+	bool admin;
+	struct datagen_rng rng;
+	u64t opno;
+	int dev;		/* /dev/buddy */
+	struct alloc a[MAX_ALLOCS];
+	struct io_uring ring;
+	bool ring_ok;
+	char trace[TRACE_LEN][160];
+	unsigned int ntrace;
+	uint8_t *buf, *buf2;	/* MAX_IO each */
+	pid_t async_kids[8];
+	unsigned int nasync;
+	bool in_child;
+} W;
+
+static const unsigned int targets[] = {
+	BUDDY_TARGET_1X, BUDDY_TARGET_4_3X, BUDDY_TARGET_2X,
+	BUDDY_TARGET_4X, BUDDY_TARGET_16X,
+};
+static const char *const labels[] = { "", "fuzz", "a", "weights", "kv-cache" };
+
+static u64t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000000000ull + ts.tv_nsec;
+}
+
+static uint32_t rnd(uint32_t n)
+{
+	return n ? datagen_below(&W.rng, n) : 0;
+}
+
+static u64t rnd64(void)
+{
+	return datagen_next(&W.rng);
+}
+
+static bool chance(unsigned int pct)
+{
+	return rnd(100) < pct;
+}
+
+static void reap_async(void);
+
+static void trace(const char *fmt, ...)
+{
+	char *t = W.trace[W.ntrace++ % TRACE_LEN];
+	int n;
+	va_list ap;
+
+	n = snprintf(t, 160, "op %llu: ", W.opno);
+	va_start(ap, fmt);
+	vsnprintf(t + n, 160 - n, fmt, ap);
+	va_end(ap);
+	if (verbose)
+		fprintf(stderr, "w%d %s\n", W.idx, t);
+}
+
+static void __attribute__((noreturn, format(printf, 1, 2))) fail(const char *fmt, ...)
+{
+	unsigned int i, first = W.ntrace > TRACE_LEN ? W.ntrace - TRACE_LEN : 0;
+	va_list ap;
+
+	flockfile(stdout);
+	printf("# FAIL: seed %llu worker %d (uid %u%s) op %llu: ",
+	       seed, W.idx, W.uid, W.in_child ? ", forked child" : "", W.opno);
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	printf("\n# last operations of worker %d:\n", W.idx);
+	for (i = first; i < W.ntrace; i++)
+		printf("#   %s\n", W.trace[i % TRACE_LEN]);
+	printf("# replay this worker alone: buddy_fuzz -s %llu -w %d ... (worker %d's seed is splitmix(seed, %d))\n",
+	       seed, nworkers, W.idx, W.idx);
+	fflush(stdout);
+	funlockfile(stdout);
+	__atomic_store_n(&sh->failed, 1, __ATOMIC_SEQ_CST);
+	__atomic_store_n(&sh->stop, 1, __ATOMIC_SEQ_CST);
+	reap_async();	/* they hold references: the pools must empty */
+	_exit(1);
+}
+
+/* ---- fault injection (fail-nth), one syscall at a time ------------------------- */
+
+static int failnth_fd = -1;
+static bool armed;
+
+static void fi_arm(void)
+{
+	char b[16];
+	int n;
+
+	armed = false;
+	if (!fault_inject || failnth_fd < 0 || !chance(12))
+		return;
+	n = snprintf(b, sizeof(b), "%u", 1 + rnd(rnd(2) ? 4 : 40));
+	if (pwrite(failnth_fd, b, n, 0) == n)
+		armed = true;
+}
+
+/* Disarm; true when the armed fault fired during the call. */
+static bool fi_disarm(void)
+{
+	char b[16] = "";
+	bool fired;
+
+	if (!armed)
+		return false;
+	armed = false;
+	if (pread(failnth_fd, b, sizeof(b) - 1, 0) <= 0)
+		fail("cannot read fail-nth: %s", strerror(errno));
+	fired = atoi(b) == 0;
+	if (pwrite(failnth_fd, "0", 1, 0) != 1)
+		fail("cannot reset fail-nth: %s", strerror(errno));
+	if (fired)
+		__atomic_add_fetch(&sh->faults, 1, __ATOMIC_RELAXED);
+	return fired;
+}
+
+/* ---- operation kinds and their accounting -------------------------------------- */
+
+enum op {
+	OP_ALLOC, OP_ALLOC_BAD, OP_CLOSE, OP_WRITE, OP_READ, OP_VERIFY,
+	OP_STAT_FD, OP_STAT_ID, OP_MAP_FD, OP_MAP_ID, OP_LIST, OP_SET_TARGET,
+	OP_PROFILE_SET, OP_PROFILE_GET, OP_INFO, OP_BAD_IOCTL, OP_URING_RW,
+	OP_URING_CMD, OP_FORK, OP_FORK_ASYNC, OP_DUP, OP_REOPEN, OP_SEEK,
+	OP_NR
+};
+
+static const char *const op_names[OP_NR] = {
+	"alloc", "alloc-invalid", "close", "write", "read", "verify",
+	"stat-fd", "stat-id", "map-fd", "map-id", "list", "set-target",
+	"profile-set", "profile-get", "info", "bad-ioctl", "uring-rw",
+	"uring-cmd", "fork", "fork-async", "dup", "reopen", "seek",
+};
+
+/* relative weights */
+static const unsigned int op_weight[OP_NR] = {
+	[OP_ALLOC] = 10, [OP_ALLOC_BAD] = 4, [OP_CLOSE] = 5, [OP_WRITE] = 22,
+	[OP_READ] = 14, [OP_VERIFY] = 2, [OP_STAT_FD] = 4, [OP_STAT_ID] = 4,
+	[OP_MAP_FD] = 4, [OP_MAP_ID] = 3, [OP_LIST] = 3, [OP_SET_TARGET] = 5,
+	[OP_PROFILE_SET] = 3, [OP_PROFILE_GET] = 2, [OP_INFO] = 2,
+	[OP_BAD_IOCTL] = 5, [OP_URING_RW] = 6, [OP_URING_CMD] = 3,
+	[OP_FORK] = 1, [OP_FORK_ASYNC] = 1, [OP_DUP] = 2, [OP_REOPEN] = 1,
+	[OP_SEEK] = 2,
+};
+
+static void count(enum op op, int how)
+{
+	__atomic_add_fetch(&sh->kinds[op][how], 1, __ATOMIC_RELAXED);
+}
+
+/* errno sets */
+#define E(x)		((x) == EDQUOT ? 1ull << 63 : 1ull << (x))
+static void expect(enum op op, long ret, int err, u64t allowed,
+		   bool fired, const char *what)
+{
+	if (ret >= 0) {
+		count(op, 0);
+		return;
+	}
+	if ((err == EDQUOT || err < 63) && (allowed & E(err))) {
+		count(op, 1);
+		return;
+	}
+	if (fired && (err == ENOMEM || err == ENOSPC || err == EFAULT)) {
+		count(op, 2);
+		return;
+	}
+	fail("%s: unexpected error %s (%d)%s", what, strerror(err), err,
+	     fired ? " with a fault injected" : "");
+}
+
+/* An admin command from an unprivileged worker: EPERM, nothing else. */
+static void want_eperm(enum op op, long ret, int err, const char *what)
+{
+	if (ret >= 0 || err != EPERM)
+		fail("%s as uid %u: %ld (%s), want EPERM", what, W.uid, ret,
+		     strerror(err));
+	count(op, 1);
+}
+
+/* ---- the registry of ids ------------------------------------------------------- */
+
+/* Publish @id; *seq: the slot's retarget_seq before it was published. */
+static unsigned int reg_add(u64t id, unsigned int *seq)
+{
+	unsigned int s = __atomic_fetch_add(&sh->reg_next, 1, __ATOMIC_RELAXED) % REG_SLOTS;
+
+	*seq = __atomic_load_n(&sh->retarget_seq[s], __ATOMIC_ACQUIRE);
+	/* a live slot may be overwritten by the ring: its retarget_seq then
+	 * serves two ids, which only makes the owner's checks laxer */
+	sh->reg[s].owner = W.idx;
+	__atomic_store_n(&sh->reg[s].id, id, __ATOMIC_RELEASE);
+	__atomic_store_n(&sh->reg[s].live, 1, __ATOMIC_RELEASE);
+	return s;
+}
+
+static void reg_closed(unsigned int s, u64t id)
+{
+	if (__atomic_load_n(&sh->reg[s].id, __ATOMIC_ACQUIRE) == id)
+		__atomic_store_n(&sh->reg[s].live, 0, __ATOMIC_RELEASE);
+}
+
+/* The registry slot of @id, or REG_SLOTS. */
+static unsigned int reg_find(u64t id)
+{
+	for (unsigned int s = 0; s < REG_SLOTS && id; s++)
+		if (__atomic_load_n(&sh->reg[s].id, __ATOMIC_ACQUIRE) == id)
+			return s;
+	return REG_SLOTS;
+}
+
+static unsigned int rseq(unsigned int s)
+{
+	return __atomic_load_n(&sh->retarget_seq[s], __ATOMIC_ACQUIRE);
+}
+
+/* An id to aim at: mine, someone else's, a closed one, or made up. */
+static u64t pick_id(unsigned int *slot)
+{
+	unsigned int s = rnd(REG_SLOTS);
+
+	*slot = REG_SLOTS;
+	switch (rnd(6)) {
+	case 0:
+		return rnd(3) ? 0 : rnd64();
+	case 1:
+		return 1 + rnd(4);
+	default:
+		for (int tries = 0; tries < 8; tries++, s = rnd(REG_SLOTS)) {
+			u64t id = __atomic_load_n(&sh->reg[s].id, __ATOMIC_ACQUIRE);
+
+			if (id) {
+				*slot = s;
+				return id;
+			}
+		}
+		return 1 + rnd(1000);
+	}
+}
+
+/* ---- allocations ----------------------------------------------------------------- */
+
+static struct alloc *pick_alloc(void)
+{
+	unsigned int i, n = 0, live[MAX_ALLOCS];
+
+	for (i = 0; i < MAX_ALLOCS; i++)
+		if (W.a[i].fd >= 0)
+			live[n++] = i;
+	return n ? &W.a[live[rnd(n)]] : NULL;
+}
+
+static struct alloc *free_slot(void)
+{
+	for (unsigned int i = 0; i < MAX_ALLOCS; i++)
+		if (W.a[i].fd < 0)
+			return &W.a[i];
+	return NULL;
+}
+
+/* Mostly small: the debug kernel is slow per byte, and ops are what count. */
+static u64t pick_size(void)
+{
+	switch (rnd(50)) {
+	case 0:
+		return 1 + rnd(1024 * 1024);
+	case 1 ... 4:
+		return 4096 * (1 + rnd(16));
+	case 5 ... 9:
+		return 128 * (1 + rnd(64));
+	case 10 ... 19:
+		return 1 + rnd(32 * 1024);
+	default:
+		return 1 + rnd(4096);
+	}
+}
+
+static void fill_data(uint8_t *p, size_t len)
+{
+	enum datagen_class c = rnd(DATAGEN_NR);
+
+	datagen_fill(c, rnd64(), p, len);
+	if (chance(20) && len > 1)	/* a few stray bytes */
+		p[rnd(len)] ^= 1 + rnd(255);
+}
+
+/*
+ * The shadow mapping: the bytes (nr * 128), then each entry's size code
+ * under the codec named by the u32 after them, kept up to date as the
+ * shadow changes (computing them all for every ALLOC_STAT is too slow
+ * under TCG).  MAP_SHARED: a forked child's writes update the parent's.
+ */
+static size_t shadow_bytes(const struct alloc *a)
+{
+	return (a->nr * 129 + 7) / 8 * 8 + 8;
+}
+
+static uint8_t *ecodes(struct alloc *a)
+{
+	return a->shadow + a->nr * 128;
+}
+
+static unsigned int *codes_codec(struct alloc *a)
+{
+	return (unsigned int *)(a->shadow + (a->nr * 129 + 7) / 8 * 8);
+}
+
+/* The codes under @codec, recomputed when the codec changed. */
+static const uint8_t *codes_for(struct alloc *a, unsigned int codec)
+{
+	if (*codes_codec(a) != codec) {
+		for (u64t e = 0; e < a->nr; e++)
+			ecodes(a)[e] = entry_code(codec, a->shadow + e * 128);
+		*codes_codec(a) = codec;
+	}
+	return ecodes(a);
+}
+
+/* Shadow bytes [off, off + len) become @data. */
+static void shadow_set(struct alloc *a, u64t off, const uint8_t *data, size_t len)
+{
+	unsigned int codec = *codes_codec(a);
+
+	if (!len)
+		return;
+	memcpy(a->shadow + off, data, len);
+	for (u64t e = off / 128; e <= (off + len - 1) / 128; e++)
+		ecodes(a)[e] = entry_code(codec, a->shadow + e * 128);
+}
+
+static int do_alloc_ioctl(int fd, struct buddy_alloc *req, bool *fired)
+{
+	int r;
+
+	fi_arm();
+	r = ioctl(fd, BUDDY_IOC_ALLOC, req);
+	*fired = fi_disarm();
+	return r;
+}
+
+static void stat_alloc(struct alloc *a, struct buddy_alloc_stat *st, bool strict);
+
+static void op_alloc(void)
+{
+	struct alloc *a = free_slot();
+	struct buddy_alloc req = {};
+	bool fired;
+	int r, e;
+
+	if (!a)
+		return;
+	req.size = pick_size();
+	req.target = chance(25) ? BUDDY_TARGET_AUTO : targets[rnd(5)];
+	req.codec = rnd(BUDDY_CODEC_NR);
+	req.flags = rnd(2) ? BUDDY_ALLOC_CLOEXEC : 0;
+	strcpy(req.label, labels[rnd(5)]);
+	trace("alloc size %llu target %u codec %u label '%s'", req.size,
+	      req.target, req.codec, req.label);
+	r = do_alloc_ioctl(W.dev, &req, &fired);
+	e = errno;
+	expect(OP_ALLOC, r, e, E(ENOSPC) | E(EDQUOT) | E(E2BIG), fired, "ALLOC");
+	if (r < 0)
+		return;
+	if (req.fd < 0 || fcntl(req.fd, F_GETFD) < 0)
+		fail("ALLOC returned fd %d, not an open descriptor", req.fd);
+	if (!!(fcntl(req.fd, F_GETFD) & FD_CLOEXEC) != !!(req.flags & BUDDY_ALLOC_CLOEXEC))
+		fail("ALLOC fd %d: FD_CLOEXEC does not follow the flag", req.fd);
+	if (!req.id)
+		fail("ALLOC returned id 0");
+	if (req.target == BUDDY_TARGET_AUTO || !buddy_target_valid(req.target))
+		fail("ALLOC returned target %u", req.target);
+	if (req.codec == BUDDY_CODEC_DEFAULT || req.codec >= BUDDY_CODEC_NR)
+		fail("ALLOC returned codec %u", req.codec);
+	for (unsigned int i = 0; i < MAX_ALLOCS; i++)
+		if (W.a[i].fd >= 0 && W.a[i].id >= req.id && !W.in_child)
+			fail("ALLOC id %llu not above earlier id %llu",
+			     req.id, W.a[i].id);
+	a->fd = req.fd;
+	a->id = req.id;
+	a->size = req.size;
+	a->nr = (req.size + 127) / 128;
+	a->target = req.target;
+	a->codec = req.codec;
+	memcpy(a->label, req.label, sizeof(a->label));
+	a->shadow = mmap(NULL, shadow_bytes(a), PROT_READ | PROT_WRITE,
+			 MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (a->shadow == MAP_FAILED)
+		fail("mmap shadow: %s", strerror(errno));
+	*codes_codec(a) = a->codec;	/* all zero: code ZERO under any codec */
+	/* nobody re-targets an id before it is published (made-up ids of
+	 * SET_TARGET cannot be live): target and codec are known exactly
+	 * while the slot's sequence stays where it was */
+	a->reg = reg_add(a->id, &a->seq);
+	if (a->seq & 1)
+		a->seq = 1;
+	trace("  -> fd %d id %llu target %u codec %u", a->fd, a->id,
+	      a->target, a->codec);
+	{
+		struct buddy_alloc_stat st;
+
+		stat_alloc(a, &st, true);
+	}
+}
+
+static void op_alloc_bad(void)
+{
+	struct buddy_alloc req = {};
+	int r, e, field = rnd(10);
+	u64t want = E(EINVAL);
+	bool fired;
+
+	req.size = pick_size();
+	req.target = targets[rnd(5)];
+	switch (field) {
+	case 0: req.size = 0; break;
+	case 1: req.target = 1 + rnd(127); if (buddy_target_valid(req.target)) req.target = 129; break;
+	case 2: req.codec = BUDDY_CODEC_NR + rnd(100); break;
+	case 3: req.flags = 1u << (1 + rnd(31)); break;
+	case 4: req.fd = 1 + rnd(100); break;
+	case 5: req.id = 1 + rnd(100); break;
+	case 6: req.reserved = 1 + rnd(100); break;
+	case 7: req.target_source = 1 + rnd(3); break;
+	case 8:
+		memset(req.label, 'x', sizeof(req.label));	/* no NUL */
+		if (rnd(2)) {
+			req.label[0] = 0;	/* garbage after the NUL */
+		} else if (rnd(2)) {
+			strcpy(req.label, "a/b");
+		} else {
+			strcpy(req.label, "tab\there");
+		}
+		break;
+	default:
+		req.size = (1ull << 50) + 1 + rnd64() % (1ull << 60);
+		want = E(E2BIG);
+		break;
+	}
+	trace("alloc-invalid field %d", field);
+	r = do_alloc_ioctl(W.dev, &req, &fired);
+	e = errno;
+	if (r >= 0) {
+		close(req.fd);
+		fail("ALLOC with broken field %d succeeded (id %llu)", field, req.id);
+	}
+	expect(OP_ALLOC_BAD, r, e, want, fired, "ALLOC (invalid)");
+}
+
+static bool entry_zero(const uint8_t *p)
+{
+	for (int i = 0; i < 128; i++)
+		if (p[i])
+			return false;
+	return true;
+}
+
+static void check_stat(struct alloc *a, struct buddy_alloc_stat *st,
+		       bool strict, unsigned int seq0)
+{
+	u64t sum = 0, want[BUDDY_CODE_SLOTS] = {};
+
+	if (st->id != a->id || st->size != a->size || st->nr_entries != a->nr)
+		fail("ALLOC_STAT of id %llu: id %llu size %llu"
+		     " nr_entries %llu, want %llu %llu %llu",
+		     a->id, st->id, st->size, st->nr_entries, a->id, a->size, a->nr);
+	if (!buddy_target_valid(st->target) || !st->codec || st->codec >= BUDDY_CODEC_NR)
+		fail("ALLOC_STAT of id %llu: target %u codec %u", a->id,
+		     st->target, st->codec);
+	if (memcmp(st->label, a->label, BUDDY_LABEL_LEN))
+		fail("ALLOC_STAT of id %llu: label '%.32s', want '%s'", a->id,
+		     st->label, a->label);
+	if (st->reserved || st->target_source > BUDDY_SRC_DEFAULT)
+		fail("ALLOC_STAT of id %llu: reserved %u target_source %u",
+		     a->id, st->reserved, st->target_source);
+	for (int i = 0; i < BUDDY_CODE_SLOTS; i++) {
+		sum += st->codes[i];
+		if (i >= BUDDY_CODE_NR && st->codes[i])
+			fail("ALLOC_STAT of id %llu: %llu entries of reserved code %d",
+			     a->id, st->codes[i], i);
+	}
+	if (sum != a->nr)
+		fail("ALLOC_STAT of id %llu: the histogram sums to %llu"
+		     ", nr_entries is %llu", a->id, sum, a->nr);
+	if (!strict || rseq(a->reg) != seq0 || (seq0 & 1) || a->seq != seq0)
+		return;
+	/* nobody re-targeted it meanwhile: target and codes are exact */
+	if (st->target != a->target || st->codec != a->codec)
+		fail("ALLOC_STAT of id %llu: target %u codec %u, want %u %u",
+		     a->id, st->target, st->codec, a->target, a->codec);
+	if (st->owner_uid != W.uid)
+		fail("ALLOC_STAT of id %llu: owner_uid %u, want %u", a->id,
+		     st->owner_uid, W.uid);
+	{
+		const uint8_t *codes = codes_for(a, a->codec);
+
+		for (u64t e = 0; e < a->nr; e++)
+			want[codes[e]]++;
+	}
+	for (int i = 0; i < BUDDY_CODE_NR; i++)
+		if (want[i] != st->codes[i])
+			fail("ALLOC_STAT of id %llu: %llu entries of code %d, the shadow has %llu",
+			     a->id, st->codes[i], i, want[i]);
+}
+
+/* ALLOC_STAT on the allocation's own fd; refresh target/codec. */
+static void stat_alloc(struct alloc *a, struct buddy_alloc_stat *st, bool strict)
+{
+	unsigned int seq0 = rseq(a->reg);
+	bool fired;
+	int r, e;
+
+	memset(st, 0, sizeof(*st));
+	st->id = rnd(2) ? a->id : 0;
+	fi_arm();
+	r = ioctl(a->fd, BUDDY_IOC_ALLOC_STAT, st);
+	e = errno;
+	fired = fi_disarm();
+	expect(OP_STAT_FD, r, e, 0, fired, "ALLOC_STAT on the fd");
+	if (r < 0)
+		return;
+	check_stat(a, st, strict, seq0);
+	/* a re-target by another worker may have moved them */
+	a->target = st->target;
+	a->codec = st->codec;
+	a->seq = !(seq0 & 1) && rseq(a->reg) == seq0 ? seq0 : 1;
+}
+
+/* Read [off, off+len) of @a and compare with the shadow. */
+static void check_read(struct alloc *a, u64t off, size_t len, int how)
+{
+	size_t want = off >= a->size ? 0 : (off + len > a->size ? a->size - off : len);
+	struct iovec iov[3];
+	ssize_t r;
+	bool fired;
+	int e;
+
+	memset(W.buf, 0xa5, len);
+	if (off > a->size)
+		how = 0;	/* lseek past the end is EINVAL */
+	fi_arm();
+	switch (how) {
+	case 0:
+		r = pread(a->fd, W.buf, len, off);
+		break;
+	case 1: {
+		size_t c1 = len ? rnd(len + 1) : 0, c2 = len - c1 ? rnd(len - c1 + 1) : 0;
+
+		iov[0] = (struct iovec){ W.buf, c1 };
+		iov[1] = (struct iovec){ W.buf + c1, c2 };
+		iov[2] = (struct iovec){ W.buf + c1 + c2, len - c1 - c2 };
+		r = preadv(a->fd, iov, 3, off);
+		break;
+	}
+	default:
+		if (lseek(a->fd, off, SEEK_SET) != (off_t)off)
+			fail("lseek(%llu) on id %llu: %s", off, a->id,
+			     strerror(errno));
+		r = read(a->fd, W.buf, len);
+		break;
+	}
+	e = errno;
+	fired = fi_disarm();
+	expect(OP_READ, r, e, 0, fired, "read");
+	if (r < 0)
+		return;
+	if ((size_t)r != want)
+		fail("read of %zu at %llu from id %llu (size %llu"
+		     "): %zd bytes, want %zu", len, off, a->id, a->size, r, want);
+	if (r && memcmp(W.buf, a->shadow + off, r)) {
+		long d = first_diff(W.buf, a->shadow + off, r);
+
+		fail("read of %zu at %llu from id %llu"
+		     ": byte %llu is 0x%02x, the shadow has 0x%02x",
+		     len, off, a->id, off + d, W.buf[d], a->shadow[off + d]);
+	}
+}
+
+/* After a failed or short write: every byte is old or new; adopt it. */
+static void resync(struct alloc *a, u64t off, size_t len, const uint8_t *data)
+{
+	ssize_t r;
+
+	if (off >= a->size)
+		return;
+	if (off + len > a->size)
+		len = a->size - off;
+	do
+		r = pread(a->fd, W.buf2, len, off);
+	while (r < 0 && errno == EINTR);
+	if (r != (ssize_t)len)
+		fail("re-read of %zu at %llu from id %llu after a failed write: %zd (%s)",
+		     len, off, a->id, r, r < 0 ? strerror(errno) : "short");
+	for (size_t i = 0; i < len; i++)
+		if (W.buf2[i] != a->shadow[off + i] && W.buf2[i] != data[i])
+			fail("id %llu byte %llu is 0x%02x after a failed write: neither old 0x%02x nor new 0x%02x",
+			     a->id, off + i, W.buf2[i], a->shadow[off + i], data[i]);
+	shadow_set(a, off, W.buf2, len);
+}
+
+static void apply_write(struct alloc *a, u64t off, size_t len,
+			const uint8_t *data, ssize_t r, int e, bool fired,
+			const char *what)
+{
+	size_t want = off >= a->size ? 0 : (off + len > a->size ? a->size - off : len);
+
+	if (!len) {
+		if (r != 0)
+			fail("%s of 0 bytes at %llu: %zd", what, off, r);
+		count(OP_WRITE, 0);
+		return;
+	}
+	if (off >= a->size) {
+		if (r >= 0 || e != ENOSPC)
+			fail("%s of %zu at %llu past the end of id %llu"
+			     " (size %llu): %zd (%s), want ENOSPC", what, len,
+			     off, a->id, a->size, r, r < 0 ? strerror(e) : "");
+		count(OP_WRITE, 1);
+		return;
+	}
+	if (r < 0) {
+		expect(OP_WRITE, r, e, 0, fired, what);
+		resync(a, off, len, data);
+		return;
+	}
+	if ((size_t)r > want || ((size_t)r < want && !fired))
+		fail("%s of %zu at %llu to id %llu (size %llu"
+		     "): %zd bytes, want %zu", what, len, off, a->id, a->size, r, want);
+	shadow_set(a, off, data, r);
+	if ((size_t)r < want)
+		resync(a, off + r, want - r, data + r);
+	count(OP_WRITE, fired ? 2 : 0);
+}
+
+static void pick_range(struct alloc *a, u64t *off, size_t *len)
+{
+	u64t o;
+	size_t l;
+
+	switch (rnd(8)) {
+	case 0:
+		o = a->size + rnd(4096);	/* at or past the end */
+		break;
+	case 1:
+		o = a->size > 4096 ? a->size - rnd(4096) : rnd(a->size);
+		break;
+	case 2:
+		o = rnd(a->nr) * 128;
+		break;
+	default:
+		o = rnd(a->size);
+		break;
+	}
+	switch (rnd(50)) {
+	case 0: l = 1 + rnd(MAX_IO); break;
+	case 1 ... 4: l = 1 + rnd(32 * 1024); break;
+	case 5 ... 9: l = rnd(4); break;
+	case 10 ... 19: l = 128 * (1 + rnd(4)); break;
+	case 20 ... 29: l = 1 + rnd(4096); break;
+	default: l = 1 + rnd(256); break;
+	}
+	*off = o;
+	*len = l;
+}
+
+static void op_write(void)
+{
+	struct alloc *a = pick_alloc();
+	struct iovec iov[2];
+	u64t off;
+	size_t len;
+	ssize_t r;
+	bool fired;
+	int e, how = rnd(3);
+
+	if (!a)
+		return;
+	pick_range(a, &off, &len);
+	if (off > a->size)
+		how = 0;	/* lseek past the end is EINVAL */
+	fill_data(W.buf, len);
+	trace("write id %llu off %llu len %zu how %d", a->id, off, len, how);
+	fi_arm();
+	switch (how) {
+	case 0:
+		r = pwrite(a->fd, W.buf, len, off);
+		break;
+	case 1: {
+		size_t c = len ? rnd(len + 1) : 0;
+
+		iov[0] = (struct iovec){ W.buf, c };
+		iov[1] = (struct iovec){ W.buf + c, len - c };
+		r = pwritev(a->fd, iov, 2, off);
+		break;
+	}
+	default:
+		if (lseek(a->fd, off, SEEK_SET) != (off_t)off)
+			fail("lseek(%llu) on id %llu: %s", off,
+			     a->id, strerror(errno));
+		r = write(a->fd, W.buf, len);
+		break;
+	}
+	e = errno;
+	fired = fi_disarm();
+	apply_write(a, off, len, W.buf, r, e, fired, "write");
+}
+
+static void op_read(void)
+{
+	struct alloc *a = pick_alloc();
+	u64t off;
+	size_t len;
+	int how = rnd(3);
+
+	if (!a)
+		return;
+	pick_range(a, &off, &len);
+	trace("read id %llu off %llu len %zu how %d", a->id, off, len, how);
+	check_read(a, off, len, how);
+}
+
+static void verify_all(struct alloc *a)
+{
+	for (u64t off = 0; off < a->size; off += MAX_IO) {
+		size_t len = a->size - off < MAX_IO ? a->size - off : MAX_IO;
+
+		check_read(a, off, len, 0);
+	}
+}
+
+static void op_verify(void)
+{
+	struct alloc *a = pick_alloc();
+	struct buddy_alloc_stat st;
+
+	if (!a)
+		return;
+	trace("verify id %llu size %llu", a->id, a->size);
+	verify_all(a);
+	stat_alloc(a, &st, true);
+}
+
+static void close_alloc(struct alloc *a, bool verify)
+{
+	if (verify)
+		verify_all(a);
+	trace("close id %llu fd %d", a->id, a->fd);
+	if (close(a->fd))
+		fail("close(%d) of id %llu: %s", a->fd, a->id, strerror(errno));
+	if (!W.in_child)
+		reg_closed(a->reg, a->id);
+	munmap(a->shadow, shadow_bytes(a));
+	a->fd = -1;
+}
+
+static void op_close(void)
+{
+	struct alloc *a = pick_alloc();
+
+	if (a) {
+		close_alloc(a, chance(50));
+		count(OP_CLOSE, 0);
+	}
+}
+
+static void op_stat_fd(void)
+{
+	struct alloc *a = pick_alloc();
+	struct buddy_alloc_stat st;
+	int r, e;
+
+	if (!a)
+		return;
+	trace("stat-fd id %llu", a->id);
+	if (chance(70)) {
+		stat_alloc(a, &st, true);
+		return;
+	}
+	/* someone else's id on my fd: EINVAL */
+	memset(&st, 0, sizeof(st));
+	st.id = a->id + 1 + rnd(5);
+	r = ioctl(a->fd, BUDDY_IOC_ALLOC_STAT, &st);
+	e = errno;
+	if (r >= 0)
+		fail("ALLOC_STAT on id %llu's fd with id %llu succeeded",
+		     a->id, st.id);
+	expect(OP_STAT_FD, r, e, E(EINVAL), false, "ALLOC_STAT (other id)");
+}
+
+static struct alloc *mine(u64t id)
+{
+	for (unsigned int i = 0; i < MAX_ALLOCS; i++)
+		if (W.a[i].fd >= 0 && W.a[i].id == id)
+			return &W.a[i];
+	return NULL;
+}
+
+static void op_stat_id(void)
+{
+	struct buddy_alloc_stat st = {};
+	unsigned int slot;
+	struct alloc *a;
+	bool fired;
+	int r, e;
+
+	st.id = pick_id(&slot);
+	a = mine(st.id);
+	trace("stat-id %llu%s", st.id, a ? " (mine)" : "");
+	fi_arm();
+	r = ioctl(W.dev, BUDDY_IOC_ALLOC_STAT, &st);
+	e = errno;
+	fired = fi_disarm();
+	if (!W.admin) {
+		want_eperm(OP_STAT_ID, r, e, "ALLOC_STAT by id");
+		return;
+	}
+	if (a && r < 0 && !fired)
+		fail("ALLOC_STAT of my live id %llu: %s", st.id, strerror(e));
+	expect(OP_STAT_ID, r, e, E(ENOENT), fired, "ALLOC_STAT by id");
+	if (r >= 0 && a)
+		check_stat(a, &st, false, 0);
+}
+
+static void check_map(struct alloc *a, u64t first, u64t n,
+		      const uint8_t *got, unsigned int seq0)
+{
+	bool exact = !(seq0 & 1) && rseq(a->reg) == seq0 && a->seq == seq0;
+	const uint8_t *want = codes_for(a, a->codec) + first;
+
+	for (u64t i = 0; i < n; i++) {
+		unsigned int c = (got[i / 2] >> (4 * (i & 1))) & 15;
+		bool z = entry_zero(a->shadow + (first + i) * 128);
+
+		if (c >= BUDDY_CODE_NR || (c == BUDDY_CODE_ZERO) != z ||
+		    (exact && c != want[i]))
+			fail("GET_MAP of id %llu: entry %llu"
+			     " has code %u, the shadow gives %u (codec %u)",
+			     a->id, first + i, c, want[i], a->codec);
+	}
+	if (n & 1 && got[n / 2] >> 4)
+		fail("GET_MAP of id %llu: high nibble after the last entry is set", a->id);
+}
+
+static void do_map(int fd, struct alloc *a, u64t id, enum op op)
+{
+	struct buddy_map m = { .id = id };
+	u64t nr = a ? a->nr : 64;
+	unsigned int seq0 = a ? rseq(a->reg) : 0;
+	u64t want_err = 0;
+	uint8_t *buf = W.buf2;
+	bool fired;
+	int r, e;
+
+	m.first = rnd(nr + 1);
+	m.count = rnd(nr - m.first + 1);
+	if (m.count > 2 * MAX_IO - 2)
+		m.count = 2 * MAX_IO - 2;
+	switch (rnd(8)) {
+	case 0:
+		m.count = nr - m.first + 1 + rnd(10);	/* past the end */
+		want_err = E(EINVAL);
+		break;
+	case 1:
+		m.first = UINT64_MAX - rnd(10);
+		m.count = 2 + rnd(10);	/* overflows */
+		want_err = E(EINVAL);
+		break;
+	case 2:
+		if (m.count) {
+			buf = (uint8_t *)8;	/* unmapped */
+			want_err = E(EFAULT);
+		}
+		break;
+	}
+	memset(W.buf2, 0xee, (m.count + 1) / 2 + 1);
+	if (buf == W.buf2)
+		memset(buf, 0, (m.count + 1) / 2);
+	m.codes_ptr = (uintptr_t)buf;
+	trace("%s id %llu first %llu count %llu", op_names[op],
+	      id, m.first, m.count);
+	fi_arm();
+	r = ioctl(fd, BUDDY_IOC_GET_MAP, &m);
+	e = errno;
+	fired = fi_disarm();
+	if (op == OP_MAP_ID && !W.admin) {
+		want_eperm(op, r, e, "GET_MAP by id");
+		return;
+	}
+	if (!a) {	/* someone else's or no one's */
+		expect(op, r, e, E(ENOENT) | E(EINVAL) | E(EFAULT), fired, "GET_MAP");
+		return;
+	}
+	if (r >= 0 && want_err)
+		fail("GET_MAP of id %llu first %llu count %llu"
+		     " (nr %llu, buffer %p) succeeded", id, m.first, m.count,
+		     nr, (void *)buf);
+	if (r < 0 && !want_err && !fired)
+		fail("GET_MAP of id %llu first %llu count %llu"
+		     ": %s", id, m.first, m.count, strerror(e));
+	expect(op, r, e, want_err, fired, "GET_MAP");
+	if (r < 0)
+		return;
+	if (W.buf2[(m.count + 1) / 2] != 0xee)
+		fail("GET_MAP of %llu entries wrote past (count + 1) / 2 bytes", m.count);
+	check_map(a, m.first, m.count, W.buf2, seq0);
+}
+
+static void op_map_fd(void)
+{
+	struct alloc *a = pick_alloc();
+
+	if (!a)
+		return;
+	if (chance(10)) {	/* another id on my fd */
+		struct buddy_map m = { .id = a->id + 1, .count = 1,
+				       .codes_ptr = (uintptr_t)W.buf2 };
+		int r = ioctl(a->fd, BUDDY_IOC_GET_MAP, &m);
+
+		if (r >= 0 || errno != EINVAL)
+			fail("GET_MAP on id %llu's fd with id %llu"
+			     ": %d (%s), want EINVAL", a->id, m.id, r, strerror(errno));
+		count(OP_MAP_FD, 1);
+		return;
+	}
+	do_map(a->fd, a, rnd(2) ? a->id : 0, OP_MAP_FD);
+}
+
+static void op_map_id(void)
+{
+	unsigned int slot;
+	u64t id = pick_id(&slot);
+	struct alloc *a = mine(id);
+
+	if (!a && chance(40) && (a = pick_alloc()))
+		id = a->id;
+	do_map(W.dev, a, id, OP_MAP_ID);
+}
+
+static void op_list(void)
+{
+	size_t v1 = offsetofend(struct buddy_alloc_stat, counters);
+	struct buddy_list l = {};
+	uint8_t *buf = W.buf2;
+	u64t want_err = 0;
+	bool fired;
+	int r, e;
+
+	l.stat_size = rnd(4) ? sizeof(struct buddy_alloc_stat) : v1 + 8 * rnd(8);
+	if (chance(10)) {
+		l.stat_size = rnd(v1);
+		want_err = E(EINVAL);
+	}
+	l.count = rnd(4) ? rnd(rnd(8) ? 64 : MAX_IO / (l.stat_size ? l.stat_size : 1)) : 0;
+	l.start_id = rnd(2) ? 0 : rnd64() % 4096;
+	if (chance(8) && l.count) {
+		buf = (uint8_t *)16;
+		want_err |= E(EFAULT);
+	}
+	l.stats_ptr = (uintptr_t)buf;
+	trace("list stat_size %u count %u start %llu", l.stat_size, l.count, l.start_id);
+	fi_arm();
+	r = ioctl(W.dev, BUDDY_IOC_LIST, &l);
+	e = errno;
+	fired = fi_disarm();
+	if (!W.admin) {
+		want_eperm(OP_LIST, r, e, "LIST");
+		return;
+	}
+	if (l.stat_size < v1 && r >= 0)
+		fail("LIST with stat_size %u succeeded", l.stat_size);
+	if (buf != W.buf2 && r >= 0 && l.count)
+		fail("LIST into an unmapped buffer wrote %u elements", l.count);
+	if (r < 0 && !want_err && !fired)
+		fail("LIST: %s", strerror(e));
+	/* EFAULT only when something was to be written */
+	expect(OP_LIST, r, e, want_err, fired, "LIST");
+	if (r < 0)
+		return;
+	if (l.count > l.total)
+		fail("LIST: count %u > total %llu", l.count, l.total);
+	for (unsigned int i = 0; i < l.count; i++) {
+		struct buddy_alloc_stat st = {};
+		struct alloc *a;
+
+		memcpy(&st, W.buf2 + (size_t)i * l.stat_size,
+		       l.stat_size < sizeof(st) ? l.stat_size : sizeof(st));
+		if (st.id < l.start_id || (i && st.id <= ((struct buddy_alloc_stat *)
+				(W.buf2 + (size_t)(i - 1) * l.stat_size))->id))
+			fail("LIST: element %u has id %llu (start %llu, not in id order)",
+			     i, st.id, l.start_id);
+		for (size_t k = sizeof(st); k < l.stat_size; k++)
+			if (W.buf2[(size_t)i * l.stat_size + k])
+				fail("LIST: element %u: byte %zu past the struct is not zero", i, k);
+		a = mine(st.id);
+		if (a)
+			check_stat(a, &st, false, 0);
+	}
+	/* every allocation of mine at or past start_id is counted */
+	if (l.count == l.total) {
+		for (unsigned int i = 0; i < MAX_ALLOCS; i++) {
+			struct alloc *a = &W.a[i];
+			bool found = false;
+
+			if (a->fd < 0 || a->id < l.start_id)
+				continue;
+			for (unsigned int k = 0; k < l.count && !found; k++)
+				found = ((struct buddy_alloc_stat *)(W.buf2 +
+					(size_t)k * l.stat_size))->id == a->id;
+			if (!found)
+				fail("LIST (complete, %u elements) misses my live id %llu",
+				     l.count, a->id);
+		}
+	}
+}
+
+static void op_set_target(void)
+{
+	struct buddy_set_target req = {};
+	unsigned int slot = REG_SLOTS, field = rnd(12);
+	struct alloc *a = NULL;
+	u64t want_err = 0;
+	unsigned int old_target = 0, old_codec = 0, s0 = 1, s1 = 0;
+	bool fired;
+	int r, e;
+
+	if (rnd(2) && (a = pick_alloc())) {
+		req.id = a->id;
+		slot = a->reg;
+		old_target = a->target;
+		old_codec = a->codec;
+	} else {
+		req.id = pick_id(&slot);
+		slot = reg_find(req.id);
+		if (slot == REG_SLOTS && req.id)	/* made up: never live */
+			req.id |= 1ull << 62;
+		a = mine(req.id);
+		if (a) {
+			old_target = a->target;
+			old_codec = a->codec;
+		}
+	}
+	req.target = targets[rnd(5)];
+	req.codec = rnd(BUDDY_CODEC_NR);
+	switch (field) {
+	case 0: req.flags = 1 + rnd(100); want_err = E(EINVAL); break;
+	case 1: req.reserved = 1 + rnd(100); want_err = E(EINVAL); break;
+	case 2: req.target = rnd(2) ? BUDDY_TARGET_AUTO : 33; want_err = E(EINVAL); break;
+	case 3: req.codec = BUDDY_CODEC_NR + rnd(10); want_err = E(EINVAL); break;
+	}
+	trace("set-target id %llu%s target %u codec %u field %u", req.id,
+	      a ? " (mine)" : "", req.target, req.codec, field);
+	if (slot < REG_SLOTS)
+		s0 = __atomic_fetch_add(&sh->retarget_seq[slot], 1, __ATOMIC_ACQ_REL);
+	fi_arm();
+	r = ioctl(W.dev, BUDDY_IOC_SET_TARGET, &req);
+	e = errno;
+	fired = fi_disarm();
+	if (slot < REG_SLOTS)
+		s1 = __atomic_add_fetch(&sh->retarget_seq[slot], 1, __ATOMIC_ACQ_REL);
+	if (!W.admin) {
+		want_eperm(OP_SET_TARGET, r, e, "SET_TARGET");
+		return;
+	}
+	if (r >= 0 && want_err)
+		fail("SET_TARGET with broken field %u succeeded", field);
+	expect(OP_SET_TARGET, r, e, want_err | E(ENOENT) | E(ENOSPC) | E(E2BIG) |
+	       E(EINTR), fired, "SET_TARGET");
+	if (!a)
+		return;
+	if (r < 0 && !want_err && e == ENOENT)
+		fail("SET_TARGET of my live id %llu: ENOENT", req.id);
+	if (r >= 0) {
+		a->target = req.target;
+		if (req.codec != BUDDY_CODEC_DEFAULT)
+			a->codec = req.codec;
+	} else {
+		/* a failed re-target leaves target and codec as they were */
+		a->target = old_target;
+		a->codec = old_codec;
+	}
+	/* still exact when only this call moved it */
+	a->seq = a->seq == s0 && s1 == s0 + 2 ? s1 : 1;
+	if (chance(50)) {
+		struct buddy_alloc_stat st;
+
+		stat_alloc(a, &st, true);
+	}
+	if (chance(30)) {
+		u64t off;
+		size_t len;
+
+		pick_range(a, &off, &len);
+		check_read(a, off, len, 0);
+	}
+}
+
+static void fill_profile_entry(struct buddy_profile_entry *p, u64t *want_err)
+{
+	memset(p, 0, sizeof(*p));
+	p->uid = rnd(2) ? 0 : 1000 + rnd(nworkers + 1);
+	p->target = targets[rnd(5)];
+	p->codec = rnd(BUDDY_CODEC_NR);
+	strcpy(p->label, labels[rnd(5)]);
+	if (chance(5)) {
+		switch (rnd(5)) {
+		case 0: p->reserved = 1; break;
+		case 1: p->target = BUDDY_TARGET_AUTO; break;
+		case 2: p->codec = BUDDY_CODEC_NR; break;
+		case 3: p->uid = (uint32_t)-1; break;
+		default: memset(p->label, 'q', sizeof(p->label)); break;
+		}
+		*want_err = E(EINVAL);
+	}
+}
+
+static void op_profile_set(void)
+{
+	struct buddy_profile_entry *ents = (void *)W.buf2;
+	struct buddy_profile req = {};
+	u64t want_err = 0;
+	bool fired;
+	int r, e;
+
+	req.count = rnd(9);
+	for (unsigned int i = 0; i < req.count; i++)
+		fill_profile_entry(&ents[i], &want_err);
+	req.entries_ptr = (uintptr_t)ents;
+	if (chance(15))
+		req.flags = BUDDY_PROFILE_REPLACE;
+	switch (rnd(16)) {
+	case 0: req.flags |= 2; want_err = E(EINVAL); break;
+	case 1: req.reserved = 1; want_err = E(EINVAL); break;
+	case 2: req.total = 1; want_err = E(EINVAL); break;
+	case 3: req.count = BUDDY_PROFILE_MAX + 1 + rnd(100); want_err = E(ENOSPC) | E(EINVAL) | E(EFAULT); break;
+	case 4: if (req.count) { req.entries_ptr = 24; want_err = E(EFAULT); } break;
+	}
+	trace("profile-set count %u flags %u", req.count, req.flags);
+	fi_arm();
+	r = ioctl(W.dev, BUDDY_IOC_PROFILE_SET, &req);
+	e = errno;
+	fired = fi_disarm();
+	if (!W.admin) {
+		want_eperm(OP_PROFILE_SET, r, e, "PROFILE_SET");
+		return;
+	}
+	if (r >= 0 && want_err)
+		fail("PROFILE_SET with broken input succeeded (count %u flags %u)", req.count, req.flags);
+	if (r < 0 && !want_err && !fired && e != ENOSPC)
+		fail("PROFILE_SET: %s", strerror(e));
+	expect(OP_PROFILE_SET, r, e, want_err | E(ENOSPC), fired, "PROFILE_SET");
+	if (r >= 0 && (req.total > BUDDY_PROFILE_MAX || (req.count && !req.total)))
+		fail("PROFILE_SET: total %u after installing %u", req.total, req.count);
+}
+
+static void op_profile_get(void)
+{
+	struct buddy_profile_entry *ents = (void *)W.buf2;
+	struct buddy_profile req = {};
+	u64t want_err = 0;
+	bool fired;
+	int r, e;
+
+	req.count = rnd(rnd(8) ? 64 : MAX_IO / sizeof(*ents));
+	req.entries_ptr = (uintptr_t)ents;
+	switch (rnd(10)) {
+	case 0: req.flags = 1; want_err = E(EINVAL); break;
+	case 1: req.total = 3; want_err = E(EINVAL); break;
+	case 2: req.entries_ptr = 32; want_err = E(EFAULT); break;
+	}
+	trace("profile-get count %u", req.count);
+	fi_arm();
+	r = ioctl(W.dev, BUDDY_IOC_PROFILE_GET, &req);
+	e = errno;
+	fired = fi_disarm();
+	if (!W.admin) {
+		want_eperm(OP_PROFILE_GET, r, e, "PROFILE_GET");
+		return;
+	}
+	/* an empty table copies nothing: EFAULT cannot happen then */
+	if (r >= 0 && (want_err & ~E(EFAULT)))
+		fail("PROFILE_GET with broken input succeeded");
+	expect(OP_PROFILE_GET, r, e, want_err, fired, "PROFILE_GET");
+	if (r < 0)
+		return;
+	if (req.total > BUDDY_PROFILE_MAX)
+		fail("PROFILE_GET: total %u", req.total);
+	for (unsigned int i = 0; req.entries_ptr == (uintptr_t)ents && i < req.count; i++)
+		if (ents[i].reserved || !buddy_target_valid(ents[i].target) ||
+		    ents[i].codec >= BUDDY_CODEC_NR ||
+		    memchr(ents[i].label, 0, BUDDY_LABEL_LEN) == NULL)
+			fail("PROFILE_GET: entry %u is not valid (target %u codec %u)", i,
+			     ents[i].target, ents[i].codec);
+}
+
+static void op_info(void)
+{
+	struct buddy_info info;
+	bool fired;
+	int r, e;
+
+	memset(&info, 0xff, sizeof(info));
+	fi_arm();
+	r = ioctl(W.dev, BUDDY_IOC_GET_INFO, &info);
+	e = errno;
+	fired = fi_disarm();
+	trace("info");
+	expect(OP_INFO, r, e, 0, fired, "GET_INFO");
+	if (r < 0)
+		return;
+	if (info.abi_version != BUDDY_ABI_VERSION || info.device_used > info.device_bytes ||
+	    info.buddy_used > info.buddy_bytes || info.nr_nodes > BUDDY_MAX_NODES ||
+	    !info.chunk_bytes || (info.nr_allocs && !info.logical_bytes))
+		fail("GET_INFO: abi %u device %llu/%llu buddy %llu"
+		     "/%llu nodes %u chunk %u allocs %u logical %llu",
+		     info.abi_version, info.device_used, info.device_bytes,
+		     info.buddy_used, info.buddy_bytes, info.nr_nodes,
+		     info.chunk_bytes, info.nr_allocs, info.logical_bytes);
+}
+
+/* Numbers that are not a valid command, or a valid one with a bad size. */
+static void op_bad_ioctl(void)
+{
+	static const unsigned long cmds[] = {
+		BUDDY_IOC_GET_INFO, BUDDY_IOC_ALLOC, BUDDY_IOC_ALLOC_STAT,
+		BUDDY_IOC_GET_MAP, BUDDY_IOC_LIST, BUDDY_IOC_SET_TARGET,
+		BUDDY_IOC_PROFILE_SET, BUDDY_IOC_PROFILE_GET,
+	};
+	struct alloc *a = pick_alloc();
+	int fd = a && rnd(2) ? a->fd : W.dev;
+	unsigned long base = cmds[rnd(8)], cmd;
+	unsigned int size = _IOC_SIZE(base), kind = rnd(6);
+	u64t want = E(ENOTTY);
+	int r, e;
+
+	memset(W.buf2, 0, 8192);
+	switch (kind) {
+	case 0:	/* another magic */
+		cmd = _IOC(_IOC_DIR(base), 0xBE, _IOC_NR(base), size);
+		break;
+	case 1:	/* unknown number */
+		cmd = _IOC(_IOC_DIR(base), BUDDY_IOC_MAGIC, 0x20 + rnd(200), size);
+		break;
+	case 2:	/* another direction */
+		cmd = _IOC(_IOC_DIR(base) ^ (1 + rnd(3)), BUDDY_IOC_MAGIC,
+			   _IOC_NR(base), size);
+		break;
+	case 3:	/* too small */
+		/* every ABI v1 struct has at least 24 bytes */
+		cmd = _IOC(_IOC_DIR(base), BUDDY_IOC_MAGIC, _IOC_NR(base), rnd(24));
+		want = E(EINVAL) | E(EPERM) | E(ENOTTY);
+		break;
+	case 4:	/* larger, non-zero tail: E2BIG (only what the kernel reads) */
+		cmd = _IOC(_IOC_DIR(base), BUDDY_IOC_MAGIC, _IOC_NR(base), size + 8 + rnd(64));
+		W.buf2[size + rnd(8)] = 1;
+		want = E(E2BIG) | E(EPERM) | E(ENOTTY) | E(EINVAL) | E(ENOENT) | E(EFAULT);
+		break;
+	default:	/* argument not mapped */
+		cmd = base;
+		trace("bad-ioctl fd %d cmd %#lx arg unmapped", fd, cmd);
+		r = ioctl(fd, cmd, (void *)40);
+		e = errno;
+		if (r >= 0)
+			fail("ioctl %#lx with an unmapped argument succeeded", cmd);
+		expect(OP_BAD_IOCTL, r, e, E(EFAULT) | E(EPERM) | E(ENOTTY), false,
+		       "ioctl (unmapped argument)");
+		return;
+	}
+	trace("bad-ioctl fd %d cmd %#lx kind %u", fd, cmd, kind);
+	r = ioctl(fd, cmd, W.buf2);
+	e = errno;
+	if (r >= 0 && kind == 4 && !(_IOC_DIR(cmd) & _IOC_WRITE) && fd == W.dev) {
+		count(OP_BAD_IOCTL, 0);	/* an output-only struct: no tail to check */
+		return;
+	}
+	if (r >= 0) {
+		if (_IOC_NR(cmd) == _IOC_NR(BUDDY_IOC_ALLOC) && kind != 4)
+			close(((struct buddy_alloc *)W.buf2)->fd);
+		fail("ioctl %#lx (kind %u) on fd %d succeeded", cmd, kind, fd);
+	}
+	expect(OP_BAD_IOCTL, r, e, want, false, "bad ioctl");
+}
+
+/* ---- io_uring -------------------------------------------------------------------- */
+
+static void ring_setup(void)
+{
+	if (W.ring_ok)
+		return;
+	if (io_uring_queue_init(8, &W.ring, 0) == 0)
+		W.ring_ok = true;
+}
+
+static int ring_one(struct io_uring_sqe *sqe, int *res)
+{
+	struct io_uring_cqe *cqe;
+	int r;
+
+	(void)sqe;
+	r = io_uring_submit(&W.ring);
+	if (r != 1)
+		return r < 0 ? r : -EIO;
+	do
+		r = io_uring_wait_cqe(&W.ring, &cqe);
+	while (r == -EINTR);
+	if (r)
+		return r;
+	*res = cqe->res;
+	io_uring_cqe_seen(&W.ring, cqe);
+	return 0;
+}
+
+static void op_uring_rw(void)
+{
+	struct alloc *a = pick_alloc();
+	struct io_uring_sqe *sqe;
+	bool write = rnd(2), fired;
+	u64t off;
+	size_t len;
+	int r, res;
+
+	if (!a)
+		return;
+	ring_setup();
+	if (!W.ring_ok)
+		return;
+	pick_range(a, &off, &len);
+	sqe = io_uring_get_sqe(&W.ring);
+	if (!sqe)
+		fail("io_uring_get_sqe: the ring is full");
+	if (write) {
+		fill_data(W.buf, len);
+		io_uring_prep_write(sqe, a->fd, W.buf, len, off);
+	} else {
+		memset(W.buf, 0x5a, len);
+		io_uring_prep_read(sqe, a->fd, W.buf, len, off);
+	}
+	trace("uring-%s id %llu off %llu len %zu", write ? "write" : "read",
+	      a->id, off, len);
+	fi_arm();
+	r = ring_one(sqe, &res);
+	fired = fi_disarm();
+	if (r) {
+		if (fired)
+			return;
+		fail("io_uring submit/wait: %s", strerror(-r));
+	}
+	if (write) {
+		apply_write(a, off, len, W.buf, res < 0 ? -1 : res, -res, fired,
+			    "io_uring write");
+		return;
+	}
+	{
+		size_t want = off >= a->size ? 0 : (off + len > a->size ? a->size - off : len);
+
+		expect(OP_URING_RW, res < 0 ? -1 : res, -res, 0, fired, "io_uring read");
+		if (res < 0)
+			return;
+		if ((size_t)res != want)
+			fail("io_uring read of %zu at %llu from id %llu"
+			     ": %d bytes, want %zu", len, off, a->id, res, want);
+		if (res && memcmp(W.buf, a->shadow + off, res)) {
+			long d = first_diff(W.buf, a->shadow + off, res);
+
+			fail("io_uring read at %llu from id %llu: byte %llu"
+			     " differs from the shadow", off, a->id, off + d);
+		}
+	}
+}
+
+static void op_uring_cmd(void)
+{
+	struct alloc *a = pick_alloc();
+	struct buddy_uring_cmd *pl;
+	struct buddy_alloc_stat st = {};
+	struct buddy_info info = {};
+	struct io_uring_sqe *sqe;
+	bool on_alloc = a && rnd(2), bad = chance(10), fired;
+	int r, res;
+
+	ring_setup();
+	if (!W.ring_ok)
+		return;
+	sqe = io_uring_get_sqe(&W.ring);
+	if (!sqe)
+		fail("io_uring_get_sqe: the ring is full");
+	memset(sqe, 0, sizeof(*sqe));
+	sqe->opcode = IORING_OP_URING_CMD;
+	sqe->fd = on_alloc ? a->fd : W.dev;
+	sqe->cmd_op = on_alloc ? BUDDY_IOC_ALLOC_STAT : BUDDY_IOC_GET_INFO;
+	pl = (struct buddy_uring_cmd *)sqe->cmd;
+	pl->arg = on_alloc ? (uintptr_t)&st : (uintptr_t)&info;
+	if (bad)
+		pl->reserved = 1;
+	trace("uring-cmd %s%s", on_alloc ? "ALLOC_STAT" : "GET_INFO", bad ? " reserved" : "");
+	fi_arm();
+	r = ring_one(sqe, &res);
+	fired = fi_disarm();
+	if (r) {
+		if (fired)
+			return;
+		fail("io_uring submit/wait: %s", strerror(-r));
+	}
+	if (bad && res >= 0)
+		fail("URING_CMD with reserved set succeeded");
+	expect(OP_URING_CMD, res < 0 ? -1 : res, -res, bad ? E(EINVAL) : 0, fired,
+	       "URING_CMD");
+	if (res >= 0 && on_alloc)
+		check_stat(a, &st, false, 0);
+	if (res >= 0 && !on_alloc && info.abi_version != BUDDY_ABI_VERSION)
+		fail("URING_CMD GET_INFO: abi %u", info.abi_version);
+}
+
+/* ---- processes ---------------------------------------------------------------------- */
+
+static void run_ops(u64t n);
+
+/* A child that goes on with the sequence; the parent waits for it. */
+static void op_fork(void)
+{
+	u64t n = 1 + rnd(30);
+	pid_t pid;
+	int st;
+
+	trace("fork %llu ops", n);
+	fflush(stdout);
+	pid = fork();
+	if (pid < 0) {
+		if (errno == ENOMEM || errno == EAGAIN)
+			return;
+		fail("fork: %s", strerror(errno));
+	}
+	if (pid == 0) {
+		W.in_child = true;
+		W.ring_ok = false;	/* the ring belongs to the parent */
+		W.nasync = 0;
+		if (failnth_fd >= 0) {	/* the parent's task file */
+			close(failnth_fd);
+			failnth_fd = open("/proc/thread-self/fail-nth", O_RDWR | O_CLOEXEC);
+		}
+		run_ops(n);
+		/* what the child made dies with it (exit closes them) */
+		_exit(0);
+	}
+	if (waitpid(pid, &st, 0) != pid)
+		fail("waitpid: %s", strerror(errno));
+	if (!WIFEXITED(st) || WEXITSTATUS(st))
+		fail("forked child failed (status %#x)", st);
+	/* the child advanced the sequence with its own copy of the rng: skip
+	 * ahead so the parent does not repeat its choices */
+	W.rng.s ^= 0x9e3779b97f4a7c15ull * (n + 1);
+	/* its allocations are gone; mine have the shadows it updated, but
+	 * the ones it closed are still open here and it may have re-targeted */
+	for (unsigned int i = 0; i < MAX_ALLOCS; i++)
+		if (W.a[i].fd >= 0) {
+			struct buddy_alloc_stat s;
+
+			stat_alloc(&W.a[i], &s, false);
+		}
+	count(OP_FORK, 0);
+}
+
+/* A child that holds references while the parent goes on, then dies. */
+static void op_fork_async(void)
+{
+	pid_t pid;
+
+	if (W.nasync == 8) {
+		int st;
+
+		kill(W.async_kids[0], SIGKILL);
+		waitpid(W.async_kids[0], &st, 0);
+		memmove(W.async_kids, W.async_kids + 1, 7 * sizeof(pid_t));
+		W.nasync--;
+	}
+	trace("fork-async");
+	fflush(stdout);
+	pid = fork();
+	if (pid < 0) {
+		if (errno == ENOMEM || errno == EAGAIN)
+			return;
+		fail("fork: %s", strerror(errno));
+	}
+	if (pid == 0) {
+		/* reads and stats only: the parent owns the data */
+		struct buddy_alloc_stat st;
+		unsigned int n = rnd(20);
+
+		for (unsigned int i = 0; i < n; i++) {
+			struct alloc *a = pick_alloc();
+
+			if (!a)
+				break;
+			if (rnd(2))
+				(void)pread(a->fd, W.buf, 1 + rnd(8192), rnd(a->size));
+			else
+				(void)ioctl(a->fd, BUDDY_IOC_ALLOC_STAT, &st);
+			if (chance(20))
+				close(a->fd);
+		}
+		if (rnd(2))
+			pause();	/* until killed */
+		_exit(0);
+	}
+	W.async_kids[W.nasync++] = pid;
+	count(OP_FORK_ASYNC, 0);
+}
+
+static void reap_async(void)
+{
+	int st;
+
+	for (unsigned int i = 0; i < W.nasync; i++) {
+		kill(W.async_kids[i], SIGKILL);
+		waitpid(W.async_kids[i], &st, 0);
+	}
+	W.nasync = 0;
+}
+
+static void op_dup(void)
+{
+	struct alloc *a = pick_alloc();
+	int nfd;
+
+	if (!a)
+		return;
+	nfd = fcntl(a->fd, F_DUPFD_CLOEXEC, 3 + rnd(200));
+	trace("dup id %llu fd %d -> %d", a->id, a->fd, nfd);
+	if (nfd < 0) {
+		if (errno == EMFILE || errno == ENOMEM)
+			return;
+		fail("dup: %s", strerror(errno));
+	}
+	close(a->fd);	/* the allocation lives on through the copy */
+	a->fd = nfd;
+	count(OP_DUP, 0);
+	check_read(a, rnd(a->size), 1 + rnd(512), 0);
+}
+
+static void op_reopen(void)
+{
+	int flags = rnd(3) ? O_RDWR : O_RDONLY, fd;
+	struct buddy_alloc req = { .size = 1 + rnd(8192), .target = BUDDY_TARGET_2X };
+
+	fd = open("/dev/buddy", flags | O_CLOEXEC);
+	trace("reopen /dev/buddy %s -> %d", flags == O_RDONLY ? "O_RDONLY" : "O_RDWR", fd);
+	if (fd < 0) {
+		if (errno == ENOMEM)
+			return;
+		fail("open /dev/buddy as uid %u: %s", W.uid, strerror(errno));
+	}
+	if (flags == O_RDONLY) {
+		/* allocations follow the open mode, or ALLOC fails with EBADF */
+		if (ioctl(fd, BUDDY_IOC_ALLOC, &req) == 0) {
+			close(req.fd);
+		} else if (errno != EBADF && errno != ENOSPC && errno != EDQUOT &&
+			   errno != ENOMEM) {
+			fail("ALLOC on /dev/buddy opened O_RDONLY: %s", strerror(errno));
+		}
+		close(fd);
+	} else {
+		close(W.dev);
+		W.dev = fd;
+	}
+	count(OP_REOPEN, 0);
+}
+
+static void op_seek(void)
+{
+	struct alloc *a = pick_alloc();
+	off_t r;
+
+	if (!a)
+		return;
+	trace("seek id %llu", a->id);
+	r = lseek(a->fd, 0, SEEK_END);
+	if (r != (off_t)a->size)
+		fail("lseek(SEEK_END) on id %llu: %lld, want %llu", a->id,
+		     (long long)r, a->size);
+	r = lseek(a->fd, a->size + 1 + rnd(100), SEEK_SET);
+	if (r >= 0 || errno != EINVAL)
+		fail("lseek past the end of id %llu: %lld", a->id, (long long)r);
+	r = lseek(a->fd, -1, SEEK_SET);
+	if (r >= 0 || errno != EINVAL)
+		fail("lseek(-1) on id %llu: %lld", a->id, (long long)r);
+	count(OP_SEEK, 0);
+}
+
+/* ---- the loop -------------------------------------------------------------------------- */
+
+static enum op pick_op(void)
+{
+	static unsigned int total;
+	unsigned int x, i;
+
+	if (!total)
+		for (i = 0; i < OP_NR; i++)
+			total += op_weight[i];
+	x = rnd(total);
+	for (i = 0; i < OP_NR; i++) {
+		if (x < op_weight[i])
+			return i;
+		x -= op_weight[i];
+	}
+	return OP_INFO;
+}
+
+static void run_ops(u64t n)
+{
+	for (u64t k = 0; k < n; k++) {
+		enum op op = pick_op();
+
+		u64t done = __atomic_add_fetch(&sh->ops, 1, __ATOMIC_RELAXED);
+
+		if (!W.in_child) {
+			if (__atomic_load_n(&sh->stop, __ATOMIC_RELAXED) ||
+			    (sh->max_ops && done > sh->max_ops) ||
+			    (!(done & 63) && now_ns() > sh->deadline_ns)) {
+				__atomic_store_n(&sh->stop, 1, __ATOMIC_RELAXED);
+				return;
+			}
+		}
+		W.opno++;
+		/* children of op_fork never fork again */
+		if (W.in_child && (op == OP_FORK || op == OP_FORK_ASYNC || op == OP_REOPEN))
+			op = OP_READ;
+		switch (op) {
+		case OP_ALLOC: op_alloc(); break;
+		case OP_ALLOC_BAD: op_alloc_bad(); break;
+		case OP_CLOSE: op_close(); break;
+		case OP_WRITE: op_write(); break;
+		case OP_READ: op_read(); break;
+		case OP_VERIFY: op_verify(); break;
+		case OP_STAT_FD: op_stat_fd(); break;
+		case OP_STAT_ID: op_stat_id(); break;
+		case OP_MAP_FD: op_map_fd(); break;
+		case OP_MAP_ID: op_map_id(); break;
+		case OP_LIST: op_list(); break;
+		case OP_SET_TARGET: op_set_target(); break;
+		case OP_PROFILE_SET: op_profile_set(); break;
+		case OP_PROFILE_GET: op_profile_get(); break;
+		case OP_INFO: op_info(); break;
+		case OP_BAD_IOCTL: op_bad_ioctl(); break;
+		case OP_URING_RW: op_uring_rw(); break;
+		case OP_URING_CMD: op_uring_cmd(); break;
+		case OP_FORK: op_fork(); break;
+		case OP_FORK_ASYNC: op_fork_async(); break;
+		case OP_DUP: op_dup(); break;
+		case OP_REOPEN: op_reopen(); break;
+		case OP_SEEK: op_seek(); break;
+		default: break;
+		}
+	}
+}
+
+static void worker(int idx)
+{
+	char path[64];
+
+	W.idx = idx;
+	datagen_seed(&W.rng, datagen_mix(seed, idx + 1));
+	W.admin = !(idx & 1);
+	W.uid = W.admin ? 0 : 1000 + idx;
+	for (unsigned int i = 0; i < MAX_ALLOCS; i++)
+		W.a[i].fd = -1;
+	W.buf = malloc(2 * MAX_IO);
+	W.buf2 = malloc(2 * MAX_IO + 16);
+	if (!W.buf || !W.buf2)
+		fail("malloc");
+	W.dev = open("/dev/buddy", O_RDWR | O_CLOEXEC);
+	if (W.dev < 0)
+		fail("open /dev/buddy: %s", strerror(errno));
+	if (!W.admin && (setresgid(W.uid, W.uid, W.uid) || setresuid(W.uid, W.uid, W.uid)))
+		fail("cannot become uid %u: %s", W.uid, strerror(errno));
+	if (fault_inject) {
+		snprintf(path, sizeof(path), "/proc/thread-self/fail-nth");
+		failnth_fd = open(path, O_RDWR | O_CLOEXEC);
+		if (failnth_fd < 0)
+			fail("-f: cannot open %s: %s", path, strerror(errno));
+	}
+	run_ops(UINT64_MAX);
+	/* the end: verify and close everything */
+	reap_async();
+	for (unsigned int i = 0; i < MAX_ALLOCS; i++)
+		if (W.a[i].fd >= 0)
+			close_alloc(&W.a[i], true);
+	if (W.ring_ok)
+		io_uring_queue_exit(&W.ring);
+	close(W.dev);
+	_exit(0);
+}
+
+static int usage(void)
+{
+	fprintf(stderr,
+		"usage: buddy_fuzz [-s SEED] [-n OPS] [-t SECONDS] [-m MIN_OPS] [-w WORKERS] [-f] [-v]\n"
+		"  -s  seed (default: from the clock; printed)\n"
+		"  -n  stop after OPS operations in all (default: no limit)\n"
+		"  -t  stop after SECONDS (default 60)\n"
+		"  -m  fail unless at least MIN_OPS operations ran\n"
+		"  -w  worker processes, even ones root, odd ones uid 1000+i (default 4, max %d)\n"
+		"  -f  inject faults through /proc/thread-self/fail-nth\n"
+		"  -v  print every operation\n", MAX_WORKERS);
+	return 2;
+}
+
+int main(int argc, char **argv)
+{
+	u64t max_ops = 0, min_ops = 0, t0;
+	double seconds = 60;
+	struct buddy_info info;
+	pid_t pids[MAX_WORKERS];
+	int c, dev, bad = 0, pass = 0, failn = 0;
+
+	seed = now_ns() ^ getpid();
+	while ((c = getopt(argc, argv, "s:n:t:m:w:fvh")) != -1) {
+		switch (c) {
+		case 's': seed = strtoull(optarg, NULL, 0); break;
+		case 'n': max_ops = strtoull(optarg, NULL, 0); break;
+		case 't': seconds = atof(optarg); break;
+		case 'm': min_ops = strtoull(optarg, NULL, 0); break;
+		case 'w': nworkers = atoi(optarg); break;
+		case 'f': fault_inject = true; break;
+		case 'v': verbose = true; break;
+		default: return usage();
+		}
+	}
+	if (nworkers < 1 || nworkers > MAX_WORKERS || optind != argc)
+		return usage();
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	printf("TAP version 13\n1..3\n");
+	printf("# buddy_fuzz -s %llu -w %d%s%s -t %g%s\n", seed, nworkers,
+	       fault_inject ? " -f" : "", max_ops ? " -n" : "", seconds,
+	       min_ops ? " -m" : "");
+	sh = mmap(NULL, sizeof(*sh), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (sh == MAP_FAILED)
+		return perror("mmap"), 1;
+	sh->max_ops = max_ops;
+	/* the unprivileged workers re-open it (the guest has no udev rules) */
+	if (chmod("/dev/buddy", 0666))
+		return perror("chmod /dev/buddy"), 1;
+	t0 = now_ns();
+	sh->deadline_ns = t0 + (u64t)(seconds * 1e9);
+	for (int i = 0; i < nworkers; i++) {
+		pids[i] = fork();
+		if (pids[i] < 0)
+			return perror("fork"), 1;
+		if (pids[i] == 0)
+			worker(i);
+	}
+	for (int i = 0; i < nworkers; i++) {
+		int st;
+
+		if (waitpid(pids[i], &st, 0) != pids[i] || !WIFEXITED(st) || WEXITSTATUS(st)) {
+			printf("# worker %d (pid %d) ended with status %#x\n", i, pids[i], st);
+			bad = 1;
+			__atomic_store_n(&sh->stop, 1, __ATOMIC_SEQ_CST);
+		}
+	}
+	{
+		u64t ops = sh->ops > max_ops && max_ops ? max_ops : sh->ops;
+		double secs = (now_ns() - t0) / 1e9;
+
+		printf("# %llu operations in %.1f s (%.0f/s), %llu faults injected\n",
+		       ops, secs, ops / secs, sh->faults);
+		for (int k = 0; k < OP_NR; k++)
+			printf("#   %-14s ok %-8llu expected-error %-8llu fault %llu\n",
+			       op_names[k], sh->kinds[k][0], sh->kinds[k][1], sh->kinds[k][2]);
+		if (bad || sh->failed) {
+			printf("not ok 1 every operation as specified (seed %llu)\n", seed);
+			failn++;
+		} else {
+			printf("ok 1 every operation as specified\n");
+			pass++;
+		}
+		if (ops < min_ops) {
+			printf("not ok 2 at least %llu operations (ran %llu)\n", min_ops, ops);
+			failn++;
+		} else {
+			printf("ok 2 at least %llu operations (ran %llu)\n", min_ops, ops);
+			pass++;
+		}
+	}
+	/* every pool byte back */
+	dev = open("/dev/buddy", O_RDONLY | O_CLOEXEC);
+	memset(&info, 0, sizeof(info));
+	if (dev < 0 || ioctl(dev, BUDDY_IOC_GET_INFO, &info)) {
+		printf("not ok 3 GET_INFO at the end: %s\n", strerror(errno));
+		failn++;
+	} else if (info.device_used || info.buddy_used || info.nr_allocs || info.logical_bytes) {
+		printf("not ok 3 every pool byte back: device_used %llu buddy_used %llu"
+		       " nr_allocs %u logical %llu\n", info.device_used, info.buddy_used,
+		       info.nr_allocs, info.logical_bytes);
+		failn++;
+	} else {
+		printf("ok 3 every pool byte back\n");
+		pass++;
+	}
+	printf("# Totals: pass:%d fail:%d xfail:0 xpass:0 skip:0 error:0\n", pass, failn);
+	return failn ? 1 : 0;
+}
