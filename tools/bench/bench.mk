@@ -8,7 +8,7 @@
 #
 # The guest has no libc: dev_bench is linked -static, with liburing's static
 # library (liburing-dev ships liburing.a) and libbuddytools.a (libbuddy +
-# datagen).  It needs no codec objects: only core/codec.h's inline size table.
+# datagen) and libbuddycore.a (the in-process device libbuddy carries).
 #
 # Knobs: DEV_BENCH_MIB (MiB per cell, default 16), DEV_BENCH_ARGS (extra
 # dev_bench options, e.g. -c mixed,random), BENCH_GUEST_MEM (MiB per guest
@@ -23,12 +23,12 @@ BENCH_GUEST_DEVICE_MB ?= 128
 BENCH_GUEST_TIMEOUT  ?= 900
 
 $(DEV_BENCH): tools/bench/dev_bench.c tools/lib/libbuddy.h tools/lib/datagen.h \
-		$(CORE_HDRS) $(B)/opt/libbuddytools.a
+		$(CORE_HDRS) $(B)/opt/libbuddytools.a $(B)/opt/libbuddycore.a
 	@mkdir -p $(dir $@)
 	@test -f /usr/include/liburing.h || \
 	    { echo "bench-guest: liburing.h missing (apt-get install liburing-dev)" >&2; exit 1; }
 	$(CC) $(DEV_BENCH_CFLAGS) $(WARN) $(CPPFLAGS) -static -o $@ $< \
-	    $(B)/opt/libbuddytools.a -luring -lm
+	    $(B)/opt/libbuddytools.a $(B)/opt/libbuddycore.a -luring -lm
 
 .PHONY: bench-guest
 bench-guest: $(DEV_BENCH)

@@ -9,7 +9,8 @@
 #   make example $(B)/examples/buddy-example from examples/buddy-example.c,
 #                compiled through that pkg-config file
 #
-# The library is libbuddy.c and libbuddy_aio.c only (not the test data
+# The library is libbuddy.c, libbuddy_aio.c and the in-process device
+# (inproc.c with the shared core/ it is built from; not the test data
 # generators nor the heuristic that share tools/lib/); it exports the
 # buddy_* symbols of libbuddy.h and nothing else (libbuddy.map), and
 # needs liburing (Requires.private).  The tools keep linking
@@ -18,8 +19,9 @@
 LIBBUDDY_VERSION   := 1.0.0
 LIBBUDDY_SOVERSION := 1
 LIBBUDDY_PC_VERSION := 0.1
-LIBBUDDY_SRCS      := tools/lib/libbuddy.c tools/lib/libbuddy_aio.c
-LIBBUDDY_HDRS      := tools/lib/libbuddy.h uapi/linux/buddy.h
+LIBBUDDY_SRCS      := tools/lib/libbuddy.c tools/lib/libbuddy_aio.c \
+		      tools/lib/inproc.c $(CORE_SRCS)
+LIBBUDDY_HDRS      := tools/lib/libbuddy.h tools/lib/inproc.h $(CORE_HDRS)
 LIBBUDDY_PIC_OBJS  := $(LIBBUDDY_SRCS:%.c=$(B)/lib/pic/%.o)
 LIBBUDDY_A         := $(B)/lib/libbuddy.a
 LIBBUDDY_SO_REAL   := $(B)/lib/libbuddy.so.$(LIBBUDDY_VERSION)
@@ -33,7 +35,7 @@ EXAMPLE_BIN        := $(B)/examples/buddy-example
 
 $(B)/lib/pic/%.o: %.c $(LIBBUDDY_HDRS) tools/lib/lib.mk
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) $(WARN) -I. -Itools/lib -fPIC \
+	$(CC) $(CFLAGS) $(WARN) -I. -Icore -Itools/lib -fPIC \
 	    -c -o $@ $<
 
 # Both archives from the same PIC objects: one compilation, and a static
@@ -47,7 +49,7 @@ $(LIBBUDDY_SO_REAL): $(LIBBUDDY_PIC_OBJS) tools/lib/libbuddy.map
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -shared -Wl,-soname,$(LIBBUDDY_SONAME) \
 	    -Wl,--version-script=tools/lib/libbuddy.map -Wl,--no-undefined \
-	    -o $@ $(LIBBUDDY_PIC_OBJS) -luring
+	    -o $@ $(LIBBUDDY_PIC_OBJS) -luring -lpthread
 
 $(B)/lib/$(LIBBUDDY_SONAME) $(B)/lib/libbuddy.so: $(LIBBUDDY_SO_REAL)
 	ln -sf $(notdir $<) $@
@@ -107,10 +109,10 @@ $(LIB_GUEST_DIR)/buddy-example: examples/buddy-example.c $(LIBBUDDY_HDRS) \
 
 # The helper the admin guide's walk-through was captured with.
 $(LIB_GUEST_DIR)/buddy-fill: selftests/lib/buddy-fill.c tools/lib/datagen.h \
-		$(LIBBUDDY_HDRS) $(B)/opt/libbuddytools.a
+		$(LIBBUDDY_HDRS) $(B)/opt/libbuddytools.a $(B)/opt/libbuddycore.a
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(WARN) $(CPPFLAGS) -static -o $@ $< \
-	    $(B)/opt/libbuddytools.a -lm
+	    $(B)/opt/libbuddytools.a $(B)/opt/libbuddycore.a -lm
 
 $(LIB_GUEST_DIR)/guest-lib.sh: selftests/lib/guest-lib.sh
 	@mkdir -p $(dir $@)
