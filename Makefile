@@ -77,7 +77,7 @@ module:
 
 # Every stage runs even when an earlier one fails; the closing line sums
 # the "# Totals:" lines that all stages wrote into $(B)/results.
-CHECK_STAGES ?= native fuzz tools buddyctl-native style docs install profile \
+CHECK_STAGES ?= native inproc fuzz tools buddyctl-native style docs install profile \
 	guest lib daemon buddyctl
 deps:
 	@scripts/install-deps.sh

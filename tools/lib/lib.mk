@@ -142,3 +142,24 @@ check-lib: lib-guest-bins
 	fi; \
 	grep -E '^not ok |^# Totals' $$log; \
 	exit $$rc
+
+# --- libbuddy natively, on the in-process device ----------------------------
+#   make check-inproc  selftests/lib/libbuddy_inproc_test.c under ASan+UBSan
+#                      against the in-process device (every call, every
+#                      errno, counters against the map, re-targets, profiles,
+#                      AUTO, aio, threads), and the documentation's example
+#                      run with BUDDY_DEVICE=inproc:...; TAP in
+#                      $(B)/results/native-*.log
+INPROC_TEST := $(B)/san/tests/lib/libbuddy_inproc_test
+
+.PHONY: check-inproc
+$(INPROC_TEST): selftests/lib/libbuddy_inproc_test.c $(LIBBUDDY_HDRS) \
+		$(B)/san/libbuddytools.a $(B)/san/libbuddycore.a | harness
+	@mkdir -p $(dir $@)
+	$(CC) -O1 -g $(WARN) $(CPPFLAGS) $(SAN) -o $@ $< \
+	    $(B)/san/libbuddytools.a $(B)/san/libbuddycore.a -luring -lm -lpthread
+
+check-inproc: $(INPROC_TEST) $(EXAMPLE_BIN)
+	@scripts/run-native-tests.sh $(INPROC_TEST)
+	@RESULTS=$${RESULTS:-$(B)/results} scripts/run-native-tests.sh \
+	    --name inproc-example selftests/lib/inproc-example.sh $(EXAMPLE_BIN)
