@@ -37,3 +37,24 @@ bench-guest: $(DEV_BENCH)
 	    --mem $(BENCH_GUEST_MEM) --device-mb $(BENCH_GUEST_DEVICE_MB) \
 	    --timeout $(BENCH_GUEST_TIMEOUT) --out $(B)/results/bench-guest.txt \
 	    -- -m $(DEV_BENCH_MIB) $(DEV_BENCH_ARGS)
+
+# --- natively: libbuddy's data path on the in-process device ----------------
+#   make bench-inproc  pread/pwrite of 128 B, 4 KiB and 1 MiB at every target
+#                      through libbuddy on the in-process device, next to
+#                      the codec alone (goal: path <= 1.2x codec); the table
+#                      goes to stdout and $(B)/results/bench-inproc.txt.
+#                      INPROC_BENCH_ARGS: -t SECONDS -c CODEC -d CLASS
+INPROC_BENCH      := $(B)/inproc_bench
+INPROC_BENCH_ARGS ?=
+
+$(INPROC_BENCH): tools/bench/inproc_bench.c tools/lib/libbuddy.h \
+		tools/lib/datagen.h $(CORE_HDRS) $(B)/opt/libbuddytools.a \
+		$(B)/opt/libbuddycore.a
+	@mkdir -p $(dir $@)
+	$(CC) $(BENCH_CFLAGS) $(WARN) $(CPPFLAGS) -o $@ $< \
+	    $(B)/opt/libbuddytools.a $(B)/opt/libbuddycore.a -luring -lm -lpthread
+
+.PHONY: bench-inproc
+bench-inproc: $(INPROC_BENCH)
+	@mkdir -p $(B)/results
+	$(INPROC_BENCH) $(INPROC_BENCH_ARGS) | tee $(B)/results/bench-inproc.txt
