@@ -87,7 +87,9 @@ example: $(EXAMPLE_BIN)
 #   make check-lib   the io_uring context, uring_cmd and AUTO tests
 #                    (selftests/lib/libbuddy_aio_test.c) and the example
 #                    program, both linked -static against $(B)/lib/libbuddy.a,
-#                    and the admin guide's helper buddy-fill,
+#                    the admin guide's helper buddy-fill, and buddy_twin
+#                    (one workload on /dev/buddy and on the in-process
+#                    device: histograms, counters, pool usage identical),
 #                    run in a QEMU guest with buddy.ko loaded; TAP in
 #                    $(B)/results/guest-lib.log
 LIB_GUEST_DIR := $(B)/guest/lib
@@ -114,12 +116,20 @@ $(LIB_GUEST_DIR)/buddy-fill: selftests/lib/buddy-fill.c tools/lib/datagen.h \
 	$(CC) $(CFLAGS) $(WARN) $(CPPFLAGS) -static -o $@ $< \
 	    $(B)/opt/libbuddytools.a $(B)/opt/libbuddycore.a -lm
 
+# One workload on /dev/buddy and on the in-process device, compared.
+$(LIB_GUEST_DIR)/buddy_twin: selftests/lib/buddy_twin.c $(LIBBUDDY_HDRS) \
+		$(B)/opt/libbuddytools.a $(B)/opt/libbuddycore.a
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(WARN) $(CPPFLAGS) -static -o $@ $< \
+	    $(B)/opt/libbuddytools.a $(B)/opt/libbuddycore.a -luring -lm
+
 $(LIB_GUEST_DIR)/guest-lib.sh: selftests/lib/guest-lib.sh
 	@mkdir -p $(dir $@)
 	install -m 755 $< $@
 
 lib-guest-bins: $(LIB_GUEST_DIR)/libbuddy_aio_test $(LIB_GUEST_DIR)/buddy-example \
-	$(LIB_GUEST_DIR)/buddy-fill $(LIB_GUEST_DIR)/guest-lib.sh
+	$(LIB_GUEST_DIR)/buddy-fill $(LIB_GUEST_DIR)/buddy_twin \
+	$(LIB_GUEST_DIR)/guest-lib.sh
 
 check-lib: lib-guest-bins
 	$(MAKE) module
@@ -159,7 +169,20 @@ $(INPROC_TEST): selftests/lib/libbuddy_inproc_test.c $(LIBBUDDY_HDRS) \
 	$(CC) -O1 -g $(WARN) $(CPPFLAGS) $(SAN) -o $@ $< \
 	    $(B)/san/libbuddytools.a $(B)/san/libbuddycore.a -luring -lm -lpthread
 
-check-inproc: $(INPROC_TEST) $(EXAMPLE_BIN)
+# buddy_twin: the guest's /dev/buddy-vs-inproc comparison, here on two
+# in-process devices (the workload is deterministic, the comparison works).
+TWIN_NATIVE := $(B)/san/tests/lib/buddy_twin
+$(TWIN_NATIVE): selftests/lib/buddy_twin.c $(LIBBUDDY_HDRS) \
+		$(B)/san/libbuddytools.a $(B)/san/libbuddycore.a
+	@mkdir -p $(dir $@)
+	$(CC) -O1 -g $(WARN) $(CPPFLAGS) $(SAN) -o $@ $< \
+	    $(B)/san/libbuddytools.a $(B)/san/libbuddycore.a -luring -lm -lpthread
+
+check-inproc: $(INPROC_TEST) $(EXAMPLE_BIN) $(TWIN_NATIVE)
 	@scripts/run-native-tests.sh $(INPROC_TEST)
+	@RESULTS=$${RESULTS:-$(B)/results} scripts/run-native-tests.sh \
+	    --name inproc-twin $(TWIN_NATIVE) \
+	    inproc:device_mb=16,max_ratio=4,chunk_kb=256 \
+	    inproc:device_mb=16,max_ratio=4,chunk_kb=256
 	@RESULTS=$${RESULTS:-$(B)/results} scripts/run-native-tests.sh \
 	    --name inproc-example selftests/lib/inproc-example.sh $(EXAMPLE_BIN)

@@ -372,6 +372,10 @@ const char *buddy_strerror(int err, int op)
 			return "no /dev/buddy: the buddy module is not loaded";
 		if (err == EACCES || err == EPERM)
 			return "no permission to open /dev/buddy";
+		if (err == EINVAL)
+			return "bad in-process device options (device_mb 1..1048576, max_ratio 1..16, chunk_kb a multiple of 4 in 4..1048576, user_limit_mb, auto_target 128/96/64/32/8)";
+		if (err == EBUSY)
+			return "an in-process device with other options is open in this process";
 		break;
 	case BUDDY_OP_ALLOC:
 		switch (err) {
