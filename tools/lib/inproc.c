@@ -506,9 +506,7 @@ static void fill_info(struct dev *d, struct buddy_info *info)
 
 static const char *comm_name(void)
 {
-	extern char *program_invocation_short_name;
-
-	return program_invocation_short_name;
+	return program_invocation_short_name;	/* <errno.h>, _GNU_SOURCE */
 }
 
 static bool profile_lookup(struct dev *d, u32 uid, const char *label,
