@@ -683,10 +683,8 @@ static long buddy_get_map(struct file *file, void *kdata,
 }
 
 static const struct buddy_ioctl_desc buddy_alloc_ioctls[] = {
-	{ BUDDY_IOC_ALLOC_STAT, offsetofend(struct buddy_alloc_stat, counters),
-	  false, buddy_alloc_stat },
-	{ BUDDY_IOC_GET_MAP, offsetofend(struct buddy_map, codes_ptr),
-	  false, buddy_get_map },
+	{ BUDDY_IOC_ALLOC_STAT, false, buddy_alloc_stat },
+	{ BUDDY_IOC_GET_MAP, false, buddy_get_map },
 };
 
 long buddy_alloc_file_ioctl(struct file *file, unsigned int cmd,
