@@ -141,7 +141,7 @@ struct buddy_user {
 	u64 bytes;
 };
 
-/* @uid's entry, made if @make; caller holds bd->lock. */
+/* @uid's entry; made from *@spare (taken) if none and @spare is given. */
 static struct buddy_user *user_find(kuid_t uid, struct buddy_user **spare)
 {
 	struct buddy_user *u;
