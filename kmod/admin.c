@@ -141,7 +141,7 @@ long buddy_admin_set_target(struct file *file, void *kdata,
 	ret = down_write_killable(&a->rt_sem);
 	if (ret)
 		goto out_put;
-	if (a->dead) {
+	if (READ_ONCE(a->dead)) {
 		ret = -ENOENT;
 		goto out_unlock;
 	}

@@ -381,13 +381,13 @@ long buddy_ioctl_alloc(struct buddy_alloc *req, struct file **filep)
 	bd->codes[BUDDY_CODE_ZERO] += a->nr_entries;
 	write_sequnlock(&bd->codes_seq);
 	a->id = atomic64_inc_return(&bd->next_id);
+	trace_buddy_alloc(a);	/* before others can find it and change it */
 	ret = xa_insert(&bd->allocs, a->id, a, GFP_KERNEL_ACCOUNT);
 	if (ret) {
 		/* the file owns it now: its release undoes the rest */
 		fput(file);
 		return ret;
 	}
-	trace_buddy_alloc(a);
 
 	req->target = a->target;
 	req->codec = a->codec_id;
