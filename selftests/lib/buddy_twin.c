@@ -326,6 +326,17 @@ int main(int argc, char **argv)
 	printf("# %s vs %s\n", argv[1], argv[2]);
 	tap(!a.failed && !b.failed && a.nr_snaps == b.nr_snaps,
 	    "both runs took every snapshot (%u)", a.nr_snaps);
+	{
+		unsigned int k, nospc = 0, big = 0;
+
+		for (k = 0; k < a.nr_results; k++) {
+			nospc += a.results[k] == -ENOSPC;
+			big += a.results[k] == -E2BIG;
+		}
+		/* pwrite at the end (25), ALLOC and the re-target of "big" */
+		tap(nospc >= 25 + 2 && big >= 1,
+		    "the workload met -ENOSPC and -E2BIG (%u)", nospc + big);
+	}
 	compare(&a, &b);
 	printf("1..%u\n", tap_n);
 	printf("# Totals: pass:%u fail:%u xfail:0 xpass:0 skip:0 error:0\n",
