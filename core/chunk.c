@@ -36,6 +36,27 @@ int buddy_alloc_check(const struct buddy_alloc *req)
 	return 0;
 }
 
+void buddy_alloc_resolve(const struct buddy_alloc *req, bool found,
+			 unsigned int ptarget, unsigned int pcodec,
+			 unsigned int auto_target, unsigned int *target,
+			 unsigned int *codec, unsigned int *source)
+{
+	*target = req->target;
+	*codec = req->codec;
+	*source = BUDDY_SRC_EXPLICIT;
+	if (req->target != BUDDY_TARGET_AUTO)
+		return;
+	if (found) {
+		*target = ptarget;
+		*source = BUDDY_SRC_PROFILE;
+		if (req->codec == BUDDY_CODEC_DEFAULT)
+			*codec = pcodec;
+	} else {
+		*target = auto_target;
+		*source = BUDDY_SRC_DEFAULT;
+	}
+}
+
 int buddy_set_target_check(const struct buddy_set_target *req)
 {
 	if (req->flags || req->reserved || !buddy_target_valid(req->target) ||

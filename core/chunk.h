@@ -36,6 +36,17 @@ bool buddy_label_valid(const char *label);
  */
 int buddy_alloc_check(const struct buddy_alloc *req);
 
+/*
+ * What an ALLOC of @req gets: its own target and codec, or for AUTO the
+ * profile's (@found: the backend's lookup of the caller's uid and label
+ * gave @ptarget and @pcodec; the profile's codec only when @req asks for
+ * DEFAULT), else @auto_target.  *@codec may still be DEFAULT (BPC).
+ */
+void buddy_alloc_resolve(const struct buddy_alloc *req, bool found,
+			 unsigned int ptarget, unsigned int pcodec,
+			 unsigned int auto_target, unsigned int *target,
+			 unsigned int *codec, unsigned int *source);
+
 /* BUDDY_IOC_SET_TARGET: 0 or -EINVAL. */
 int buddy_set_target_check(const struct buddy_set_target *req);
 

@@ -249,8 +249,10 @@ long buddy_ioctl_alloc(struct buddy_alloc *req, struct file **filep)
 	struct buddy_device *bd = buddy_dev;
 	struct buddy_user *u, *spare = NULL;
 	struct buddy_allocation *a;
+	unsigned int ptarget, pcodec;
 	struct buddy_layout l;
 	struct inode *inode;
+	bool found;
 	struct file *file;
 	u64 limit;
 	unsigned int i;
@@ -266,22 +268,12 @@ long buddy_ioctl_alloc(struct buddy_alloc *req, struct file **filep)
 	kref_init(&a->ref);
 	a->size = req->size;
 	a->nr_entries = DIV_ROUND_UP(req->size, BUDDY_ENTRY_BYTES);
-	a->target = req->target;
-	a->target_source = BUDDY_SRC_EXPLICIT;
-	a->codec_id = req->codec;
-	if (a->target == BUDDY_TARGET_AUTO) {
-		unsigned int codec = BUDDY_CODEC_DEFAULT;
-
-		if (buddy_profile_lookup(current_uid(), req->label, &a->target,
-					 &codec)) {
-			a->target_source = BUDDY_SRC_PROFILE;
-			if (req->codec == BUDDY_CODEC_DEFAULT)
-				a->codec_id = codec;
-		} else {
-			a->target = buddy_auto_target;
-			a->target_source = BUDDY_SRC_DEFAULT;
-		}
-	}
+	ptarget = pcodec = 0;
+	found = req->target == BUDDY_TARGET_AUTO &&
+		buddy_profile_lookup(current_uid(), req->label, &ptarget,
+				     &pcodec);
+	buddy_alloc_resolve(req, found, ptarget, pcodec, buddy_auto_target,
+			    &a->target, &a->codec_id, &a->target_source);
 	a->codec = buddy_codec_by_id(a->codec_id);
 	a->codec_id = a->codec->id;
 	a->uid = current_uid();

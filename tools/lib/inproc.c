@@ -564,7 +564,9 @@ static void alloc_free(struct alloc *a)
 
 static long dev_alloc(struct dev *d, struct buddy_alloc *req)
 {
+	unsigned int ptarget = 0, pcodec = 0;
 	struct buddy_layout l;
+	bool found;
 	struct alloc *a;
 	u64 limit;
 	unsigned int i;
@@ -579,26 +581,14 @@ static long dev_alloc(struct dev *d, struct buddy_alloc *req)
 	a->d = d;
 	a->size = req->size;
 	a->nr_entries = DIV_ROUND_UP(req->size, BUDDY_ENTRY_BYTES);
-	a->target = req->target;
-	a->target_source = BUDDY_SRC_EXPLICIT;
-	a->codec_id = req->codec;
 	a->uid = getuid();
 	a->pid = getpid();
 	pthread_mutex_lock(&d->lock);
-	if (a->target == BUDDY_TARGET_AUTO) {
-		unsigned int codec = BUDDY_CODEC_DEFAULT;
-
-		if (profile_lookup(d, a->uid, req->label, &a->target,
-				   &codec)) {
-			a->target_source = BUDDY_SRC_PROFILE;
-			if (req->codec == BUDDY_CODEC_DEFAULT)
-				a->codec_id = codec;
-		} else {
-			a->target = d->auto_target;
-			a->target_source = BUDDY_SRC_DEFAULT;
-		}
-	}
+	found = req->target == BUDDY_TARGET_AUTO &&
+		profile_lookup(d, a->uid, req->label, &ptarget, &pcodec);
 	pthread_mutex_unlock(&d->lock);
+	buddy_alloc_resolve(req, found, ptarget, pcodec, d->auto_target,
+			    &a->target, &a->codec_id, &a->target_source);
 	a->codec = buddy_codec_by_id(a->codec_id);
 	a->codec_id = a->codec->id;
 	strncpy(a->comm, comm_name(), sizeof(a->comm) - 1);
