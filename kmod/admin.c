@@ -80,7 +80,7 @@ long buddy_admin_list(struct file *file, void *kdata, struct file **install)
 	u64 total = 0;
 	long ret = 0;
 
-	if (l->stat_size < offsetofend(struct buddy_alloc_stat, counters))
+	if (buddy_list_check(l))
 		return -EINVAL;
 	if (l->start_id > ULONG_MAX)
 		goto out;
@@ -119,196 +119,21 @@ out:
 	return ret;
 }
 
-/* Where a chunk was before a re-target moved it; dev NULL if not moved. */
-struct old_extent {
-	struct buddy_extent x;
-	u64 dev_bytes;
-	u64 bud_bytes;
-};
-
-#define MOVE_BATCH	1024	/* entries between cond_resched() */
-
-/*
- * Move every entry of @ch into @nx (a new extent), keeping the old one in
- * @old.  0; -EIO on corrupt metadata, -EINTR on a fatal signal, both with
- * @ch and the histogram as they were.  Caller holds a->rt_sem for writing.
- */
-static int restripe_chunk(struct buddy_allocation *a, struct buddy_chunk *ch,
-			  struct buddy_extent *nx, u64 dev_bytes, u64 bud_bytes,
-			  struct old_extent *old)
-{
-	s64 delta[BUDDY_CODE_SLOTS] = {};
-	unsigned int i, n = ch->x.nr_entries;
-	int ret = 0;
-
-	down_write(&ch->sem);
-	for (i = 0; i < n && !ret; i += MOVE_BATCH) {
-		ret = buddy_extent_move(&ch->x, nx, i, min(n - i, MOVE_BATCH),
-					delta);
-		if (!ret && i + MOVE_BATCH < n) {
-			cond_resched();
-			if (fatal_signal_pending(current))
-				ret = -EINTR;
-		}
-	}
-	if (ret) {
-		up_write(&ch->sem);
-		if (ret == -EIO)
-			pr_err("allocation %llu: corrupt entry in entries %u..%u while re-striping\n",
-			       a->id, i - MOVE_BATCH, min(i, n) - 1);
-		return ret;
-	}
-	old->x = ch->x;
-	old->dev_bytes = ch->dev_bytes;
-	old->bud_bytes = ch->bud_bytes;
-	ch->x = *nx;
-	ch->dev_bytes = dev_bytes;
-	ch->bud_bytes = bud_bytes;
-	ch->written = false;
-	buddy_codes_add(a, delta);
-	up_write(&ch->sem);
-	return 0;
-}
-
-/*
- * Put a moved chunk back into @old and free the extent it moved to.  An
- * unwritten chunk swaps back (its old extent still holds its data);
- * a written one moves back, which cannot run out of space.
- */
-static int restore_chunk(struct buddy_allocation *a, struct buddy_chunk *ch,
-			 struct old_extent *old)
-{
-	s64 delta[BUDDY_CODE_SLOTS] = {};
-	struct buddy_chunk gone;
-	unsigned int i, n = ch->x.nr_entries;
-	int ret = 0;
-
-	down_write(&ch->sem);
-	if (ch->written) {
-		memset(old->x.meta, 0, DIV_ROUND_UP(n, 2));
-		for (i = 0; i < n && !ret; i += MOVE_BATCH) {
-			ret = buddy_extent_move(&ch->x, &old->x, i,
-						min(n - i, MOVE_BATCH), delta);
-			cond_resched();
-		}
-		if (ret) {
-			up_write(&ch->sem);
-			return ret;
-		}
-	} else {
-		/* the histogram goes back to the old extent's codes */
-		buddy_extent_codes(&old->x, delta);
-		for (i = 0; i < n; i++)
-			delta[buddy_meta_get(ch->x.meta, i)]--;
-	}
-	gone.x = ch->x;
-	gone.dev_bytes = ch->dev_bytes;
-	gone.bud_bytes = ch->bud_bytes;
-	ch->x = old->x;
-	ch->dev_bytes = old->dev_bytes;
-	ch->bud_bytes = old->bud_bytes;
-	buddy_codes_add(a, delta);
-	up_write(&ch->sem);
-	buddy_free_extent(&gone);
-	return 0;
-}
-
-static void free_old_extent(struct old_extent *old)
-{
-	struct buddy_chunk ch = {
-		.x = old->x, .dev_bytes = old->dev_bytes,
-		.bud_bytes = old->bud_bytes,
-	};
-
-	buddy_free_extent(&ch);
-}
-
-/*
- * Re-stripe every chunk of @a that is not at @target and @codec yet.  The
- * bytes of the new extents are reserved by the caller.  On failure the
- * moved chunks are put back; returns 0 or the error.
- */
-static int restripe_all(struct buddy_allocation *a, unsigned int target,
-			const struct buddy_codec *codec, struct old_extent *old)
-{
-	struct buddy_device *bd = buddy_dev;
-	unsigned long dcur = 0, bcur = 0;
-	unsigned int c, k;
-	int ret = 0;
-
-	for (c = 0; c < a->nr_chunks; c++) {
-		struct buddy_chunk *ch = &a->chunks[c];
-		unsigned int n = ch->x.nr_entries;
-		struct buddy_extent nx;
-		u64 dev_bytes, bud_bytes;
-		u8 *dev, *bud = NULL;
-
-		if (fatal_signal_pending(current)) {
-			ret = -EINTR;
-			break;
-		}
-		if (READ_ONCE(a->dead)) {
-			ret = -ENOENT;
-			break;
-		}
-		if (ch->x.target == target && ch->x.codec == codec)
-			continue;
-		buddy_chunk_need(n, target, &dev_bytes, &bud_bytes);
-		dev = buddy_pool_alloc(&bd->device, dev_bytes, &dcur);
-		if (dev && bud_bytes) {
-			bud = buddy_pool_alloc(&bd->buddy, bud_bytes, &bcur);
-			if (!bud) {
-				buddy_pool_free(&bd->device, dev, dev_bytes);
-				dev = NULL;
-			}
-		}
-		if (!dev) {
-			ret = -ENOSPC;
-			break;
-		}
-		buddy_extent_init(&nx, dev, bud, target, n, codec);
-		memset(nx.meta, 0, DIV_ROUND_UP(n, 2));
-		ret = restripe_chunk(a, ch, &nx, dev_bytes, bud_bytes, &old[c]);
-		if (ret) {
-			buddy_pool_free(&bd->device, dev, dev_bytes);
-			buddy_pool_free(&bd->buddy, bud, bud_bytes);
-			break;
-		}
-		cond_resched();
-	}
-	if (!ret)
-		return 0;
-	for (k = 0; k < c; k++) {
-		if (!old[k].x.dev)
-			continue;
-		if (restore_chunk(a, &a->chunks[k], &old[k])) {
-			/* cannot happen short of memory corruption */
-			pr_err("allocation %llu: chunk %u stays at target %u\n",
-			       a->id, k, target);
-			free_old_extent(&old[k]);
-			WRITE_ONCE(a->mixed, true);
-		}
-		old[k].x.dev = NULL;
-	}
-	return ret;
-}
-
 long buddy_admin_set_target(struct file *file, void *kdata,
 			    struct file **install)
 {
 	struct buddy_set_target *req = kdata;
 	struct buddy_device *bd = buddy_dev;
 	const struct buddy_codec *codec;
-	unsigned int c, old_target;
+	unsigned int old_target;
 	struct buddy_allocation *a;
-	struct old_extent *old = NULL;
-	u64 new_dev = 0, new_bud = 0, cur_dev = 0, cur_bud = 0;
-	u64 fin_dev = 0, fin_bud = 0;
-	long ret = 0;
+	struct buddy_chunk_ext *old = NULL;
+	u64 new_dev, new_bud, cur_dev, cur_bud, fin_dev, fin_bud;
+	bool mixed = false;
+	long ret = buddy_set_target_check(req);
 
-	if (req->flags || req->reserved || !buddy_target_valid(req->target) ||
-	    req->codec >= BUDDY_CODEC_NR)
-		return -EINVAL;
+	if (ret)
+		return ret;
 
 	a = buddy_alloc_get(req->id);
 	if (!a)
@@ -326,18 +151,8 @@ long buddy_admin_set_target(struct file *file, void *kdata,
 		goto out_unlock;
 
 	/* what the chunks that change need at the new target */
-	for (c = 0; c < a->nr_chunks; c++) {
-		struct buddy_chunk *ch = &a->chunks[c];
-		u64 d, b;
-
-		cur_dev += ch->dev_bytes;
-		cur_bud += ch->bud_bytes;
-		if (ch->x.target == req->target && ch->x.codec == codec)
-			continue;
-		buddy_chunk_need(ch->x.nr_entries, req->target, &d, &b);
-		new_dev += d;
-		new_bud += b;
-	}
+	buddy_retarget_need(&buddy_chunk_ops, a, a->nr_chunks, req->target,
+			    codec, &cur_dev, &cur_bud, &new_dev, &new_bud);
 	if (!buddy_space_could_fit(&bd->space, new_dev, new_bud)) {
 		ret = -E2BIG;
 		goto out_unlock;
@@ -359,27 +174,23 @@ long buddy_admin_set_target(struct file *file, void *kdata,
 	}
 
 	old_target = a->target;
-	ret = restripe_all(a, req->target, codec, old);
+	ret = buddy_retarget_run(&buddy_chunk_ops, a, a->nr_chunks,
+				 req->target, codec, old, &mixed);
 	if (ret == -ENOSPC)
 		trace_buddy_enospc(a->id, req->target, new_dev, new_bud);
 	if (!ret) {
 		/* commit: give the old extents back */
-		for (c = 0; c < a->nr_chunks; c++) {
-			if (old[c].x.dev)
-				free_old_extent(&old[c]);
-			if (!(c & 255))
-				cond_resched();
-		}
+		buddy_retarget_commit(&buddy_chunk_ops, a, a->nr_chunks, old);
 		WRITE_ONCE(a->target, req->target);
 		WRITE_ONCE(a->codec, codec);
 		WRITE_ONCE(a->codec_id, codec->id);
 		WRITE_ONCE(a->target_source, BUDDY_SRC_EXPLICIT);
 		WRITE_ONCE(a->mixed, false);
+	} else if (mixed) {
+		WRITE_ONCE(a->mixed, true);
 	}
-	for (c = 0; c < a->nr_chunks; c++) {
-		fin_dev += a->chunks[c].dev_bytes;
-		fin_bud += a->chunks[c].bud_bytes;
-	}
+	buddy_chunks_bytes(&buddy_chunk_ops, a, a->nr_chunks, &fin_dev,
+			   &fin_bud);
 	/*
 	 * The reservation held current plus new; keep what the chunks hold
 	 * now (new on success, current after a rollback).

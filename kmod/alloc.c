@@ -57,75 +57,78 @@ void buddy_fs_exit(void)
 	kern_unmount(buddy_dev->mnt);
 }
 
-/* ---- reservation ---- */
+/* ---- the shared chunk code's environment (core/chunk.h) ---- */
 
-void buddy_free_extent(struct buddy_chunk *ch)
+static struct buddy_chunk_ext *kop_chunk(void *ctx, unsigned int c)
 {
-	buddy_pool_free(&buddy_dev->device, ch->x.dev, ch->dev_bytes);
-	buddy_pool_free(&buddy_dev->buddy, ch->x.bud, ch->bud_bytes);
-	ch->x.dev = NULL;
-	ch->x.bud = NULL;
+	return &((struct buddy_allocation *)ctx)->chunks[c].e;
 }
 
-static void free_extents(struct buddy_allocation *a)
+static struct buddy_pool *kop_pool(enum buddy_pool_id id)
 {
-	unsigned int c;
-
-	for (c = 0; c < a->nr_chunks; c++) {
-		buddy_free_extent(&a->chunks[c]);
-		if (!(c & 255))
-			cond_resched();
-	}
+	return id == BUDDY_POOL_DEVICE ? &buddy_dev->device : &buddy_dev->buddy;
 }
 
-/*
- * Carve out every chunk's extents; the bytes are already reserved.  -ENOSPC
- * when genalloc finds no run long enough (fragmentation), -EINTR on a fatal
- * signal; either way everything carved so far is given back.
- */
-static int reserve_extents(struct buddy_allocation *a)
+static void *kop_pool_alloc(void *ctx, enum buddy_pool_id id, u64 bytes,
+			    unsigned long *cursor)
 {
-	struct buddy_device *bd = buddy_dev;
-	unsigned long dcur = 0, bcur = 0;
-	unsigned int c;
-	int ret = -ENOSPC;
-
-	for (c = 0; c < a->nr_chunks; c++) {
-		struct buddy_chunk *ch = &a->chunks[c];
-		u64 first = (u64)c * a->chunk_entries;
-		unsigned int n = min_t(u64, a->chunk_entries,
-				       a->nr_entries - first);
-		u8 *dev, *bud = NULL;
-
-		if (!(c & 255)) {
-			cond_resched();
-			if (fatal_signal_pending(current)) {
-				ret = -EINTR;
-				goto err;
-			}
-		}
-		init_rwsem(&ch->sem);
-		buddy_chunk_need(n, a->target, &ch->dev_bytes, &ch->bud_bytes);
-		dev = buddy_pool_alloc(&bd->device, ch->dev_bytes, &dcur);
-		if (!dev)
-			goto err;
-		if (ch->bud_bytes) {
-			bud = buddy_pool_alloc(&bd->buddy, ch->bud_bytes,
-					       &bcur);
-			if (!bud) {
-				buddy_pool_free(&bd->device, dev, ch->dev_bytes);
-				goto err;
-			}
-		}
-		buddy_extent_init(&ch->x, dev, bud, a->target, n, a->codec);
-		memset(ch->x.meta, 0, DIV_ROUND_UP(n, 2));
-	}
-	return 0;
-err:
-	a->nr_chunks = c;
-	free_extents(a);
-	return ret;
+	return buddy_pool_alloc(kop_pool(id), bytes, cursor);
 }
+
+static void kop_pool_free(void *ctx, enum buddy_pool_id id, void *addr,
+			  u64 bytes)
+{
+	buddy_pool_free(kop_pool(id), addr, bytes);
+}
+
+static void kop_lock(void *ctx, unsigned int c)
+{
+	down_write(&((struct buddy_allocation *)ctx)->chunks[c].sem);
+}
+
+static void kop_unlock(void *ctx, unsigned int c)
+{
+	up_write(&((struct buddy_allocation *)ctx)->chunks[c].sem);
+}
+
+/* Between batches: yield, stop on a fatal signal or a released file. */
+static int kop_check(void *ctx)
+{
+	struct buddy_allocation *a = ctx;
+
+	cond_resched();
+	if (fatal_signal_pending(current))
+		return -EINTR;
+	return READ_ONCE(a->dead) ? -ENOENT : 0;
+}
+
+static void kop_codes_add(void *ctx, const s64 *delta)
+{
+	buddy_codes_add(ctx, delta);
+}
+
+static void kop_warn(void *ctx, unsigned int c, int err, bool restore)
+{
+	struct buddy_allocation *a = ctx;
+
+	if (restore)
+		pr_err("allocation %llu: chunk %u stays at its new target (%d)\n",
+		       a->id, c, err);
+	else if (err == -EIO)
+		pr_err("allocation %llu: corrupt entry in chunk %u while re-striping\n",
+		       a->id, c);
+}
+
+const struct buddy_chunk_ops buddy_chunk_ops = {
+	.chunk = kop_chunk,
+	.pool_alloc = kop_pool_alloc,
+	.pool_free = kop_pool_free,
+	.lock = kop_lock,
+	.unlock = kop_unlock,
+	.check = kop_check,
+	.codes_add = kop_codes_add,
+	.warn = kop_warn,
+};
 
 /*
  * The per-user share (user_limit_mb): device plus carve-out bytes of each
@@ -171,21 +174,6 @@ void buddy_user_adjust(struct buddy_allocation *a, s64 bytes)
 	a->user->bytes += bytes;
 }
 
-bool buddy_label_valid(const char *label)
-{
-	unsigned int i, len = strnlen(label, BUDDY_LABEL_LEN);
-
-	if (len == BUDDY_LABEL_LEN)
-		return false;
-	for (i = 0; i < len; i++)
-		if (label[i] < 0x20 || label[i] > 0x7e || label[i] == '/')
-			return false;
-	for (; i < BUDDY_LABEL_LEN; i++)
-		if (label[i])
-			return false;
-	return true;
-}
-
 static void free_allocation(struct buddy_allocation *a)
 {
 	put_pid(a->pid);
@@ -219,7 +207,7 @@ static void buddy_alloc_release_ref(struct kref *ref)
 	unsigned int i;
 
 	trace_buddy_free(a);
-	free_extents(a);
+	buddy_chunks_free(&buddy_chunk_ops, a, a->nr_chunks);
 	for (i = 0; i < BUDDY_CODE_NR; i++)
 		delta[i] = -a->codes[i];
 	write_seqlock(&bd->codes_seq);
@@ -261,21 +249,18 @@ long buddy_ioctl_alloc(struct buddy_alloc *req, struct file **filep)
 	struct buddy_device *bd = buddy_dev;
 	struct buddy_user *u, *spare = NULL;
 	struct buddy_allocation *a;
+	unsigned int ptarget, pcodec;
 	struct buddy_layout l;
 	struct inode *inode;
+	bool found;
 	struct file *file;
 	u64 limit;
 	unsigned int i;
 	int ret;
 
-	if (!req->size || req->flags & ~BUDDY_ALLOC_VALID_FLAGS ||
-	    req->reserved || req->fd || req->id || req->target_source ||
-	    req->codec >= BUDDY_CODEC_NR || !buddy_label_valid(req->label))
-		return -EINVAL;
-	if (req->target != BUDDY_TARGET_AUTO && !buddy_target_valid(req->target))
-		return -EINVAL;
-	if (req->size > (1ULL << 50))
-		return -E2BIG;
+	ret = buddy_alloc_check(req);
+	if (ret)
+		return ret;
 
 	a = kzalloc(sizeof(*a), GFP_KERNEL_ACCOUNT);
 	if (!a)
@@ -283,22 +268,12 @@ long buddy_ioctl_alloc(struct buddy_alloc *req, struct file **filep)
 	kref_init(&a->ref);
 	a->size = req->size;
 	a->nr_entries = DIV_ROUND_UP(req->size, BUDDY_ENTRY_BYTES);
-	a->target = req->target;
-	a->target_source = BUDDY_SRC_EXPLICIT;
-	a->codec_id = req->codec;
-	if (a->target == BUDDY_TARGET_AUTO) {
-		unsigned int codec = BUDDY_CODEC_DEFAULT;
-
-		if (buddy_profile_lookup(current_uid(), req->label, &a->target,
-					 &codec)) {
-			a->target_source = BUDDY_SRC_PROFILE;
-			if (req->codec == BUDDY_CODEC_DEFAULT)
-				a->codec_id = codec;
-		} else {
-			a->target = buddy_auto_target;
-			a->target_source = BUDDY_SRC_DEFAULT;
-		}
-	}
+	ptarget = pcodec = 0;
+	found = req->target == BUDDY_TARGET_AUTO &&
+		buddy_profile_lookup(current_uid(), req->label, &ptarget,
+				     &pcodec);
+	buddy_alloc_resolve(req, found, ptarget, pcodec, buddy_auto_target,
+			    &a->target, &a->codec_id, &a->target_source);
 	a->codec = buddy_codec_by_id(a->codec_id);
 	a->codec_id = a->codec->id;
 	a->uid = current_uid();
@@ -356,7 +331,11 @@ long buddy_ioctl_alloc(struct buddy_alloc *req, struct file **filep)
 	a->user->nr++;
 	a->user->bytes += l.dev_bytes + l.bud_bytes;
 	mutex_unlock(&bd->lock);
-	ret = reserve_extents(a);
+	for (i = 0; i < a->nr_chunks; i++)
+		init_rwsem(&a->chunks[i].sem);
+	ret = buddy_chunks_reserve(&buddy_chunk_ops, a, a->nr_chunks,
+				   a->nr_entries, a->chunk_entries, a->target,
+				   a->codec);
 	if (ret) {
 		if (ret == -ENOSPC)
 			trace_buddy_enospc(0, a->target, l.dev_bytes,
@@ -410,7 +389,7 @@ long buddy_ioctl_alloc(struct buddy_alloc *req, struct file **filep)
 	return 0;
 
 err_extents:
-	free_extents(a);
+	buddy_chunks_free(&buddy_chunk_ops, a, a->nr_chunks);
 err_unreserve:
 	mutex_lock(&bd->lock);
 	buddy_space_release(&bd->space, l.dev_bytes, l.bud_bytes);
@@ -462,15 +441,13 @@ static int stripe_io(struct buddy_allocation *a, u64 pos, u8 *buf,
 		     unsigned int len, bool write, bool nowait,
 		     struct buddy_io_acct *acct)
 {
-	u64 entry = pos / BUDDY_ENTRY_BYTES;
-	struct buddy_chunk *ch = &a->chunks[entry / a->chunk_entries];
-	spinlock_t *lock = &a->locks[(entry / BUDDY_STRIPE_ENTRIES) %
-				     BUDDY_STRIPE_LOCKS];
-	unsigned int i = entry % a->chunk_entries;
-	unsigned int off = pos % BUDDY_ENTRY_BYTES;
-	u8 tmp[BUDDY_ENTRY_BYTES];
-	int ret = 0;
+	spinlock_t *lock = &a->locks[(pos / STRIPE_BYTES) % BUDDY_STRIPE_LOCKS];
+	unsigned int c, i, off;
+	struct buddy_chunk *ch;
+	int ret;
 
+	buddy_locate(pos, a->chunk_entries, &c, &i, &off);
+	ch = &a->chunks[c];
 	if (nowait) {
 		/* cannot fail: the caller holds rt_sem, no re-stripe runs */
 		if (!down_read_trylock(&ch->sem))
@@ -478,27 +455,10 @@ static int stripe_io(struct buddy_allocation *a, u64 pos, u8 *buf,
 	} else if (down_read_killable(&ch->sem)) {
 		return -EINTR;
 	}
-	if (write && !READ_ONCE(ch->written))
-		WRITE_ONCE(ch->written, true);
+	if (write && !READ_ONCE(ch->e.written))
+		WRITE_ONCE(ch->e.written, true);
 	spin_lock(lock);
-	while (len) {
-		unsigned int n = min(len, BUDDY_ENTRY_BYTES - off);
-
-		if (write) {
-			ret = buddy_stripe_update(&ch->x, i, buf, off, n, acct);
-		} else if (n == BUDDY_ENTRY_BYTES) {
-			ret = buddy_stripe_read(&ch->x, i, buf, acct);
-		} else {
-			ret = buddy_stripe_read(&ch->x, i, tmp, acct);
-			memcpy(buf, tmp + off, n);
-		}
-		if (ret)
-			break;
-		buf += n;
-		len -= n;
-		off = 0;
-		i++;
-	}
+	ret = buddy_stripe_rw(&ch->e.x, i, off, buf, len, write, acct);
 	spin_unlock(lock);
 	up_read(&ch->sem);
 	return ret;
@@ -564,8 +524,7 @@ static ssize_t buddy_rw(struct kiocb *iocb, struct iov_iter *iter, bool write)
 			break;
 		}
 		for (p = pos, k = 0; p < piece_end; p += n, k += n) {
-			n = min_t(u64, piece_end,
-				  round_down(p, STRIPE_BYTES) + STRIPE_BYTES) - p;
+			n = buddy_stripe_end(p, piece_end) - p;
 			ret = stripe_io(a, p, bounce + k, n, write, nowait,
 					&acct);
 			if (ret)
@@ -674,9 +633,9 @@ long buddy_map_codes(struct buddy_allocation *a, struct buddy_map *m)
 	unsigned int k;
 	u8 buf[64];
 
-	if (check_add_overflow(m->first, m->count, &end) ||
-	    end > a->nr_entries)
+	if (buddy_map_check(m, a->nr_entries))
 		return -EINVAL;
+	end = m->first + m->count;
 	while (e < end) {
 		memset(buf, 0, sizeof(buf));
 		for (k = 0; k < 2 * sizeof(buf) && e < end; k++, e++) {
@@ -689,7 +648,7 @@ long buddy_map_codes(struct buddy_allocation *a, struct buddy_map *m)
 			 * The stripe lock's holder may be rewriting the
 			 * other nibble of this byte: a racy snapshot.
 			 */
-			code = data_race(buddy_meta_get(ch->x.meta,
+			code = data_race(buddy_meta_get(ch->e.x.meta,
 							e % a->chunk_entries));
 			up_read(&ch->sem);
 			buf[k / 2] |= code << (4 * (k & 1));
@@ -716,10 +675,8 @@ static long buddy_get_map(struct file *file, void *kdata,
 }
 
 static const struct buddy_ioctl_desc buddy_alloc_ioctls[] = {
-	{ BUDDY_IOC_ALLOC_STAT, offsetofend(struct buddy_alloc_stat, counters),
-	  false, buddy_alloc_stat },
-	{ BUDDY_IOC_GET_MAP, offsetofend(struct buddy_map, codes_ptr),
-	  false, buddy_get_map },
+	{ BUDDY_IOC_ALLOC_STAT, false, buddy_alloc_stat },
+	{ BUDDY_IOC_GET_MAP, false, buddy_get_map },
 };
 
 long buddy_alloc_file_ioctl(struct file *file, unsigned int cmd,

@@ -18,8 +18,7 @@
 #include <linux/uidgid.h>
 #include <linux/xarray.h>
 
-#include "../core/layout.h"
-#include "../core/stripe.h"
+#include "../core/chunk.h"
 
 #define BUDDY_NR_COUNTERS	(sizeof(struct buddy_counters) / sizeof(__u64))
 #define BUDDY_STRIPE_LOCKS	64	/* hashed stripe locks per allocation */
@@ -52,18 +51,15 @@ static inline u64 buddy_pool_bytes(const struct buddy_pool *p)
 }
 
 /**
- * struct buddy_chunk - chunk_kb logical KiB of an allocation, with its own
- * device and buddy extents.  @sem is taken for reading by I/O and for
- * writing while the chunk is re-striped.
- * @written: set by every write; a re-target clears it when it moves the
- *	chunk, so that an unwritten chunk is put back by swapping extents.
+ * struct buddy_chunk - chunk_kb logical KiB of an allocation.
+ * @e:		its extents and their bytes, as the shared chunk code
+ *		(core/chunk.c) keeps them.
+ * @sem:	taken for reading by I/O and for writing while the chunk is
+ *		re-striped.
  */
 struct buddy_chunk {
+	struct buddy_chunk_ext e;
 	struct rw_semaphore sem;
-	struct buddy_extent x;
-	u64 dev_bytes;
-	u64 bud_bytes;
-	bool written;
 };
 
 /**
@@ -153,7 +149,7 @@ extern const struct file_operations buddy_alloc_fops;
 
 void buddy_fill_stat(struct buddy_allocation *a, struct buddy_alloc_stat *st);
 long buddy_map_codes(struct buddy_allocation *a, struct buddy_map *m);
-void buddy_free_extent(struct buddy_chunk *ch);
+extern const struct buddy_chunk_ops buddy_chunk_ops;
 struct buddy_allocation *buddy_alloc_get(u64 id);
 void buddy_alloc_put(struct buddy_allocation *a);
 void buddy_codes_add(struct buddy_allocation *a, const s64 *delta);
@@ -172,12 +168,10 @@ bool buddy_profile_lookup(kuid_t uid, const char *label,
 long buddy_profile_set(struct file *file, void *kdata, struct file **install);
 long buddy_profile_get(struct file *file, void *kdata, struct file **install);
 void buddy_profile_clear(void);
-bool buddy_label_valid(const char *label);
 
 /* The table-driven, size-extensible ioctl dispatcher (dma-heap style). */
 struct buddy_ioctl_desc {
 	unsigned int cmd;
-	unsigned int min_size;	/* smallest _IOC_SIZE a caller may pass */
 	bool admin;		/* needs CAP_SYS_ADMIN */
 	long (*fn)(struct file *file, void *kdata, struct file **install);
 };

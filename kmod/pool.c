@@ -33,31 +33,13 @@ static void pool_free_pages(struct buddy_pool *p, unsigned long n)
 	}
 }
 
-/* genpool_algo_t: next fit from the cursor (@data), wrapping once. */
+/* genpool_algo_t: next fit from the cursor (@data), core/chunk.c's rule. */
 static unsigned long pool_next_fit(unsigned long *map, unsigned long size,
 				   unsigned long start, unsigned int nr,
 				   void *data, struct gen_pool *pool,
 				   unsigned long start_addr)
 {
-	unsigned long *cursor = data;
-	unsigned long from = max(start, *cursor), bit;
-
-	if (from >= size)
-		from = 0;
-	bit = bitmap_find_next_zero_area(map, size, from, nr, 0);
-	if (bit >= size && from) {
-		/* wrap: runs that start before @from (it reports a miss as
-		 * a position past the window, which may be inside the map)
-		 */
-		unsigned long lim = min(size, from + nr - 1);
-
-		bit = bitmap_find_next_zero_area(map, lim, 0, nr, 0);
-		if (bit + nr > lim)
-			bit = size;
-	}
-	if (bit < size)
-		*cursor = bit + nr;
-	return bit;
+	return buddy_next_fit(map, size, start, nr, data);
 }
 
 int buddy_pool_init(struct buddy_pool *p, const char *name, u64 bytes,

@@ -92,11 +92,9 @@ long buddy_profile_set(struct file *file, void *kdata, struct file **install)
 	unsigned int i, added = 0;
 	long ret = 0;
 
-	if (req->flags & ~BUDDY_PROFILE_VALID_FLAGS || req->reserved ||
-	    req->total)
-		return -EINVAL;
-	if (req->count > BUDDY_PROFILE_MAX)
-		return -ENOSPC;
+	ret = buddy_profile_req_check(req, true);
+	if (ret)
+		return ret;
 	ent = kvmalloc_array(req->count ?: 1, sizeof(*ent), GFP_KERNEL);
 	nodes = kvcalloc(req->count ?: 1, sizeof(*nodes), GFP_KERNEL);
 	if (!ent || !nodes) {
@@ -111,10 +109,7 @@ long buddy_profile_set(struct file *file, void *kdata, struct file **install)
 	for (i = 0; i < req->count; i++) {
 		kuid_t uid = make_kuid(current_user_ns(), ent[i].uid);
 
-		if (!uid_valid(uid) || ent[i].reserved ||
-		    !buddy_target_valid(ent[i].target) ||
-		    ent[i].codec >= BUDDY_CODEC_NR ||
-		    !buddy_label_valid(ent[i].label)) {
+		if (!uid_valid(uid) || buddy_profile_entry_check(&ent[i])) {
 			ret = -EINVAL;
 			goto out;
 		}
@@ -176,8 +171,9 @@ long buddy_profile_get(struct file *file, void *kdata, struct file **install)
 	unsigned int n = 0, want;
 	long ret = 0;
 
-	if (req->flags || req->reserved || req->total)
-		return -EINVAL;
+	ret = buddy_profile_req_check(req, false);
+	if (ret)
+		return ret;
 	want = min_t(u64, req->count, BUDDY_PROFILE_MAX);
 	/* a snapshot under the lock, copied out after it: no user copy inside */
 	e = kvcalloc(want ?: 1, sizeof(*e), GFP_KERNEL);
