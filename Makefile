@@ -70,6 +70,7 @@ include selftests/kmod/kmod.mk
 include daemon/daemon.mk
 include tools/profile/profile.mk
 include tools/lib/lib.mk
+include selftests/dnn/dnn.mk
 include packaging/install.mk
 
 module:
@@ -78,7 +79,7 @@ module:
 # Every stage runs even when an earlier one fails; the closing line sums
 # the "# Totals:" lines that all stages wrote into $(B)/results.
 CHECK_STAGES ?= native fuzz tools buddyctl-native style docs install profile \
-	guest lib daemon buddyctl
+	dnn guest lib daemon buddyctl
 deps:
 	@scripts/install-deps.sh
 

@@ -1,0 +1,25 @@
+# SPDX-License-Identifier: GPL-2.0
+# Issue 14 (activations in buddy memory): the whole-buffer codecs of
+# tools/lib/tcodec.h and gist.c, "buddyctl calibrate" and the Python
+# package buddy (python/), included from the top Makefile.
+#
+#   make check-dnn   natively: tcodec_test and calib_test under ASan+UBSan,
+#                    the calibrate CLI (selftests/dnn/calibrate_cli_test.sh)
+#                    and the Python package's tests with /usr/bin/python3
+#                    (python/tests/run.py; they SKIP, saying why, without a
+#                    device); TAP in $(B)/results/native-*.log
+
+DNN_CODEC_LIBS := -lz -llz4 -lm
+
+$(B)/san/tests/dnn/%: selftests/dnn/%.c $(B)/san/libbuddytools.a \
+		$(B)/san/libbuddycore.a $(wildcard tools/lib/*.h) | harness
+	@mkdir -p $(dir $@)
+	$(CC) -O1 -g $(WARN) $(CPPFLAGS) -Itools/buddyctl $(SAN) -o $@ $< \
+	    $(DNN_SAN_EXTRA_$*) $(B)/san/libbuddytools.a $(B)/san/libbuddycore.a \
+	    $(DNN_CODEC_LIBS) $(JSONC_LIBS)
+
+DNN_NATIVE_TESTS := $(B)/san/tests/dnn/tcodec_test
+
+.PHONY: check-dnn
+check-dnn: $(DNN_NATIVE_TESTS)
+	@scripts/run-native-tests.sh $(DNN_NATIVE_TESTS)
