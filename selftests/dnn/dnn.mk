@@ -18,8 +18,12 @@ $(B)/san/tests/dnn/%: selftests/dnn/%.c $(B)/san/libbuddytools.a \
 	    $(DNN_SAN_EXTRA_$*) $(B)/san/libbuddytools.a $(B)/san/libbuddycore.a \
 	    $(DNN_CODEC_LIBS) $(JSONC_LIBS)
 
-DNN_NATIVE_TESTS := $(B)/san/tests/dnn/tcodec_test
+DNN_NATIVE_TESTS := $(B)/san/tests/dnn/tcodec_test $(B)/san/tests/dnn/calib_test
 
 .PHONY: check-dnn
-check-dnn: $(DNN_NATIVE_TESTS)
-	@scripts/run-native-tests.sh $(DNN_NATIVE_TESTS)
+check-dnn: $(DNN_NATIVE_TESTS) $(B)/buddyctl
+	@scripts/run-native-tests.sh $(DNN_NATIVE_TESTS); rc=$$?; \
+	RESULTS=$${RESULTS:-$(B)/results} scripts/run-native-tests.sh \
+	    --name dnn-calibrate selftests/dnn/calibrate_cli_test.sh \
+	    $(B)/buddyctl || rc=1; \
+	exit $$rc
