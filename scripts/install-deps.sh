@@ -6,7 +6,7 @@ PKGS="build-essential clang llvm libclang-rt-14-dev pkg-config
  linux-headers-amd64 linux-source-6.1 qemu-system-x86 busybox-static cpio
  libjson-c-dev liblz4-dev libzstd-dev libnuma-dev liburing-dev libpng-dev
  libsystemd-dev python3 python3-docutils xz-utils kmod perl
- tesseract-ocr-eng dataset-fashion-mnist"
+ tesseract-ocr-eng dataset-fashion-mnist python3-numpy python3-torch"
 missing=""
 for p in $PKGS; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" ||

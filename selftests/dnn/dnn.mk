@@ -21,9 +21,15 @@ $(B)/san/tests/dnn/%: selftests/dnn/%.c $(B)/san/libbuddytools.a \
 DNN_NATIVE_TESTS := $(B)/san/tests/dnn/tcodec_test $(B)/san/tests/dnn/calib_test
 
 .PHONY: check-dnn
-check-dnn: $(DNN_NATIVE_TESTS) $(B)/buddyctl
+# The Python tests use /usr/bin/python3: Debian's numpy and torch are
+# visible only to it.  They load $(B)/lib/libbuddy.so.1 from the tree.
+DNN_PYTHON ?= /usr/bin/python3
+
+check-dnn: $(DNN_NATIVE_TESTS) $(B)/buddyctl $(LIBBUDDY_LIBS)
 	@scripts/run-native-tests.sh $(DNN_NATIVE_TESTS); rc=$$?; \
 	RESULTS=$${RESULTS:-$(B)/results} scripts/run-native-tests.sh \
 	    --name dnn-calibrate selftests/dnn/calibrate_cli_test.sh \
 	    $(B)/buddyctl || rc=1; \
+	RESULTS=$${RESULTS:-$(B)/results} scripts/run-native-tests.sh \
+	    --name dnn-python $(DNN_PYTHON) python/tests/run.py || rc=1; \
 	exit $$rc
