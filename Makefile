@@ -24,7 +24,7 @@ LINUX_SRC_TAR ?= /usr/src/linux-source-6.1.tar.xz
 KDIR     ?= $(shell scripts/kdir.sh)
 FUZZ_SECONDS ?= 10
 
-CORE_SRCS := core/codec.c core/stripe.c $(wildcard core/codecs/*.c)
+CORE_SRCS := core/codec.c core/stripe.c core/chunk.c $(wildcard core/codecs/*.c)
 CORE_HDRS := $(wildcard core/*.h) uapi/linux/buddy.h
 
 .PHONY: all tools module check check-native check-guest bench fuzz demo clean \
@@ -78,7 +78,7 @@ module:
 
 # Every stage runs even when an earlier one fails; the closing line sums
 # the "# Totals:" lines that all stages wrote into $(B)/results.
-CHECK_STAGES ?= native fuzz tools buddyctl-native style docs install profile \
+CHECK_STAGES ?= native inproc fuzz tools buddyctl-native style docs install profile \
 	dnn guest lib daemon buddyctl
 deps:
 	@scripts/install-deps.sh

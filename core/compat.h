@@ -18,6 +18,7 @@
 #include <linux/bug.h>
 #include <linux/kernel.h>
 #include <linux/math.h>
+#include <linux/bitmap.h>
 #include <asm/unaligned.h>
 #else
 #include <stdint.h>
@@ -83,6 +84,81 @@ static inline u64 get_unaligned_be64(const void *p)
 #define likely(x) __builtin_expect(!!(x), 1)
 #define unlikely(x) __builtin_expect(!!(x), 0)
 #endif
+#ifndef offsetofend
+#define offsetofend(TYPE, MEMBER) \
+	(offsetof(TYPE, MEMBER) + sizeof(((TYPE *)0)->MEMBER))
+#endif
+
+/*
+ * The kernel's bitmap calls the shared extent reservation uses
+ * (lib/bitmap.c semantics: a miss returns a position past @size).
+ */
+#define BUDDY_BITS_PER_LONG	(8 * sizeof(unsigned long))
+
+static inline bool buddy_test_bit(const unsigned long *map, unsigned long b)
+{
+	return map[b / BUDDY_BITS_PER_LONG] >> (b % BUDDY_BITS_PER_LONG) & 1;
+}
+
+/* First bit of @map[@start..@size) equal to @set, else @size. */
+static inline unsigned long buddy_find_next(const unsigned long *map,
+					    unsigned long size,
+					    unsigned long start, bool set)
+{
+	while (start < size) {
+		unsigned long w = map[start / BUDDY_BITS_PER_LONG];
+
+		if (!set)
+			w = ~w;
+		w &= ~0UL << (start % BUDDY_BITS_PER_LONG);
+		if (w) {
+			start = start - start % BUDDY_BITS_PER_LONG +
+				__builtin_ctzl(w);
+			return start < size ? start : size;
+		}
+		start = start - start % BUDDY_BITS_PER_LONG +
+			BUDDY_BITS_PER_LONG;
+	}
+	return size;
+}
+
+static inline unsigned long
+bitmap_find_next_zero_area(unsigned long *map, unsigned long size,
+			   unsigned long start, unsigned int nr,
+			   unsigned long align_mask)
+{
+	unsigned long index, end, i;
+
+	for (;;) {
+		index = buddy_find_next(map, size, start, false);
+		index = (index + align_mask) & ~align_mask;
+		end = index + nr;
+		if (end > size)
+			return end;
+		i = buddy_find_next(map, end, index, true);
+		if (i < end) {
+			start = i + 1;
+			continue;
+		}
+		return index;
+	}
+}
+
+static inline void bitmap_set(unsigned long *map, unsigned long start,
+			      unsigned int nr)
+{
+	for (; nr; nr--, start++)
+		map[start / BUDDY_BITS_PER_LONG] |=
+			1UL << (start % BUDDY_BITS_PER_LONG);
+}
+
+static inline void bitmap_clear(unsigned long *map, unsigned long start,
+				unsigned int nr)
+{
+	for (; nr; nr--, start++)
+		map[start / BUDDY_BITS_PER_LONG] &=
+			~(1UL << (start % BUDDY_BITS_PER_LONG));
+}
 #endif /* __KERNEL__ */
 
 #endif /* BUDDY_CORE_COMPAT_H */

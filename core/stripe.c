@@ -160,3 +160,29 @@ int buddy_stripe_move(const struct buddy_extent *from, unsigned int i,
 	codes_delta[code]++;
 	return 0;
 }
+
+int buddy_extent_move(const struct buddy_extent *from,
+		      const struct buddy_extent *to, unsigned int first,
+		      unsigned int n, s64 *codes_delta)
+{
+	s64 d[BUDDY_CODE_SLOTS] = { 0 };
+	unsigned int i;
+	int ret;
+
+	for (i = first; i < first + n; i++) {
+		ret = buddy_stripe_move(from, i, to, i, d);
+		if (ret)
+			return ret;
+	}
+	for (i = 0; i < BUDDY_CODE_SLOTS; i++)
+		codes_delta[i] += d[i];
+	return 0;
+}
+
+void buddy_extent_codes(const struct buddy_extent *x, s64 *hist)
+{
+	unsigned int i;
+
+	for (i = 0; i < x->nr_entries; i++)
+		hist[buddy_meta_get(x->meta, i)]++;
+}

@@ -123,4 +123,17 @@ int buddy_stripe_move(const struct buddy_extent *from, unsigned int i,
 		      const struct buddy_extent *to, unsigned int j,
 		      s64 *codes_delta);
 
+/*
+ * Re-stripe entries @first..@first+@n-1 of @from into the same entries of
+ * @to.  All or nothing for the histogram: @codes_delta gets the change of
+ * the size codes only when every entry moved; on -EIO (corrupt metadata)
+ * it is left exactly as it was.
+ */
+int buddy_extent_move(const struct buddy_extent *from,
+		      const struct buddy_extent *to, unsigned int first,
+		      unsigned int n, s64 *codes_delta);
+
+/* Add the size-code histogram of @x's entries to @hist (BUDDY_CODE_SLOTS). */
+void buddy_extent_codes(const struct buddy_extent *x, s64 *hist);
+
 #endif /* BUDDY_CORE_STRIPE_H */

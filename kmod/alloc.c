@@ -27,6 +27,7 @@
 #include <linux/uio.h>
 
 #include "buddy.h"
+#include "buddy_trace.h"
 
 #define BUDDY_FS_MAGIC		0x42554459	/* "BUDY" */
 #define BOUNCE_BYTES		(4 * BUDDY_STRIPE_ENTRIES * BUDDY_ENTRY_BYTES)
@@ -56,114 +57,213 @@ void buddy_fs_exit(void)
 	kern_unmount(buddy_dev->mnt);
 }
 
-/* ---- reservation ---- */
+/* ---- the shared chunk code's environment (core/chunk.h) ---- */
 
-void buddy_free_extent(struct buddy_chunk *ch)
+static struct buddy_chunk_ext *kop_chunk(void *ctx, unsigned int c)
 {
-	buddy_pool_free(&buddy_dev->device, ch->x.dev, ch->dev_bytes);
-	buddy_pool_free(&buddy_dev->buddy, ch->x.bud, ch->bud_bytes);
-	ch->x.dev = NULL;
-	ch->x.bud = NULL;
+	return &((struct buddy_allocation *)ctx)->chunks[c].e;
 }
 
-static void free_extents(struct buddy_allocation *a)
+static struct buddy_pool *kop_pool(enum buddy_pool_id id)
 {
-	unsigned int c;
-
-	for (c = 0; c < a->nr_chunks; c++)
-		buddy_free_extent(&a->chunks[c]);
+	return id == BUDDY_POOL_DEVICE ? &buddy_dev->device : &buddy_dev->buddy;
 }
 
-static int reserve_extents(struct buddy_allocation *a)
+static void *kop_pool_alloc(void *ctx, enum buddy_pool_id id, u64 bytes,
+			    unsigned long *cursor)
 {
-	struct buddy_device *bd = buddy_dev;
-	unsigned int c;
+	return buddy_pool_alloc(kop_pool(id), bytes, cursor);
+}
 
-	for (c = 0; c < a->nr_chunks; c++) {
-		struct buddy_chunk *ch = &a->chunks[c];
-		u64 first = (u64)c * a->chunk_entries;
-		unsigned int n = min_t(u64, a->chunk_entries,
-				       a->nr_entries - first);
-		u8 *dev, *bud = NULL;
+static void kop_pool_free(void *ctx, enum buddy_pool_id id, void *addr,
+			  u64 bytes)
+{
+	buddy_pool_free(kop_pool(id), addr, bytes);
+}
 
-		init_rwsem(&ch->sem);
-		ch->dev_bytes = PAGE_ALIGN(buddy_extent_dev_bytes(n, a->target));
-		ch->bud_bytes = PAGE_ALIGN(buddy_extent_bud_bytes(n, a->target));
-		dev = buddy_pool_alloc(&bd->device, ch->dev_bytes);
-		if (!dev)
-			goto err;
-		if (ch->bud_bytes) {
-			bud = buddy_pool_alloc(&bd->buddy, ch->bud_bytes);
-			if (!bud) {
-				buddy_pool_free(&bd->device, dev, ch->dev_bytes);
-				goto err;
-			}
-		}
-		buddy_extent_init(&ch->x, dev, bud, a->target, n, a->codec);
-		memset(ch->x.meta, 0, DIV_ROUND_UP(n, 2));
+static void kop_lock(void *ctx, unsigned int c)
+{
+	down_write(&((struct buddy_allocation *)ctx)->chunks[c].sem);
+}
+
+static void kop_unlock(void *ctx, unsigned int c)
+{
+	up_write(&((struct buddy_allocation *)ctx)->chunks[c].sem);
+}
+
+/* Between batches: yield, stop on a fatal signal or a released file. */
+static int kop_check(void *ctx)
+{
+	struct buddy_allocation *a = ctx;
+
+	cond_resched();
+	if (fatal_signal_pending(current))
+		return -EINTR;
+	return READ_ONCE(a->dead) ? -ENOENT : 0;
+}
+
+static void kop_codes_add(void *ctx, const s64 *delta)
+{
+	buddy_codes_add(ctx, delta);
+}
+
+static void kop_warn(void *ctx, unsigned int c, int err, bool restore)
+{
+	struct buddy_allocation *a = ctx;
+
+	if (restore)
+		pr_err("allocation %llu: chunk %u stays at its new target (%d)\n",
+		       a->id, c, err);
+	else if (err == -EIO)
+		pr_err("allocation %llu: corrupt entry in chunk %u while re-striping\n",
+		       a->id, c);
+}
+
+const struct buddy_chunk_ops buddy_chunk_ops = {
+	.chunk = kop_chunk,
+	.pool_alloc = kop_pool_alloc,
+	.pool_free = kop_pool_free,
+	.lock = kop_lock,
+	.unlock = kop_unlock,
+	.check = kop_check,
+	.codes_add = kop_codes_add,
+	.warn = kop_warn,
+};
+
+/*
+ * The per-user share (user_limit_mb): device plus carve-out bytes of each
+ * uid's live allocations, kept under bd->lock from reservation to free.
+ */
+struct buddy_user {
+	struct list_head node;
+	kuid_t uid;
+	unsigned int nr;
+	u64 bytes;
+};
+
+/* @uid's entry, made if @make; caller holds bd->lock. */
+static struct buddy_user *user_find(kuid_t uid, struct buddy_user **spare)
+{
+	struct buddy_user *u;
+
+	list_for_each_entry(u, &buddy_dev->users, node)
+		if (uid_eq(u->uid, uid))
+			return u;
+	if (!spare || !*spare)
+		return NULL;
+	u = *spare;
+	*spare = NULL;
+	u->uid = uid;
+	list_add(&u->node, &buddy_dev->users);
+	return u;
+}
+
+/* Caller holds bd->lock. */
+static void user_uncharge(struct buddy_user *u, u64 bytes)
+{
+	u->bytes -= bytes;
+	if (!--u->nr) {
+		list_del(&u->node);
+		kfree(u);
 	}
-	return 0;
-err:
-	a->nr_chunks = c;
-	free_extents(a);
-	return -ENOSPC;
 }
 
-/* Device bytes held by @uid's live allocations; caller holds bd->lock. */
-static u64 user_device_bytes(kuid_t uid)
+void buddy_user_adjust(struct buddy_allocation *a, s64 bytes)
 {
-	struct buddy_allocation *a;
-	u64 sum = 0;
-
-	list_for_each_entry(a, &buddy_dev->allocs, node)
-		if (uid_eq(a->uid, uid))
-			sum += a->dev_bytes;
-	return sum;
-}
-
-bool buddy_label_valid(const char *label)
-{
-	unsigned int i, len = strnlen(label, BUDDY_LABEL_LEN);
-
-	if (len == BUDDY_LABEL_LEN)
-		return false;
-	for (i = 0; i < len; i++)
-		if (label[i] < 0x20 || label[i] > 0x7e || label[i] == '/')
-			return false;
-	for (; i < BUDDY_LABEL_LEN; i++)
-		if (label[i])
-			return false;
-	return true;
+	lockdep_assert_held(&buddy_dev->lock);
+	a->user->bytes += bytes;
 }
 
 static void free_allocation(struct buddy_allocation *a)
 {
+	put_pid(a->pid);
 	kvfree(a->chunks);
 	kfree(a);
+}
+
+/* Add @delta (BUDDY_CODE_SLOTS, sums to 0) to an allocation's histogram. */
+void buddy_codes_add(struct buddy_allocation *a, const s64 *delta)
+{
+	struct buddy_device *bd = buddy_dev;
+	unsigned int i;
+
+	write_seqlock(&a->codes_seq);
+	for (i = 0; i < BUDDY_CODE_NR; i++)
+		a->codes[i] += delta[i];
+	write_sequnlock(&a->codes_seq);
+	write_seqlock(&bd->codes_seq);
+	for (i = 0; i < BUDDY_CODE_NR; i++)
+		bd->codes[i] += delta[i];
+	write_sequnlock(&bd->codes_seq);
+}
+
+/* The last reference: give everything back. */
+static void buddy_alloc_release_ref(struct kref *ref)
+{
+	struct buddy_allocation *a = container_of(ref, struct buddy_allocation,
+						  ref);
+	struct buddy_device *bd = buddy_dev;
+	s64 delta[BUDDY_CODE_SLOTS] = {};
+	unsigned int i;
+
+	trace_buddy_free(a);
+	buddy_chunks_free(&buddy_chunk_ops, a, a->nr_chunks);
+	for (i = 0; i < BUDDY_CODE_NR; i++)
+		delta[i] = -a->codes[i];
+	write_seqlock(&bd->codes_seq);
+	for (i = 0; i < BUDDY_CODE_NR; i++)
+		bd->codes[i] += delta[i];
+	write_sequnlock(&bd->codes_seq);
+	mutex_lock(&bd->lock);
+	buddy_space_release(&bd->space, a->dev_bytes, a->bud_bytes);
+	user_uncharge(a->user, a->dev_bytes + a->bud_bytes);
+	bd->nr_allocs--;
+	bd->logical_bytes -= a->size;
+	mutex_unlock(&bd->lock);
+	free_allocation(a);
+}
+
+/* A reference to the live allocation @id, or NULL. */
+struct buddy_allocation *buddy_alloc_get(u64 id)
+{
+	struct buddy_allocation *a;
+
+	if (id > ULONG_MAX)
+		return NULL;
+	xa_lock(&buddy_dev->allocs);
+	a = xa_load(&buddy_dev->allocs, id);
+	if (a)
+		kref_get(&a->ref);	/* the file's reference is still held */
+	xa_unlock(&buddy_dev->allocs);
+	return a;
+}
+
+void buddy_alloc_put(struct buddy_allocation *a)
+{
+	might_sleep();
+	kref_put(&a->ref, buddy_alloc_release_ref);
 }
 
 long buddy_ioctl_alloc(struct buddy_alloc *req, struct file **filep)
 {
 	struct buddy_device *bd = buddy_dev;
+	struct buddy_user *u, *spare = NULL;
 	struct buddy_allocation *a;
+	struct buddy_layout l;
 	struct inode *inode;
 	struct file *file;
-	u64 nr_chunks, dev_need, bud_need, full, last;
+	u64 limit;
 	unsigned int i;
 	int ret;
 
-	if (!req->size || req->flags & ~BUDDY_ALLOC_VALID_FLAGS ||
-	    req->reserved || req->fd || req->id || req->target_source ||
-	    req->codec >= BUDDY_CODEC_NR || !buddy_label_valid(req->label))
-		return -EINVAL;
-	if (req->target != BUDDY_TARGET_AUTO && !buddy_target_valid(req->target))
-		return -EINVAL;
-	if (req->size > (1ULL << 50))
-		return -E2BIG;
+	ret = buddy_alloc_check(req);
+	if (ret)
+		return ret;
 
-	a = kzalloc(sizeof(*a), GFP_KERNEL);
+	a = kzalloc(sizeof(*a), GFP_KERNEL_ACCOUNT);
 	if (!a)
 		return -ENOMEM;
+	kref_init(&a->ref);
 	a->size = req->size;
 	a->nr_entries = DIV_ROUND_UP(req->size, BUDDY_ENTRY_BYTES);
 	a->target = req->target;
@@ -185,77 +285,109 @@ long buddy_ioctl_alloc(struct buddy_alloc *req, struct file **filep)
 	a->codec = buddy_codec_by_id(a->codec_id);
 	a->codec_id = a->codec->id;
 	a->uid = current_uid();
-	a->pid = task_tgid_nr(current);
-	get_task_comm(a->comm, current);
+	a->pid = get_task_pid(current, PIDTYPE_TGID);
+	/* an io_uring worker (URING_CMD) stands for its process */
+	get_task_comm(a->comm, current->flags & PF_IO_WORKER ?
+		      current->group_leader : current);
 	memcpy(a->label, req->label, BUDDY_LABEL_LEN);
+	init_rwsem(&a->rt_sem);
+	seqlock_init(&a->codes_seq);
 	for (i = 0; i < BUDDY_STRIPE_LOCKS; i++)
 		spin_lock_init(&a->locks[i]);
-	for (i = 0; i < BUDDY_CODE_NR; i++)
-		atomic64_set(&a->codes[i], 0);
-	atomic64_set(&a->codes[BUDDY_CODE_ZERO], a->nr_entries);
+	a->codes[BUDDY_CODE_ZERO] = a->nr_entries;
 
 	/* Decide E2BIG from the layout before touching the pools. */
 	a->chunk_entries = buddy_chunk_kb * 1024 / BUDDY_ENTRY_BYTES;
-	nr_chunks = DIV_ROUND_UP(a->nr_entries, a->chunk_entries);
-	full = a->nr_entries / a->chunk_entries;
-	last = a->nr_entries - full * a->chunk_entries;
-	dev_need = full * PAGE_ALIGN(buddy_extent_dev_bytes(a->chunk_entries,
-							     a->target)) +
-		   PAGE_ALIGN(buddy_extent_dev_bytes(last, a->target));
-	bud_need = full * PAGE_ALIGN(buddy_extent_bud_bytes(a->chunk_entries,
-							     a->target)) +
-		   PAGE_ALIGN(buddy_extent_bud_bytes(last, a->target));
-	if (dev_need > buddy_pool_bytes(&bd->device) ||
-	    bud_need > buddy_pool_bytes(&bd->buddy)) {
+	buddy_layout_init(&l, a->nr_entries, a->chunk_entries, a->target);
+	if (!buddy_space_could_fit(&bd->space, l.dev_bytes, l.bud_bytes)) {
 		ret = -E2BIG;
 		goto err_free;
 	}
-	a->nr_chunks = nr_chunks;
-	a->dev_bytes = dev_need;
-	a->bud_bytes = bud_need;
-	a->chunks = kvcalloc(nr_chunks, sizeof(*a->chunks), GFP_KERNEL);
+	a->nr_chunks = l.nr_chunks;
+	a->dev_bytes = l.dev_bytes;
+	a->bud_bytes = l.bud_bytes;
+	a->chunks = kvcalloc(l.nr_chunks, sizeof(*a->chunks),
+			     GFP_KERNEL_ACCOUNT);
 	if (!a->chunks) {
 		ret = -ENOMEM;
 		goto err_free;
 	}
 
-	mutex_lock(&bd->lock);
-	if (buddy_user_limit_mb &&
-	    user_device_bytes(a->uid) + dev_need >
-	    (u64)buddy_user_limit_mb << 20) {
+	spare = kzalloc(sizeof(*spare), GFP_KERNEL_ACCOUNT);
+	if (!spare) {
+		ret = -ENOMEM;
+		goto err_free;
+	}
+	ret = mutex_lock_killable(&bd->lock);
+	if (ret)
+		goto err_free;
+	limit = (u64)READ_ONCE(buddy_user_limit_mb) << 20;
+	u = user_find(a->uid, NULL);
+	if (!buddy_quota_allows(u ? u->bytes : 0, l.dev_bytes + l.bud_bytes,
+				limit)) {
 		mutex_unlock(&bd->lock);
 		ret = -EDQUOT;
 		goto err_free;
 	}
-	ret = reserve_extents(a);
+	ret = buddy_space_reserve(&bd->space, l.dev_bytes, l.bud_bytes);
 	if (ret) {
 		mutex_unlock(&bd->lock);
+		trace_buddy_enospc(0, a->target, l.dev_bytes, l.bud_bytes);
 		goto err_free;
 	}
-	a->id = atomic64_inc_return(&bd->next_id);
-	list_add_tail(&a->node, &bd->allocs);
-	bd->nr_allocs++;
-	bd->logical_bytes += a->size;
-	atomic64_add(a->nr_entries, &bd->codes[BUDDY_CODE_ZERO]);
+	a->user = user_find(a->uid, &spare);
+	a->user->nr++;
+	a->user->bytes += l.dev_bytes + l.bud_bytes;
 	mutex_unlock(&bd->lock);
+	for (i = 0; i < a->nr_chunks; i++)
+		init_rwsem(&a->chunks[i].sem);
+	ret = buddy_chunks_reserve(&buddy_chunk_ops, a, a->nr_chunks,
+				   a->nr_entries, a->chunk_entries, a->target,
+				   a->codec);
+	if (ret) {
+		if (ret == -ENOSPC)
+			trace_buddy_enospc(0, a->target, l.dev_bytes,
+					   l.bud_bytes);
+		goto err_unreserve;
+	}
 
 	inode = alloc_anon_inode(bd->mnt->mnt_sb);
 	if (IS_ERR(inode)) {
 		ret = PTR_ERR(inode);
-		goto err_unlist;
+		goto err_extents;
 	}
 	inode->i_size = a->size;
 	__module_get(THIS_MODULE);	/* dropped by fops_put() in __fput() */
-	file = alloc_file_pseudo(inode, bd->mnt, "buddy", O_RDWR,
+	file = alloc_file_pseudo(inode, bd->mnt, "buddy", O_RDWR | O_LARGEFILE,
 				 &buddy_alloc_fops);
 	if (IS_ERR(file)) {
 		module_put(THIS_MODULE);
 		iput(inode);
 		ret = PTR_ERR(file);
-		goto err_unlist;
+		goto err_extents;
 	}
-	file->f_mode |= FMODE_PREAD | FMODE_PWRITE | FMODE_LSEEK | FMODE_NOWAIT;
+	file->f_mode |= FMODE_PREAD | FMODE_PWRITE | FMODE_LSEEK |
+			FMODE_NOWAIT | FMODE_BUF_RASYNC | FMODE_BUF_WASYNC |
+			FMODE_ATOMIC_POS;
 	file->private_data = a;
+
+	kfree(spare);
+	/* the ids count up, so that LIST returns them in order */
+	mutex_lock(&bd->lock);
+	bd->nr_allocs++;
+	bd->logical_bytes += a->size;
+	mutex_unlock(&bd->lock);
+	write_seqlock(&bd->codes_seq);
+	bd->codes[BUDDY_CODE_ZERO] += a->nr_entries;
+	write_sequnlock(&bd->codes_seq);
+	a->id = atomic64_inc_return(&bd->next_id);
+	ret = xa_insert(&bd->allocs, a->id, a, GFP_KERNEL_ACCOUNT);
+	if (ret) {
+		/* the file owns it now: its release undoes the rest */
+		fput(file);
+		return ret;
+	}
+	trace_buddy_alloc(a);
 
 	req->target = a->target;
 	req->codec = a->codec_id;
@@ -264,15 +396,15 @@ long buddy_ioctl_alloc(struct buddy_alloc *req, struct file **filep)
 	*filep = file;
 	return 0;
 
-err_unlist:
+err_extents:
+	buddy_chunks_free(&buddy_chunk_ops, a, a->nr_chunks);
+err_unreserve:
 	mutex_lock(&bd->lock);
-	list_del(&a->node);
-	bd->nr_allocs--;
-	bd->logical_bytes -= a->size;
-	atomic64_sub(a->nr_entries, &bd->codes[BUDDY_CODE_ZERO]);
-	free_extents(a);
+	buddy_space_release(&bd->space, l.dev_bytes, l.bud_bytes);
+	user_uncharge(a->user, l.dev_bytes + l.bud_bytes);
 	mutex_unlock(&bd->lock);
 err_free:
+	kfree(spare);
 	free_allocation(a);
 	return ret;
 }
@@ -280,18 +412,10 @@ err_free:
 static int buddy_alloc_release(struct inode *inode, struct file *file)
 {
 	struct buddy_allocation *a = file->private_data;
-	struct buddy_device *bd = buddy_dev;
-	unsigned int i;
 
-	mutex_lock(&bd->lock);
-	list_del(&a->node);
-	bd->nr_allocs--;
-	bd->logical_bytes -= a->size;
-	for (i = 0; i < BUDDY_CODE_NR; i++)
-		atomic64_sub(atomic64_read(&a->codes[i]), &bd->codes[i]);
-	free_extents(a);
-	mutex_unlock(&bd->lock);
-	free_allocation(a);
+	xa_erase(&buddy_dev->allocs, a->id);
+	WRITE_ONCE(a->dead, true);
+	buddy_alloc_put(a);
 	return 0;
 }
 
@@ -309,10 +433,10 @@ static void acct_flush(struct buddy_allocation *a, struct buddy_io_acct *acct)
 		atomic64_add(c[i], &buddy_dev->counters[i]);
 	}
 	for (i = 0; i < BUDDY_CODE_NR; i++) {
-		if (!acct->codes[i])
-			continue;
-		atomic64_add(acct->codes[i], &a->codes[i]);
-		atomic64_add(acct->codes[i], &buddy_dev->codes[i]);
+		if (acct->codes[i]) {
+			buddy_codes_add(a, acct->codes);
+			break;
+		}
 	}
 	memset(acct, 0, sizeof(*acct));
 }
@@ -325,40 +449,24 @@ static int stripe_io(struct buddy_allocation *a, u64 pos, u8 *buf,
 		     unsigned int len, bool write, bool nowait,
 		     struct buddy_io_acct *acct)
 {
-	u64 entry = pos / BUDDY_ENTRY_BYTES;
-	struct buddy_chunk *ch = &a->chunks[entry / a->chunk_entries];
-	spinlock_t *lock = &a->locks[(entry / BUDDY_STRIPE_ENTRIES) %
-				     BUDDY_STRIPE_LOCKS];
-	unsigned int i = entry % a->chunk_entries;
-	unsigned int off = pos % BUDDY_ENTRY_BYTES;
-	u8 tmp[BUDDY_ENTRY_BYTES];
-	int ret = 0;
+	spinlock_t *lock = &a->locks[(pos / STRIPE_BYTES) % BUDDY_STRIPE_LOCKS];
+	unsigned int c, i, off;
+	struct buddy_chunk *ch;
+	int ret;
 
+	buddy_locate(pos, a->chunk_entries, &c, &i, &off);
+	ch = &a->chunks[c];
 	if (nowait) {
+		/* cannot fail: the caller holds rt_sem, no re-stripe runs */
 		if (!down_read_trylock(&ch->sem))
 			return -EAGAIN;
-	} else {
-		down_read(&ch->sem);
+	} else if (down_read_killable(&ch->sem)) {
+		return -EINTR;
 	}
+	if (write && !READ_ONCE(ch->e.written))
+		WRITE_ONCE(ch->e.written, true);
 	spin_lock(lock);
-	while (len) {
-		unsigned int n = min(len, BUDDY_ENTRY_BYTES - off);
-
-		if (write) {
-			ret = buddy_stripe_update(&ch->x, i, buf, off, n, acct);
-		} else if (n == BUDDY_ENTRY_BYTES) {
-			ret = buddy_stripe_read(&ch->x, i, buf, acct);
-		} else {
-			ret = buddy_stripe_read(&ch->x, i, tmp, acct);
-			memcpy(buf, tmp + off, n);
-		}
-		if (ret)
-			break;
-		buf += n;
-		len -= n;
-		off = 0;
-		i++;
-	}
+	ret = buddy_stripe_rw(&ch->e.x, i, off, buf, len, write, acct);
 	spin_unlock(lock);
 	up_read(&ch->sem);
 	return ret;
@@ -375,6 +483,15 @@ static ssize_t buddy_rw(struct kiocb *iocb, struct iov_iter *iter, bool write)
 	u8 *bounce;
 	int ret = 0;
 
+	if (write) {
+		/* O_APPEND moves to the end (so: ENOSPC); RLIMIT_FSIZE */
+		ssize_t r = generic_write_checks(iocb, iter);
+
+		if (r <= 0)
+			return r;
+		pos = iocb->ki_pos;
+		len = r;
+	}
 	if (iocb->ki_pos < 0)
 		return -EINVAL;
 	if (!len)
@@ -383,14 +500,24 @@ static ssize_t buddy_rw(struct kiocb *iocb, struct iov_iter *iter, bool write)
 		return write ? -ENOSPC : 0;
 	end = min_t(u64, a->size, pos + len);
 
+	/*
+	 * IOCB_NOWAIT gives up before any progress or not at all: a re-target
+	 * holds rt_sem for writing while it re-stripes chunk after chunk.
+	 */
+	if (nowait && !down_read_trylock(&a->rt_sem))
+		return -EAGAIN;
+
 	/* small I/O (a few entries) bounces on the stack, larger in the heap */
 	if (end - pos <= sizeof(small)) {
 		bounce = small;
 	} else {
 		bounce = kmalloc(min_t(u64, end - pos, BOUNCE_BYTES),
 				 nowait ? GFP_NOWAIT : GFP_KERNEL);
-		if (!bounce)
+		if (!bounce) {
+			if (nowait)
+				up_read(&a->rt_sem);
 			return nowait ? -EAGAIN : -ENOMEM;
+		}
 	}
 
 	while (pos < end) {
@@ -405,8 +532,7 @@ static ssize_t buddy_rw(struct kiocb *iocb, struct iov_iter *iter, bool write)
 			break;
 		}
 		for (p = pos, k = 0; p < piece_end; p += n, k += n) {
-			n = min_t(u64, piece_end,
-				  round_down(p, STRIPE_BYTES) + STRIPE_BYTES) - p;
+			n = buddy_stripe_end(p, piece_end) - p;
 			ret = stripe_io(a, p, bounce + k, n, write, nowait,
 					&acct);
 			if (ret)
@@ -439,6 +565,8 @@ static ssize_t buddy_rw(struct kiocb *iocb, struct iov_iter *iter, bool write)
 	}
 	if (bounce != small)
 		kfree(bounce);
+	if (nowait)
+		up_read(&a->rt_sem);
 	acct_flush(a, &acct);
 	iocb->ki_pos = pos;
 	return done ? done : ret;
@@ -466,22 +594,25 @@ static loff_t buddy_alloc_llseek(struct file *file, loff_t offset, int whence)
 void buddy_fill_stat(struct buddy_allocation *a, struct buddy_alloc_stat *st)
 {
 	__u64 *c = (__u64 *)&st->counters;
-	unsigned int i;
+	unsigned int i, seq;
 
 	st->id = a->id;
 	st->size = a->size;
 	st->target = READ_ONCE(a->target);
 	st->codec = READ_ONCE(a->codec_id);
 	st->owner_uid = from_kuid_munged(current_user_ns(), a->uid);
-	st->owner_pid = a->pid;
+	st->owner_pid = pid_vnr(a->pid);
 	memcpy(st->label, a->label, sizeof(st->label));
 	strscpy(st->comm, a->comm, sizeof(st->comm));
 	st->device_bytes = READ_ONCE(a->dev_bytes);
 	st->buddy_bytes = READ_ONCE(a->bud_bytes);
 	st->nr_entries = a->nr_entries;
 	st->target_source = a->target_source;
-	for (i = 0; i < BUDDY_CODE_NR; i++)
-		st->codes[i] = atomic64_read(&a->codes[i]);
+	do {
+		seq = read_seqbegin(&a->codes_seq);
+		for (i = 0; i < BUDDY_CODE_NR; i++)
+			st->codes[i] = a->codes[i];
+	} while (read_seqretry(&a->codes_seq, seq));
 	for (i = 0; i < BUDDY_NR_COUNTERS; i++)
 		c[i] = atomic64_read(&a->counters[i]);
 }
@@ -510,17 +641,23 @@ long buddy_map_codes(struct buddy_allocation *a, struct buddy_map *m)
 	unsigned int k;
 	u8 buf[64];
 
-	if (check_add_overflow(m->first, m->count, &end) ||
-	    end > a->nr_entries)
+	if (buddy_map_check(m, a->nr_entries))
 		return -EINVAL;
+	end = m->first + m->count;
 	while (e < end) {
 		memset(buf, 0, sizeof(buf));
 		for (k = 0; k < 2 * sizeof(buf) && e < end; k++, e++) {
 			struct buddy_chunk *ch = &a->chunks[e / a->chunk_entries];
 			unsigned int code;
 
-			down_read(&ch->sem);
-			code = buddy_meta_get(ch->x.meta, e % a->chunk_entries);
+			if (down_read_killable(&ch->sem))
+				return -EINTR;
+			/*
+			 * The stripe lock's holder may be rewriting the
+			 * other nibble of this byte: a racy snapshot.
+			 */
+			code = data_race(buddy_meta_get(ch->e.x.meta,
+							e % a->chunk_entries));
 			up_read(&ch->sem);
 			buf[k / 2] |= code << (4 * (k & 1));
 		}

@@ -12,9 +12,13 @@
 #include <linux/mutex.h>
 #include <linux/rwsem.h>
 #include <linux/spinlock.h>
+#include <linux/kref.h>
+#include <linux/pid.h>
+#include <linux/seqlock.h>
 #include <linux/uidgid.h>
+#include <linux/xarray.h>
 
-#include "../core/stripe.h"
+#include "../core/chunk.h"
 
 #define BUDDY_NR_COUNTERS	(sizeof(struct buddy_counters) / sizeof(__u64))
 #define BUDDY_STRIPE_LOCKS	64	/* hashed stripe locks per allocation */
@@ -22,7 +26,7 @@
 /**
  * struct buddy_pool - pages taken on one NUMA node (or any), mapped into one
  * virtual range whose base is the paper's global buddy base address, and
- * handed out in page-sized granules by genalloc.
+ * handed out in 4 KiB granules (BUDDY_GRANULE_BYTES) by genalloc.
  */
 struct buddy_pool {
 	const char *name;
@@ -38,7 +42,8 @@ struct buddy_pool {
 int buddy_pool_init(struct buddy_pool *p, const char *name, u64 bytes,
 		    int node);
 void buddy_pool_destroy(struct buddy_pool *p);
-void *buddy_pool_alloc(struct buddy_pool *p, u64 bytes);
+void *buddy_pool_alloc(struct buddy_pool *p, u64 bytes,
+		       unsigned long *cursor);
 void buddy_pool_free(struct buddy_pool *p, void *addr, u64 bytes);
 static inline u64 buddy_pool_bytes(const struct buddy_pool *p)
 {
@@ -46,21 +51,36 @@ static inline u64 buddy_pool_bytes(const struct buddy_pool *p)
 }
 
 /**
- * struct buddy_chunk - chunk_kb logical KiB of an allocation, with its own
- * device and buddy extents.  @sem is taken for reading by I/O and for
- * writing while the chunk is re-striped.
+ * struct buddy_chunk - chunk_kb logical KiB of an allocation.
+ * @e:		its extents and their bytes, as the shared chunk code
+ *		(core/chunk.c) keeps them.
+ * @sem:	taken for reading by I/O and for writing while the chunk is
+ *		re-striped.
  */
 struct buddy_chunk {
+	struct buddy_chunk_ext e;
 	struct rw_semaphore sem;
-	struct buddy_extent x;
-	u64 dev_bytes;
-	u64 bud_bytes;
 };
 
 /**
- * struct buddy_allocation - one BUDDY_IOC_ALLOC, owned by its file.
+ * struct buddy_allocation - one BUDDY_IOC_ALLOC: a refcounted object, found
+ * by id in buddy_device.allocs.  Its file holds one reference; a lookup by
+ * id takes another (under the xarray's lock) and works without any
+ * device-wide lock.  The last reference frees the extents.
+ * @rt_sem:	held for writing by a re-target for its whole length, and
+ *		tried for reading by IOCB_NOWAIT I/O, which gives up with
+ *		-EAGAIN before any progress instead of meeting a chunk being
+ *		re-striped.  Also serialises re-targets of one allocation.
+ * @dead:	the file is released; a running re-target stops.
+ * @mixed:	a rollback failed: chunks may be at other targets than
+ *		@target, so a SET_TARGET is never a no-op.
+ * @codes_seq:	makes a reader see @codes as one histogram summing to
+ *		@nr_entries.
  */
+struct buddy_user;
+
 struct buddy_allocation {
+	struct kref ref;
 	u64 id;
 	u64 size;
 	u64 nr_entries;
@@ -69,7 +89,8 @@ struct buddy_allocation {
 	unsigned int target_source;
 	const struct buddy_codec *codec;
 	kuid_t uid;
-	pid_t pid;
+	struct pid *pid;
+	struct buddy_user *user;
 	char comm[TASK_COMM_LEN];
 	char label[BUDDY_LABEL_LEN];
 	unsigned int chunk_entries;
@@ -77,27 +98,38 @@ struct buddy_allocation {
 	struct buddy_chunk *chunks;
 	u64 dev_bytes;
 	u64 bud_bytes;
+	struct rw_semaphore rt_sem;
+	bool dead;
+	bool mixed;
 	spinlock_t locks[BUDDY_STRIPE_LOCKS];
 	atomic64_t counters[BUDDY_NR_COUNTERS];
-	atomic64_t codes[BUDDY_CODE_NR];
-	struct list_head node;
+	seqlock_t codes_seq;
+	s64 codes[BUDDY_CODE_NR];
 };
 
 /**
  * struct buddy_device - the one /dev/buddy.
+ * @lock:	never held across long work or user copies: the reservation
+ *		counters @space, the per-user shares @users, @nr_allocs and
+ *		@logical_bytes.
+ * @allocs:	live allocations by id (the xarray has its own lock).
+ * @codes_seq:	@codes is read as one histogram.
  */
 struct buddy_device {
 	struct miscdevice misc;
 	struct buddy_pool device;
 	struct buddy_pool buddy;
 	struct vfsmount *mnt;
-	struct mutex lock;		/* allocs, nr_allocs, logical_bytes */
-	struct list_head allocs;
+	struct mutex lock;
+	struct buddy_space space;
+	struct list_head users;
 	unsigned int nr_allocs;
 	u64 logical_bytes;
+	struct xarray allocs;
 	atomic64_t next_id;
 	atomic64_t counters[BUDDY_NR_COUNTERS];	/* all allocations, ever */
-	atomic64_t codes[BUDDY_CODE_NR];	/* live allocations */
+	seqlock_t codes_seq;
+	s64 codes[BUDDY_CODE_NR];		/* live allocations */
 };
 
 extern struct buddy_device *buddy_dev;
@@ -117,7 +149,11 @@ extern const struct file_operations buddy_alloc_fops;
 
 void buddy_fill_stat(struct buddy_allocation *a, struct buddy_alloc_stat *st);
 long buddy_map_codes(struct buddy_allocation *a, struct buddy_map *m);
-void buddy_free_extent(struct buddy_chunk *ch);
+extern const struct buddy_chunk_ops buddy_chunk_ops;
+struct buddy_allocation *buddy_alloc_get(u64 id);
+void buddy_alloc_put(struct buddy_allocation *a);
+void buddy_codes_add(struct buddy_allocation *a, const s64 *delta);
+void buddy_user_adjust(struct buddy_allocation *a, s64 bytes);
 
 /* admin.c: system-wide view and live re-targeting (CAP_SYS_ADMIN) */
 long buddy_admin_list(struct file *file, void *kdata, struct file **install);
@@ -132,7 +168,6 @@ bool buddy_profile_lookup(kuid_t uid, const char *label,
 long buddy_profile_set(struct file *file, void *kdata, struct file **install);
 long buddy_profile_get(struct file *file, void *kdata, struct file **install);
 void buddy_profile_clear(void);
-bool buddy_label_valid(const char *label);
 
 /* The table-driven, size-extensible ioctl dispatcher (dma-heap style). */
 struct buddy_ioctl_desc {

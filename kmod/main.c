@@ -24,6 +24,9 @@
 #include "buddy.h"
 #include "compat.h"
 
+#define CREATE_TRACE_POINTS
+#include "buddy_trace.h"
+
 static unsigned int device_mb = 64;
 module_param(device_mb, uint, 0444);
 MODULE_PARM_DESC(device_mb, "Size of the fast device pool in MiB (default: 64)");
@@ -166,6 +169,7 @@ static void fill_info(struct buddy_info *info)
 	info->device_used = atomic64_read(&bd->device.used);
 	info->buddy_bytes = buddy_pool_bytes(&bd->buddy);
 	info->buddy_used = atomic64_read(&bd->buddy.used);
+	/* a snapshot: two words, each read whole (the lock is never held long) */
 	mutex_lock(&bd->lock);
 	info->logical_bytes = bd->logical_bytes;
 	info->nr_allocs = bd->nr_allocs;
@@ -192,6 +196,9 @@ static long buddy_get_info(struct file *file, void *kdata,
 static long buddy_alloc_ioctl(struct file *file, void *kdata,
 			      struct file **install)
 {
+	/* allocations are written: not through a read-only /dev/buddy */
+	if (!(file->f_mode & FMODE_WRITE))
+		return -EBADF;
 	return buddy_ioctl_alloc(kdata, install);
 }
 
@@ -269,12 +276,17 @@ static DEVICE_ATTR_RO(io_stat);
 static ssize_t code_stat_show(struct device *dev,
 			      struct device_attribute *attr, char *buf)
 {
+	s64 codes[BUDDY_CODE_NR];
+	unsigned int i, seq;
 	int len = 0;
-	unsigned int i;
 
+	do {
+		seq = read_seqbegin(&buddy_dev->codes_seq);
+		memcpy(codes, buddy_dev->codes, sizeof(codes));
+	} while (read_seqretry(&buddy_dev->codes_seq, seq));
 	for (i = 0; i < BUDDY_CODE_NR; i++)
 		len += sysfs_emit_at(buf, len, "%s%lld", i ? " " : "",
-				(long long)atomic64_read(&buddy_dev->codes[i]));
+				     (long long)codes[i]);
 	return len + sysfs_emit_at(buf, len, "\n");
 }
 static DEVICE_ATTR_RO(code_stat);
@@ -383,7 +395,9 @@ static int __init buddy_init(void)
 	if (!bd)
 		return -ENOMEM;
 	mutex_init(&bd->lock);
-	INIT_LIST_HEAD(&bd->allocs);
+	INIT_LIST_HEAD(&bd->users);
+	xa_init(&bd->allocs);
+	seqlock_init(&bd->codes_seq);
 	atomic64_set(&bd->next_id, 0);
 
 	dev_bytes = (u64)device_mb << 20;
@@ -396,6 +410,8 @@ static int __init buddy_init(void)
 			      buddy_buddy_node);
 	if (ret)
 		goto err_destroy_device;
+	bd->space.dev_total = buddy_pool_bytes(&bd->device);
+	bd->space.bud_total = buddy_pool_bytes(&bd->buddy);
 	buddy_dev = bd;
 	ret = buddy_fs_init();
 	if (ret)
@@ -434,6 +450,8 @@ static void __exit buddy_exit(void)
 	struct buddy_device *bd = buddy_dev;
 
 	misc_deregister(&bd->misc);
+	WARN_ON(!xa_empty(&bd->allocs) || !list_empty(&bd->users));
+	xa_destroy(&bd->allocs);
 	buddy_profile_clear();
 	buddy_fs_exit();
 	buddy_pool_destroy(&bd->buddy);

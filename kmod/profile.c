@@ -52,6 +52,18 @@ bool buddy_profile_lookup(kuid_t uid, const char *label,
 	return p;
 }
 
+/* Does an entry before @i in this request name the same (uid, label)? */
+static bool dup_before(struct buddy_profile_node **nodes, unsigned int i)
+{
+	unsigned int k;
+
+	for (k = 0; k < i; k++)
+		if (uid_eq(nodes[k]->uid, nodes[i]->uid) &&
+		    !strncmp(nodes[k]->label, nodes[i]->label, BUDDY_LABEL_LEN))
+			return true;
+	return false;
+}
+
 static void clear_locked(void)
 {
 	struct buddy_profile_node *p, *tmp;
@@ -80,11 +92,9 @@ long buddy_profile_set(struct file *file, void *kdata, struct file **install)
 	unsigned int i, added = 0;
 	long ret = 0;
 
-	if (req->flags & ~BUDDY_PROFILE_VALID_FLAGS || req->reserved ||
-	    req->total)
-		return -EINVAL;
-	if (req->count > BUDDY_PROFILE_MAX)
-		return -ENOSPC;
+	ret = buddy_profile_req_check(req, true);
+	if (ret)
+		return ret;
 	ent = kvmalloc_array(req->count ?: 1, sizeof(*ent), GFP_KERNEL);
 	nodes = kvcalloc(req->count ?: 1, sizeof(*nodes), GFP_KERNEL);
 	if (!ent || !nodes) {
@@ -99,10 +109,7 @@ long buddy_profile_set(struct file *file, void *kdata, struct file **install)
 	for (i = 0; i < req->count; i++) {
 		kuid_t uid = make_kuid(current_user_ns(), ent[i].uid);
 
-		if (!uid_valid(uid) || ent[i].reserved ||
-		    !buddy_target_valid(ent[i].target) ||
-		    ent[i].codec >= BUDDY_CODEC_NR ||
-		    !buddy_label_valid(ent[i].label)) {
+		if (!uid_valid(uid) || buddy_profile_entry_check(&ent[i])) {
 			ret = -EINVAL;
 			goto out;
 		}
@@ -121,7 +128,8 @@ long buddy_profile_set(struct file *file, void *kdata, struct file **install)
 	if (req->flags & BUDDY_PROFILE_REPLACE)
 		clear_locked();
 	for (i = 0; i < req->count; i++) {
-		if (!find(nodes[i]->uid, nodes[i]->label))
+		if (!find(nodes[i]->uid, nodes[i]->label) &&
+		    !dup_before(nodes, i))
 			added++;
 	}
 	if (nr_profiles + added > BUDDY_PROFILE_MAX) {
@@ -158,30 +166,37 @@ long buddy_profile_get(struct file *file, void *kdata, struct file **install)
 	struct buddy_profile *req = kdata;
 	struct buddy_profile_entry __user *out =
 		u64_to_user_ptr(req->entries_ptr);
-	struct buddy_profile_entry e;
+	struct buddy_profile_entry *e;
 	struct buddy_profile_node *p;
-	unsigned int written = 0;
+	unsigned int n = 0, want;
 	long ret = 0;
 
-	if (req->flags || req->reserved || req->total)
-		return -EINVAL;
-	mutex_lock(&profile_lock);
+	ret = buddy_profile_req_check(req, false);
+	if (ret)
+		return ret;
+	want = min_t(u64, req->count, BUDDY_PROFILE_MAX);
+	/* a snapshot under the lock, copied out after it: no user copy inside */
+	e = kvcalloc(want ?: 1, sizeof(*e), GFP_KERNEL);
+	if (!e)
+		return -ENOMEM;
+	ret = mutex_lock_killable(&profile_lock);
+	if (ret)
+		goto out;
 	list_for_each_entry(p, &profiles, node) {
-		if (written == req->count)
+		if (n == want)
 			break;
-		memset(&e, 0, sizeof(e));
-		e.uid = from_kuid_munged(current_user_ns(), p->uid);
-		e.target = p->target;
-		e.codec = p->codec;
-		memcpy(e.label, p->label, BUDDY_LABEL_LEN);
-		if (copy_to_user(out + written, &e, sizeof(e))) {
-			ret = -EFAULT;
-			break;
-		}
-		written++;
+		e[n].uid = from_kuid_munged(current_user_ns(), p->uid);
+		e[n].target = p->target;
+		e[n].codec = p->codec;
+		memcpy(e[n].label, p->label, BUDDY_LABEL_LEN);
+		n++;
 	}
 	req->total = nr_profiles;
 	mutex_unlock(&profile_lock);
-	req->count = written;
+	if (copy_to_user(out, e, (size_t)n * sizeof(*e)))
+		ret = -EFAULT;
+	req->count = n;
+out:
+	kvfree(e);
 	return ret;
 }

@@ -59,4 +59,5 @@ bench-codec: $(B)/codec_bench
 # would skew each other's timings).
 bench: deps
 	$(MAKE) --no-print-directory bench-codec
+	$(MAKE) --no-print-directory bench-inproc
 	$(MAKE) --no-print-directory bench-guest

@@ -1,10 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * buddy.ko selftest: user_limit_mb, the per-uid share of the device pool.
+ * buddy.ko selftest: user_limit_mb, the per-uid share of the device pool
+ * and the carve-out together.
  *
  * Runs only when the module was loaded with user_limit_mb > 0 (the guest
  * script does one such load).  Each uid may reserve up to the limit in
- * device bytes (buddy bytes do not count): the largest allocation within it
+ * device plus carve-out bytes: the largest allocation within it
  * succeeds, one byte more is EDQUOT with nothing reserved, and freeing gives
  * the share back.  Other uids are tested from forked children that switch
  * uid after inheriting the /dev/buddy descriptor.
@@ -102,15 +103,36 @@ static int limit_steps(int fd, uint64_t limit, uint64_t chunk,
 	close(f1);
 	if (!b.buddy_bytes)
 		return 0;
-	/* freed: the share is back; buddy bytes do not count */
+	/*
+	 * Freed: the share is back.  Carve-out bytes count too: a 16x
+	 * allocation whose device bytes alone fit the limit, but not with
+	 * its carve-out bytes, is EDQUOT; one whose sum fits is not.
+	 */
 	s = max_fitting_size(BUDDY_TARGET_16X, chunk, limit, ~0ULL >> 1);
+	if (need_buddy(s, BUDDY_TARGET_16X, chunk) <= b.buddy_bytes - b.buddy_used) {
+		r = q_alloc(fd, s, BUDDY_TARGET_16X, NULL);
+		if (r != -EDQUOT) {
+			fprintf(stderr, "uid %u: 16x with %llu device + %llu carve-out bytes over a %llu limit: %s\n",
+				want_uid,
+				(unsigned long long)need_device(s, BUDDY_TARGET_16X, chunk),
+				(unsigned long long)need_buddy(s, BUDDY_TARGET_16X, chunk),
+				(unsigned long long)limit,
+				r >= 0 ? "success" : strerror(-r));
+			if (r >= 0)
+				close(r);
+			return 9;
+		}
+	}
+	s = max_fitting_total(BUDDY_TARGET_16X, chunk, limit);
 	f2 = q_alloc(fd, s, BUDDY_TARGET_16X, NULL);
 	if (f2 < 0) {
 		/* the carve-out itself may be smaller than this */
 		uint64_t s2 = max_fitting_size(BUDDY_TARGET_16X, chunk, limit,
 					       b.buddy_bytes - b.buddy_used);
 
-		f2 = q_alloc(fd, s2, BUDDY_TARGET_16X, NULL);
+		if (s2 < s)
+			s = s2;
+		f2 = q_alloc(fd, s, BUDDY_TARGET_16X, NULL);
 		if (f2 < 0) {
 			fprintf(stderr, "uid %u: 16x within the limit: %s\n",
 				want_uid, strerror(-f2));

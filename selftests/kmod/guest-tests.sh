@@ -8,6 +8,8 @@
 #           parameter sets, each running the harness binaries; unload and
 #           reload checks in between
 #   numa4   4-node guest: pools on the memory-only nodes
+#   big     2-node guest with --mem 2048: a 256 MiB re-target under load,
+#           and reserving a quarter of a million chunks
 #
 # The binaries, buddy.ko and this script sit in one directory.  Every test
 # binary, and every group of shell checks, is one section between
@@ -145,6 +147,8 @@ full() {
 	run_bin default-pool buddy_pool_test
 	run_bin default-quota buddy_quota_test
 	run_bin default-stress buddy_stress_test
+	run_bin default-hostile buddy_hostile_test
+	tracepoints
 
 	sec_begin unload-reload
 	no_leak "after the default run"
@@ -164,6 +168,8 @@ full() {
 	unload
 	sec_end
 
+	limits
+
 	# small chunks, pools on given nodes
 	sec_begin nodes-small-chunks
 	check "insmod chunk_kb=64 device_mb=32 device_node=1 buddy_node=0" \
@@ -181,6 +187,7 @@ full() {
 		run_bin chunk64-io buddy_io_test
 		run_bin chunk64-pool buddy_pool_test
 		run_bin chunk64-stress buddy_stress_test
+		run_bin chunk64-hostile buddy_hostile_test
 		sec_begin chunk64-after
 		no_leak "after the chunk_kb=64 run"
 		check "rmmod" rmmod buddy
@@ -212,6 +219,7 @@ full() {
 		run_bin tiny-io buddy_io_test
 		run_bin tiny-pool buddy_pool_test
 		run_bin tiny-stress buddy_stress_test
+		run_bin tiny-hostile buddy_hostile_test
 		sec_begin tiny-after
 		no_leak "after the tiny run"
 		check "rmmod" rmmod buddy
@@ -228,6 +236,103 @@ full() {
 		run_bin nocarve-io buddy_io_test
 		sec_begin nocarve-after
 		no_leak "after the max_ratio=1 run"
+		check "rmmod" rmmod buddy
+		sec_end
+	fi
+}
+
+# the tracepoints, through tracefs when the kernel has it
+tracepoints() {
+	sec_begin tracepoints
+	T=/sys/kernel/tracing
+	if [ ! -d $T/events/buddy ]; then
+		t_skip "buddy events in tracefs" "no tracefs or no events/buddy"
+		sec_end
+		return
+	fi
+	for e in buddy_alloc buddy_free buddy_retarget buddy_enospc; do
+		check "event $e exists" test -d $T/events/buddy/$e
+	done
+	echo 1 >$T/events/buddy/enable
+	: >$T/trace
+	"$dir/buddy_hold" 8192 sh -c 'true'
+	# the second of two 40 MiB allocations does not fit a 64 MiB pool
+	"$dir/buddy_hold" $((40 << 20)) "$dir/buddy_hold" $((40 << 20)) true 2>/dev/null
+	echo 0 >$T/events/buddy/enable
+	tr=$(cat $T/trace)
+	echo "$tr" | grep buddy_ | sed 's/^/# /' | head -n 6
+	check "buddy_alloc: id, size 8192, target, bytes" \
+		eval 'echo "$tr" | grep -Eq "buddy_alloc: id=[0-9]+ size=8192 target=[0-9]+ codec=[0-9]+ uid=0 device_bytes=[0-9]+ buddy_bytes=[0-9]+"'
+	check "buddy_free: the same size" \
+		eval 'echo "$tr" | grep -Eq "buddy_free: id=[0-9]+ size=8192 "'
+	check "buddy_enospc: an ALLOC that does not fit now" \
+		eval 'echo "$tr" | grep -Eq "buddy_enospc: id=0 target=128 device_need=[0-9]+ buddy_need=0"'
+	: >$T/trace
+	sec_end
+}
+
+# every parameter at its documented extremes: loads, or fails with the
+# documented message and no warning (run.sh fails the run on a WARN)
+limits() {
+	sec_begin limits
+	unload 2>/dev/null
+	mem_mb=$(awk '/^MemTotal:/ { print int($2 / 1024) }' /proc/meminfo)
+	load_fails "device_mb=0" device_mb=0
+	load_fails "device_mb above its maximum" device_mb=1048577
+	# the documented maximum on a guest far smaller: refused, no WARN
+	before=$(kmsg_lines)
+	if load device_mb=1048576 2>/dev/null; then
+		t_ok "device_mb=1048576 loads (the guest has the memory)"
+		rmmod buddy
+	else
+		t_ok "device_mb=1048576 (${mem_mb} MiB RAM) fails"
+		check "device_mb=1048576: the kernel log says the pool cannot be reserved" \
+			eval 'kmsg_since $before | grep -q "device pool: cannot reserve 1048576 MiB"'
+	fi
+	load_fails "max_ratio=0" max_ratio=0
+	load_fails "max_ratio=17" max_ratio=17
+	load_fails "chunk_kb=2" chunk_kb=2
+	load_fails "chunk_kb=6" chunk_kb=6
+	load_fails "chunk_kb above its maximum" chunk_kb=1048580
+	load_fails "auto_target=100" auto_target=100
+	load_fails "device_node=-2" device_node=-2
+	for p in "device_mb=1" "max_ratio=1" "max_ratio=16 device_mb=8" \
+		"chunk_kb=4" "chunk_kb=1048576" "user_limit_mb=4294967295" \
+		"auto_target=8" "auto_target=128" "device_node=-1 buddy_node=-1"; do
+		if load $p; then
+			t_ok "insmod $p"
+			"$dir/buddy_hold" 4096 sh -c 'true' ||
+				t_fail "$p: a 4 KiB allocation"
+			no_leak "$p"
+			rmmod buddy
+		else
+			t_fail "insmod $p"
+		fi
+	done
+	sec_end
+}
+
+# ---- the big run: large allocations under load -------------------------------
+big() {
+	sec_begin big-retarget
+	unload 2>/dev/null
+	check "insmod device_mb=512 max_ratio=2" load device_mb=512 max_ratio=2
+	sec_end
+	if loaded; then
+		run_bin big-retarget-256mib buddy_retarget_test
+		sec_begin big-retarget-after
+		no_leak "after the re-target run"
+		check "rmmod" rmmod buddy
+		sec_end
+	fi
+	sec_begin big-reserve
+	check "insmod device_mb=1024 chunk_kb=4 max_ratio=2" \
+		load device_mb=1024 chunk_kb=4 max_ratio=2
+	sec_end
+	if loaded; then
+		run_bin big-reserve-chunk4 buddy_retarget_test
+		sec_begin big-reserve-after
+		no_leak "after the reservation run"
 		check "rmmod" rmmod buddy
 		sec_end
 	fi
@@ -263,6 +368,7 @@ echo "# guest-tests.sh $mode: $(uname -r), $(ls -d /sys/devices/system/node/node
 case $mode in
 full) full ;;
 numa4) numa4 ;;
+big) big ;;
 *) echo "guest-tests.sh: unknown mode '$mode'" >&2; exit 2 ;;
 esac
 unload 2>/dev/null

@@ -17,12 +17,14 @@ KMOD_TESTS     := $(patsubst selftests/kmod/%.c,$(KMOD_TEST_DIR)/%,$(KMOD_TEST_S
 KMOD_TEST_LIBS := $(B)/opt/libbuddytools.a $(B)/opt/libbuddycore.a
 KMOD_GUEST_TIMEOUT ?= 1200
 KMOD_GUEST_MEM     ?= 512
+KMOD_BIG_MEM       ?= 2048
 
 # Kernel messages the guest script provokes on purpose (failed loads).
 KMOD_ALLOW_KMSG := \
 	--allow-kmsg '^buddy: device_node=7: no such online NUMA node$$' \
 	--allow-kmsg '^buddy: (device|buddy) pool: cannot reserve [0-9]+ MiB on node -?[0-9]+ \(got [0-9]+ pages\)$$' \
-	--allow-kmsg '^buddy: (device|buddy)_node=7: .*$$'
+	--allow-kmsg '^buddy: (device|buddy)_node=7: .*$$' \
+	--allow-kmsg '^buddy: [a-z_]+=-?[0-9]+: (must be|no such online NUMA node).*$$'
 
 .PHONY: selftests-kmod check-guest
 
@@ -32,7 +34,7 @@ $(KMOD_TEST_DIR)/%: selftests/kmod/%.c selftests/kmod/kmod_util.c \
 		$(KMOD_TEST_LIBS) | harness
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(WARN) $(CPPFLAGS) -static -pthread -o $@ $< \
-	    selftests/kmod/kmod_util.c $(KMOD_TEST_LIBS) -lm
+	    selftests/kmod/kmod_util.c $(KMOD_TEST_LIBS) -luring -lm
 
 $(KMOD_TEST_DIR)/guest-tests.sh: selftests/kmod/guest-tests.sh
 	@mkdir -p $(dir $@)
@@ -108,4 +110,5 @@ check-guest: selftests-kmod
 	-$(kmod_build_module)
 	-$(call kmod_guest_run,2node,--nodes 2 --mem $(KMOD_GUEST_MEM) --timeout $(KMOD_GUEST_TIMEOUT),full)
 	-$(call kmod_guest_run,4node,--nodes 4 --mem $(KMOD_GUEST_MEM) --far-mem 512 --timeout 600,numa4)
+	-$(call kmod_guest_run,big,--nodes 2 --mem $(KMOD_BIG_MEM) --timeout 1800,big)
 	@scripts/summary.sh

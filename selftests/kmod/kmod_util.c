@@ -177,6 +177,23 @@ uint64_t max_fitting_size(unsigned int target, uint64_t chunk_bytes,
 	return lo;
 }
 
+uint64_t max_fitting_total(unsigned int target, uint64_t chunk_bytes,
+			   uint64_t total)
+{
+	uint64_t lo = 0, hi = (uint64_t)1 << 50;
+
+	while (lo < hi) {
+		uint64_t mid = lo + (hi - lo + 1) / 2;
+
+		if (need_device(mid, target, chunk_bytes) +
+		    need_buddy(mid, target, chunk_bytes) <= total)
+			lo = mid;
+		else
+			hi = mid - 1;
+	}
+	return lo;
+}
+
 unsigned int stored_bytes(unsigned int target, unsigned int code)
 {
 	if (code == BUDDY_CODE_ZERO)

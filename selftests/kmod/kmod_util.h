@@ -61,6 +61,10 @@ uint64_t need_buddy(uint64_t size, unsigned int target, uint64_t chunk_bytes);
 uint64_t max_fitting_size(unsigned int target, uint64_t chunk_bytes,
 			  uint64_t dev_free, uint64_t bud_free);
 
+/* Largest size whose device plus carve-out bytes fit @total (user_limit_mb). */
+uint64_t max_fitting_total(unsigned int target, uint64_t chunk_bytes,
+			   uint64_t total);
+
 /* Bytes stored for an entry of @code at @target. */
 unsigned int stored_bytes(unsigned int target, unsigned int code);
 

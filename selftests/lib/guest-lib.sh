@@ -3,7 +3,8 @@
 #
 # guest-lib.sh - run INSIDE the QEMU guest by `make check-lib`: load
 # buddy.ko, run libbuddy's io_uring/AUTO harness test, then the
-# documentation's example program and the buddy-fill helper, and unload.  Everything between
+# documentation's example program and the buddy-fill helper, and unload;
+# then reload it fresh for buddy_twin (/dev/buddy vs the in-process device).  Everything between
 # "### TAP BEGIN" and "### TAP END" is the log the host keeps; the harness
 # prints its own "# Totals:" line and the example adds a second TAP stream.
 dir=$(cd "$(dirname "$0")" && pwd)
@@ -46,5 +47,19 @@ echo "1..3"
 echo "# Totals: pass:$pass fail:$fail xfail:0 xpass:0 skip:0 error:0"
 [ $fail = 0 ] || status=1
 rmmod buddy || status=1
+
+# The same workload on a freshly loaded buddy.ko and on the in-process
+# device with the module's parameters: every errno, histogram, counter and
+# pool byte must agree (buddy_twin prints its own TAP and totals).
+params="device_mb=16 max_ratio=4 chunk_kb=256"
+if insmod "$dir/buddy.ko" $params; then
+	"$dir/buddy_twin" /dev/buddy "inproc:$(echo $params | tr ' ' ,)" ||
+		status=1
+	rmmod buddy || status=1
+else
+	echo "not ok 1 insmod buddy.ko $params"
+	echo "# Totals: pass:0 fail:1 xfail:0 xpass:0 skip:0 error:0"
+	status=1
+fi
 echo "### TAP END"
 exit $status

@@ -8,7 +8,7 @@
 #
 # The guest has no libc: dev_bench is linked -static, with liburing's static
 # library (liburing-dev ships liburing.a) and libbuddytools.a (libbuddy +
-# datagen).  It needs no codec objects: only core/codec.h's inline size table.
+# datagen) and libbuddycore.a (the in-process device libbuddy carries).
 #
 # Knobs: DEV_BENCH_MIB (MiB per cell, default 16), DEV_BENCH_ARGS (extra
 # dev_bench options, e.g. -c mixed,random), BENCH_GUEST_MEM (MiB per guest
@@ -23,12 +23,12 @@ BENCH_GUEST_DEVICE_MB ?= 128
 BENCH_GUEST_TIMEOUT  ?= 900
 
 $(DEV_BENCH): tools/bench/dev_bench.c tools/lib/libbuddy.h tools/lib/datagen.h \
-		$(CORE_HDRS) $(B)/opt/libbuddytools.a
+		$(CORE_HDRS) $(B)/opt/libbuddytools.a $(B)/opt/libbuddycore.a
 	@mkdir -p $(dir $@)
 	@test -f /usr/include/liburing.h || \
 	    { echo "bench-guest: liburing.h missing (apt-get install liburing-dev)" >&2; exit 1; }
 	$(CC) $(DEV_BENCH_CFLAGS) $(WARN) $(CPPFLAGS) -static -o $@ $< \
-	    $(B)/opt/libbuddytools.a -luring -lm
+	    $(B)/opt/libbuddytools.a $(B)/opt/libbuddycore.a -luring -lm
 
 .PHONY: bench-guest
 bench-guest: $(DEV_BENCH)
@@ -37,3 +37,24 @@ bench-guest: $(DEV_BENCH)
 	    --mem $(BENCH_GUEST_MEM) --device-mb $(BENCH_GUEST_DEVICE_MB) \
 	    --timeout $(BENCH_GUEST_TIMEOUT) --out $(B)/results/bench-guest.txt \
 	    -- -m $(DEV_BENCH_MIB) $(DEV_BENCH_ARGS)
+
+# --- natively: libbuddy's data path on the in-process device ----------------
+#   make bench-inproc  pread/pwrite of 128 B, 4 KiB and 1 MiB at every target
+#                      through libbuddy on the in-process device, next to
+#                      the codec alone (goal: path <= 1.2x codec); the table
+#                      goes to stdout and $(B)/results/bench-inproc.txt.
+#                      INPROC_BENCH_ARGS: -t SECONDS -c CODEC -d CLASS
+INPROC_BENCH      := $(B)/inproc_bench
+INPROC_BENCH_ARGS ?=
+
+$(INPROC_BENCH): tools/bench/inproc_bench.c tools/lib/libbuddy.h \
+		tools/lib/datagen.h $(CORE_HDRS) $(B)/opt/libbuddytools.a \
+		$(B)/opt/libbuddycore.a
+	@mkdir -p $(dir $@)
+	$(CC) $(BENCH_CFLAGS) $(WARN) $(CPPFLAGS) -o $@ $< \
+	    $(B)/opt/libbuddytools.a $(B)/opt/libbuddycore.a -luring -lm -lpthread
+
+.PHONY: bench-inproc
+bench-inproc: $(INPROC_BENCH)
+	@mkdir -p $(B)/results
+	$(INPROC_BENCH) $(INPROC_BENCH_ARGS) | tee $(B)/results/bench-inproc.txt

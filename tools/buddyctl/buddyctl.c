@@ -2,7 +2,7 @@
 /*
  * buddyctl - administer Buddy Compression devices and analyse memory dumps.
  *
- *   buddyctl [--version] [--help] COMMAND [ARGS]
+ *   buddyctl [--version] [--help] [--device DEVICE] COMMAND [ARGS]
  *
  * Commands come from one table (cxl-cli/ndctl style): adding a command is one
  * cmd_<verb>() in its own file, one declaration in buddyctl.h and one line
@@ -56,7 +56,12 @@ static void usage(FILE *f)
 	size_t i;
 
 	fprintf(f,
-		"usage: buddyctl [--version] [--help] COMMAND [ARGS]\n"
+		"usage: buddyctl [--version] [--help] [--device DEVICE] COMMAND [ARGS]\n"
+		"\n"
+		"  --device DEVICE  the device commands use: a path (default\n"
+		"                   $BUDDY_DEVICE, else /dev/buddy) or\n"
+		"                   inproc:device_mb=N,max_ratio=R[,chunk_kb=K], a\n"
+		"                   device inside this buddyctl process\n"
 		"\n"
 		"Commands:\n");
 	for (i = 0; i < ARRAY_SIZE(commands); i++)
@@ -71,6 +76,25 @@ int main(int argc, char **argv)
 {
 	size_t i;
 
+	/* the global option: every command opens the device it names */
+	while (argc > 1 && !strncmp(argv[1], "--device", 8)) {
+		const char *dev = NULL;
+
+		if (argv[1][8] == '=') {
+			dev = argv[1] + 9;
+		} else if (!argv[1][8] && argc > 2) {
+			dev = argv[2];
+			argc--;
+			argv++;
+		}
+		if (!dev || !*dev) {
+			buddyctl_err("--device needs a path or inproc:OPTIONS");
+			return EXIT_USAGE;
+		}
+		setenv("BUDDY_DEVICE", dev, 1);
+		argc--;
+		argv++;
+	}
 	if (argc < 2) {
 		usage(stderr);
 		return EXIT_USAGE;

@@ -9,7 +9,8 @@
 #   make example $(B)/examples/buddy-example from examples/buddy-example.c,
 #                compiled through that pkg-config file
 #
-# The library is libbuddy.c and libbuddy_aio.c only (not the test data
+# The library is libbuddy.c, libbuddy_aio.c and the in-process device
+# (inproc.c with the shared core/ it is built from; not the test data
 # generators nor the heuristic that share tools/lib/); it exports the
 # buddy_* symbols of libbuddy.h and nothing else (libbuddy.map), and
 # needs liburing (Requires.private).  The tools keep linking
@@ -18,8 +19,9 @@
 LIBBUDDY_VERSION   := 1.0.0
 LIBBUDDY_SOVERSION := 1
 LIBBUDDY_PC_VERSION := 0.1
-LIBBUDDY_SRCS      := tools/lib/libbuddy.c tools/lib/libbuddy_aio.c
-LIBBUDDY_HDRS      := tools/lib/libbuddy.h uapi/linux/buddy.h
+LIBBUDDY_SRCS      := tools/lib/libbuddy.c tools/lib/libbuddy_aio.c \
+		      tools/lib/inproc.c $(CORE_SRCS)
+LIBBUDDY_HDRS      := tools/lib/libbuddy.h tools/lib/inproc.h $(CORE_HDRS)
 LIBBUDDY_PIC_OBJS  := $(LIBBUDDY_SRCS:%.c=$(B)/lib/pic/%.o)
 LIBBUDDY_A         := $(B)/lib/libbuddy.a
 LIBBUDDY_SO_REAL   := $(B)/lib/libbuddy.so.$(LIBBUDDY_VERSION)
@@ -33,7 +35,7 @@ EXAMPLE_BIN        := $(B)/examples/buddy-example
 
 $(B)/lib/pic/%.o: %.c $(LIBBUDDY_HDRS) tools/lib/lib.mk
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) $(WARN) -I. -Itools/lib -fPIC \
+	$(CC) $(CFLAGS) $(WARN) -I. -Icore -Itools/lib -fPIC \
 	    -c -o $@ $<
 
 # Both archives from the same PIC objects: one compilation, and a static
@@ -47,7 +49,7 @@ $(LIBBUDDY_SO_REAL): $(LIBBUDDY_PIC_OBJS) tools/lib/libbuddy.map
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -shared -Wl,-soname,$(LIBBUDDY_SONAME) \
 	    -Wl,--version-script=tools/lib/libbuddy.map -Wl,--no-undefined \
-	    -o $@ $(LIBBUDDY_PIC_OBJS) -luring
+	    -o $@ $(LIBBUDDY_PIC_OBJS) -luring -lpthread
 
 $(B)/lib/$(LIBBUDDY_SONAME) $(B)/lib/libbuddy.so: $(LIBBUDDY_SO_REAL)
 	ln -sf $(notdir $<) $@
@@ -85,7 +87,9 @@ example: $(EXAMPLE_BIN)
 #   make check-lib   the io_uring context, uring_cmd and AUTO tests
 #                    (selftests/lib/libbuddy_aio_test.c) and the example
 #                    program, both linked -static against $(B)/lib/libbuddy.a,
-#                    and the admin guide's helper buddy-fill,
+#                    the admin guide's helper buddy-fill, and buddy_twin
+#                    (one workload on /dev/buddy and on the in-process
+#                    device: histograms, counters, pool usage identical),
 #                    run in a QEMU guest with buddy.ko loaded; TAP in
 #                    $(B)/results/guest-lib.log
 LIB_GUEST_DIR := $(B)/guest/lib
@@ -107,17 +111,25 @@ $(LIB_GUEST_DIR)/buddy-example: examples/buddy-example.c $(LIBBUDDY_HDRS) \
 
 # The helper the admin guide's walk-through was captured with.
 $(LIB_GUEST_DIR)/buddy-fill: selftests/lib/buddy-fill.c tools/lib/datagen.h \
-		$(LIBBUDDY_HDRS) $(B)/opt/libbuddytools.a
+		$(LIBBUDDY_HDRS) $(B)/opt/libbuddytools.a $(B)/opt/libbuddycore.a
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(WARN) $(CPPFLAGS) -static -o $@ $< \
-	    $(B)/opt/libbuddytools.a -lm
+	    $(B)/opt/libbuddytools.a $(B)/opt/libbuddycore.a -lm
+
+# One workload on /dev/buddy and on the in-process device, compared.
+$(LIB_GUEST_DIR)/buddy_twin: selftests/lib/buddy_twin.c $(LIBBUDDY_HDRS) \
+		$(B)/opt/libbuddytools.a $(B)/opt/libbuddycore.a
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(WARN) $(CPPFLAGS) -static -o $@ $< \
+	    $(B)/opt/libbuddytools.a $(B)/opt/libbuddycore.a -luring -lm
 
 $(LIB_GUEST_DIR)/guest-lib.sh: selftests/lib/guest-lib.sh
 	@mkdir -p $(dir $@)
 	install -m 755 $< $@
 
 lib-guest-bins: $(LIB_GUEST_DIR)/libbuddy_aio_test $(LIB_GUEST_DIR)/buddy-example \
-	$(LIB_GUEST_DIR)/buddy-fill $(LIB_GUEST_DIR)/guest-lib.sh
+	$(LIB_GUEST_DIR)/buddy-fill $(LIB_GUEST_DIR)/buddy_twin \
+	$(LIB_GUEST_DIR)/guest-lib.sh
 
 check-lib: lib-guest-bins
 	$(MAKE) module
@@ -140,3 +152,37 @@ check-lib: lib-guest-bins
 	fi; \
 	grep -E '^not ok |^# Totals' $$log; \
 	exit $$rc
+
+# --- libbuddy natively, on the in-process device ----------------------------
+#   make check-inproc  selftests/lib/libbuddy_inproc_test.c under ASan+UBSan
+#                      against the in-process device (every call, every
+#                      errno, counters against the map, re-targets, profiles,
+#                      AUTO, aio, threads), and the documentation's example
+#                      run with BUDDY_DEVICE=inproc:...; TAP in
+#                      $(B)/results/native-*.log
+INPROC_TEST := $(B)/san/tests/lib/libbuddy_inproc_test
+
+.PHONY: check-inproc
+$(INPROC_TEST): selftests/lib/libbuddy_inproc_test.c $(LIBBUDDY_HDRS) \
+		$(B)/san/libbuddytools.a $(B)/san/libbuddycore.a | harness
+	@mkdir -p $(dir $@)
+	$(CC) -O1 -g $(WARN) $(CPPFLAGS) $(SAN) -o $@ $< \
+	    $(B)/san/libbuddytools.a $(B)/san/libbuddycore.a -luring -lm -lpthread
+
+# buddy_twin: the guest's /dev/buddy-vs-inproc comparison, here on two
+# in-process devices (the workload is deterministic, the comparison works).
+TWIN_NATIVE := $(B)/san/tests/lib/buddy_twin
+$(TWIN_NATIVE): selftests/lib/buddy_twin.c $(LIBBUDDY_HDRS) \
+		$(B)/san/libbuddytools.a $(B)/san/libbuddycore.a
+	@mkdir -p $(dir $@)
+	$(CC) -O1 -g $(WARN) $(CPPFLAGS) $(SAN) -o $@ $< \
+	    $(B)/san/libbuddytools.a $(B)/san/libbuddycore.a -luring -lm -lpthread
+
+check-inproc: $(INPROC_TEST) $(EXAMPLE_BIN) $(TWIN_NATIVE)
+	@scripts/run-native-tests.sh $(INPROC_TEST)
+	@RESULTS=$${RESULTS:-$(B)/results} scripts/run-native-tests.sh \
+	    --name inproc-twin $(TWIN_NATIVE) \
+	    inproc:device_mb=16,max_ratio=4,chunk_kb=256 \
+	    inproc:device_mb=16,max_ratio=4,chunk_kb=256
+	@RESULTS=$${RESULTS:-$(B)/results} scripts/run-native-tests.sh \
+	    --name inproc-example selftests/lib/inproc-example.sh $(EXAMPLE_BIN)

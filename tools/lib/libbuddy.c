@@ -2,35 +2,153 @@
 /*
  * libbuddy.c - userspace access to /dev/buddy: open, query, allocate, move
  * bytes, describe, and name or parse targets and codecs.
+ *
+ * Two backends answer the same calls: buddy.ko through ioctl(2) and
+ * pread(2)/pwrite(2), and the in-process device (inproc.c), selected by
+ * buddy_open("inproc:..."), BUDDY_DEVICE=inproc:... or buddy_open_inproc().
+ * Every call goes through the backend of its descriptor, below.
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 #include <sys/ioctl.h>
 #include <unistd.h>
 
+#include "inproc.h"
 #include "libbuddy.h"
 
 #ifndef ARRAY_SIZE
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 #endif
 
+/* ---- backends ---------------------------------------------------------- */
+
+/* Each returns what the syscall would, as a value or -errno. */
+struct buddy_backend {
+	int (*ioctl)(int fd, unsigned long cmd, void *arg);
+	ssize_t (*rw)(int fd, void *buf, size_t len, uint64_t off,
+		      bool write);
+};
+
+static int kernel_ioctl(int fd, unsigned long cmd, void *arg)
+{
+	int r = ioctl(fd, cmd, arg);
+
+	return r < 0 ? -errno : r;
+}
+
+static ssize_t kernel_rw(int fd, void *buf, size_t len, uint64_t off,
+			 bool write)
+{
+	ssize_t n = write ? pwrite(fd, buf, len, (off_t)off) :
+			    pread(fd, buf, len, (off_t)off);
+
+	return n < 0 ? -errno : n;
+}
+
+static const struct buddy_backend kernel_backend = {
+	.ioctl = kernel_ioctl,
+	.rw = kernel_rw,
+};
+
+static const struct buddy_backend inproc_backend = {
+	.ioctl = inproc_ioctl,
+	.rw = inproc_rw,
+};
+
+static inline const struct buddy_backend *backend(int fd)
+{
+	return inproc_owns(fd) ? &inproc_backend : &kernel_backend;
+}
+
+/* See libbuddy.h. */
+int buddy_ioctl(int fd, unsigned long cmd, void *arg)
+{
+	return backend(fd)->ioctl(fd, cmd, arg);
+}
+
+/* See libbuddy.h. */
+int buddy_open_inproc(const char *opts)
+{
+	return inproc_open(opts ? opts : "", false);
+}
+
+/* See libbuddy.h. */
+int buddy_is_inproc(int fd)
+{
+	return inproc_owns(fd);
+}
+
+/* See libbuddy.h. */
+int buddy_close(int fd)
+{
+	if (inproc_owns(fd))
+		return inproc_close(fd);
+	return close(fd) ? -errno : 0;
+}
+
+/* The io_stat and code_stat lines of the module's sysfs directory. */
+static int sysfs_u64s(const char *name, uint64_t *v, unsigned int n)
+{
+	char path[256];
+	unsigned int k;
+	FILE *f;
+	int ret = 0;
+
+	snprintf(path, sizeof(path), "%s/%s", BUDDY_SYSFS_DIR, name);
+	f = fopen(path, "re");
+	if (!f)
+		return -errno;
+	for (k = 0; k < n; k++)
+		if (fscanf(f, "%" SCNu64, &v[k]) != 1)
+			ret = -EIO;
+	fclose(f);
+	return ret;
+}
+
+/* See libbuddy.h. */
+int buddy_device_stats(int devfd, struct buddy_counters *io,
+		       uint64_t codes[BUDDY_CODE_NR])
+{
+	int ret;
+
+	if (inproc_owns(devfd))
+		return inproc_stats(devfd, io, codes);
+	ret = sysfs_u64s("io_stat", (uint64_t *)io,
+			 sizeof(*io) / sizeof(uint64_t));
+	return ret ? ret : sysfs_u64s("code_stat", codes, BUDDY_CODE_NR);
+}
+
+/* ---- the calls ------------------------------------------------------------ */
+
 /**
  * buddy_open() - open the Buddy Compression control device.
- * @path: device node, or NULL for BUDDY_DEV_PATH.
+ * @path: device node; "inproc:OPTS" for the in-process device; or NULL for
+ *	  $BUDDY_DEVICE when set, else BUDDY_DEV_PATH.
  *
- * The descriptor is opened read-write and close-on-exec.
+ * The descriptor is opened read-write and close-on-exec.  An in-process
+ * device named by an "inproc:" path is made on the first call and shared
+ * by later ones while any of its descriptors is open (-EBUSY for other
+ * options meanwhile).
  *
  * Return: the file descriptor, or -errno (-ENOENT or -ENODEV when the module
  * is not loaded, -EACCES without permission).
  */
 int buddy_open(const char *path)
 {
-	int fd = open(path ? path : BUDDY_DEV_PATH, O_RDWR | O_CLOEXEC);
+	const char *env = getenv("BUDDY_DEVICE");
+	int fd;
 
+	if (!path && env && *env)
+		path = env;
+	if (path && !strncmp(path, INPROC_PREFIX, strlen(INPROC_PREFIX)))
+		return inproc_open(path + strlen(INPROC_PREFIX), true);
+	fd = open(path ? path : BUDDY_DEV_PATH, O_RDWR | O_CLOEXEC);
 	return fd < 0 ? -errno : fd;
 }
 
@@ -43,7 +161,7 @@ int buddy_open(const char *path)
  */
 int buddy_get_info(int devfd, struct buddy_info *info)
 {
-	return ioctl(devfd, BUDDY_IOC_GET_INFO, info) < 0 ? -errno : 0;
+	return buddy_ioctl(devfd, BUDDY_IOC_GET_INFO, info);
 }
 
 /**
@@ -59,9 +177,9 @@ int buddy_get_info(int devfd, struct buddy_info *info)
  */
 int buddy_alloc(int devfd, struct buddy_alloc *req)
 {
-	if (ioctl(devfd, BUDDY_IOC_ALLOC, req) < 0)
-		return -errno;
-	return req->fd;
+	int ret = buddy_ioctl(devfd, BUDDY_IOC_ALLOC, req);
+
+	return ret < 0 ? ret : req->fd;
 }
 
 /*
@@ -120,18 +238,17 @@ int buddy_alloc_simple(int devfd, uint64_t size, unsigned int target,
 static ssize_t rw_full(int afd, void *buf, size_t len, uint64_t off,
 		       bool is_write)
 {
+	const struct buddy_backend *b = backend(afd);
 	size_t done = 0;
 
 	while (done < len) {
-		char *p = (char *)buf + done;
-		off_t at = (off_t)(off + done);
-		ssize_t n = is_write ? pwrite(afd, p, len - done, at) :
-				       pread(afd, p, len - done, at);
+		ssize_t n = b->rw(afd, (char *)buf + done, len - done,
+				  off + done, is_write);
 
 		if (n < 0) {
-			if (errno == EINTR)
+			if (n == -EINTR)
 				continue;
-			return done ? (ssize_t)done : -errno;
+			return done ? (ssize_t)done : n;
 		}
 		if (n == 0)
 			break;
@@ -187,7 +304,7 @@ ssize_t buddy_pwrite(int afd, const void *buf, size_t len, uint64_t off)
 int buddy_alloc_stat(int afd, struct buddy_alloc_stat *st)
 {
 	memset(st, 0, sizeof(*st));
-	return ioctl(afd, BUDDY_IOC_ALLOC_STAT, st) < 0 ? -errno : 0;
+	return buddy_ioctl(afd, BUDDY_IOC_ALLOC_STAT, st);
 }
 
 /*
@@ -209,8 +326,10 @@ static int get_map(int fd, uint64_t id, uint64_t first, uint64_t count,
 		map.first = first;
 		map.count = n;
 		map.codes_ptr = (uintptr_t)packed;
-		if (ioctl(fd, BUDDY_IOC_GET_MAP, &map) < 0)
-			return -errno;
+		int ret = buddy_ioctl(fd, BUDDY_IOC_GET_MAP, &map);
+
+		if (ret < 0)
+			return ret;
 		for (i = 0; i < n; i++)
 			codes[i] = (packed[i / 2] >> (i % 2 * 4)) & 0xf;
 		first += n;
@@ -253,6 +372,10 @@ const char *buddy_strerror(int err, int op)
 			return "no /dev/buddy: the buddy module is not loaded";
 		if (err == EACCES || err == EPERM)
 			return "no permission to open /dev/buddy";
+		if (err == EINVAL)
+			return "bad in-process device options (device_mb 1..1048576, max_ratio 1..16, chunk_kb a multiple of 4 in 4..1048576, user_limit_mb, auto_target 128/96/64/32/8)";
+		if (err == EBUSY)
+			return "an in-process device with other options is open in this process";
 		break;
 	case BUDDY_OP_ALLOC:
 		switch (err) {
@@ -461,8 +584,10 @@ int buddy_list(int devfd, uint64_t start_id, struct buddy_alloc_stat *arr,
 	l.stat_size = sizeof(*arr);
 	l.count = cap;
 	l.start_id = start_id;
-	if (ioctl(devfd, BUDDY_IOC_LIST, &l) < 0)
-		return -errno;
+	int ret = buddy_ioctl(devfd, BUDDY_IOC_LIST, &l);
+
+	if (ret < 0)
+		return ret;
 	*count = l.count;
 	if (total)
 		*total = l.total;
@@ -482,7 +607,7 @@ int buddy_stat_id(int devfd, uint64_t id, struct buddy_alloc_stat *st)
 {
 	memset(st, 0, sizeof(*st));
 	st->id = id;
-	return ioctl(devfd, BUDDY_IOC_ALLOC_STAT, st) < 0 ? -errno : 0;
+	return buddy_ioctl(devfd, BUDDY_IOC_ALLOC_STAT, st);
 }
 
 /**
@@ -527,7 +652,7 @@ int buddy_set_target(int devfd, uint64_t id, unsigned int target,
 	req.id = id;
 	req.target = target;
 	req.codec = codec;
-	return ioctl(devfd, BUDDY_IOC_SET_TARGET, &req) < 0 ? -errno : 0;
+	return buddy_ioctl(devfd, BUDDY_IOC_SET_TARGET, &req);
 }
 
 /**
@@ -553,7 +678,7 @@ int buddy_profile_set(int devfd, const struct buddy_profile_entry *entries,
 	req.entries_ptr = (uintptr_t)entries;
 	req.count = n;
 	req.flags = flags;
-	return ioctl(devfd, BUDDY_IOC_PROFILE_SET, &req) < 0 ? -errno : 0;
+	return buddy_ioctl(devfd, BUDDY_IOC_PROFILE_SET, &req);
 }
 
 /**
@@ -574,8 +699,10 @@ int buddy_profile_get(int devfd, struct buddy_profile_entry *entries,
 	memset(&req, 0, sizeof(req));
 	req.entries_ptr = (uintptr_t)entries;
 	req.count = cap;
-	if (ioctl(devfd, BUDDY_IOC_PROFILE_GET, &req) < 0)
-		return -errno;
+	int ret = buddy_ioctl(devfd, BUDDY_IOC_PROFILE_GET, &req);
+
+	if (ret < 0)
+		return ret;
 	*n = req.count;
 	if (total)
 		*total = req.total;

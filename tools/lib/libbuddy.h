@@ -39,14 +39,90 @@ enum buddy_op {
 
 /**
  * buddy_open() - open the Buddy Compression control device.
- * @path: device node, or NULL for BUDDY_DEV_PATH.
+ * @path: device node; "inproc:OPTS" for the in-process device; or NULL for
+ *	  $BUDDY_DEVICE when set, else BUDDY_DEV_PATH.
  *
- * The descriptor is opened read-write and close-on-exec.
+ * The descriptor is opened read-write and close-on-exec.  An in-process
+ * device named by an "inproc:" path is made on the first call and shared
+ * by later ones while any of its descriptors is open (-EBUSY for other
+ * options meanwhile).
  *
  * Return: the file descriptor, or -errno (-ENOENT or -ENODEV when the module
  * is not loaded, -EACCES without permission).
  */
 int buddy_open(const char *path);
+
+/*
+ * The in-process device.  buddy_open() with a path "inproc:OPTS", or with
+ * NULL while the environment has BUDDY_DEVICE=inproc:OPTS, or
+ * buddy_open_inproc(OPTS), gives a device that lives in the calling
+ * process, built from the same core/ code as buddy.ko: every call below
+ * works on it as on /dev/buddy, with the same errno for the same input.
+ * OPTS is a comma-separated list of the module's parameters:
+ * device_mb=N (default 64), max_ratio=R (4), chunk_kb=K (2048),
+ * user_limit_mb=M (0) and auto_target=B (128).  Its descriptors are real
+ * file descriptors (memfds) that only libbuddy understands: use
+ * buddy_pread()/buddy_pwrite()/buddy_aio_*() and buddy_ioctl(), not
+ * pread(2) or ioctl(2), on them.  Differences: the process is the
+ * device's administrator (no -EPERM), and the device is not shared with
+ * other processes (a child after fork() has its own copy).
+ */
+
+/**
+ * buddy_open_inproc() - create a new in-process device.
+ * @opts: "device_mb=64,max_ratio=4" and so on, as above; NULL or "" for
+ *	  the defaults.
+ *
+ * Unlike buddy_open("inproc:..."), which returns another descriptor of the
+ * same device while one is open, this always makes a new device.  It lives
+ * until its last descriptor and its last allocation are closed.
+ *
+ * Return: the device's descriptor, or -errno (-EINVAL for an unknown or
+ * out-of-range option, -ENOMEM when the pools cannot be mapped).
+ */
+int buddy_open_inproc(const char *opts);
+
+/**
+ * buddy_is_inproc() - is @fd a descriptor of an in-process device?
+ * @fd: any descriptor.
+ *
+ * Return: 1 for an in-process device or one of its allocations, else 0.
+ */
+int buddy_is_inproc(int fd);
+
+/**
+ * buddy_ioctl() - ioctl(2) with a BUDDY_IOC_* command on either backend.
+ * @fd: /dev/buddy, an in-process device, or an allocation of either.
+ * @cmd: the BUDDY_IOC_* number.
+ * @arg: its argument struct.
+ *
+ * Return: ioctl(2)'s value (0), or -errno.
+ */
+int buddy_ioctl(int fd, unsigned long cmd, void *arg);
+
+/**
+ * buddy_close() - close a device or allocation descriptor.
+ * @fd: descriptor of either backend.
+ *
+ * close(2) works as well; an in-process allocation closed that way is
+ * freed at the next call that looks at its device (alloc, info, list,
+ * admin), this frees it at once.
+ *
+ * Return: 0, or -errno.
+ */
+int buddy_close(int fd);
+
+/**
+ * buddy_device_stats() - the device's global access counters and
+ * size-code histogram (sysfs io_stat and code_stat of buddy.ko).
+ * @devfd: descriptor of the device.
+ * @io: receives the counters of every allocation since the device began.
+ * @codes: receives the live allocations' entries per size code.
+ *
+ * Return: 0, or -errno (-ENOENT when buddy.ko's sysfs files are missing).
+ */
+int buddy_device_stats(int devfd, struct buddy_counters *io,
+		       uint64_t codes[BUDDY_CODE_NR]);
 
 /**
  * buddy_get_info() - BUDDY_IOC_GET_INFO: pools, usage and features.

@@ -1,0 +1,199 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * inproc_bench - what libbuddy's data path costs on the in-process device,
+ * next to the codec alone.
+ *
+ * For every target, pwrite and pread of 128 B, 4 KiB and 1 MiB pieces
+ * through buddy_pwrite()/buddy_pread() (the whole path: libbuddy's backend
+ * table, bounds, locks, core/chunk.c, core/stripe.c, counters), against
+ * the same entries going through the codec only: buddy_entry_encode()
+ * (buddy_entry_classify() at 1x, which stores plain) for writes and
+ * buddy_entry_decode() (a 128-byte copy at 1x) for reads, on the streams
+ * the same data gives.  The ratio path / codec is the path's overhead;
+ * the goal is <= 1.2.
+ *
+ *   inproc_bench [-t SECONDS] [-c CODEC] [-d CLASS]
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "codec.h"
+#include "datagen.h"
+#include "libbuddy.h"
+
+#define AREA	(16u << 20)	/* logical bytes one cell cycles over */
+
+static double now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+static volatile unsigned int sink;
+
+/* ns per piece of @piece bytes through the codec alone. */
+static double codec_ns(const struct buddy_codec *c, unsigned int target,
+		       const u8 *data, unsigned int piece, bool write,
+		       double secs)
+{
+	unsigned int nr = AREA / BUDDY_ENTRY_BYTES, per = piece / 128, e = 0;
+	u8 *streams = malloc((size_t)nr * BUDDY_STREAM_MAX);
+	u8 *codes = malloc(nr), out[BUDDY_ENTRY_BYTES];
+	double t0, t;
+	u64 pieces = 0;
+	unsigned int i;
+
+	for (i = 0; i < nr; i++)
+		codes[i] = buddy_entry_encode(c, data + (size_t)i * 128,
+					      streams + (size_t)i *
+					      BUDDY_STREAM_MAX);
+	t0 = now();
+	do {
+		for (i = 0; i < per; i++, e = (e + 1) % nr) {
+			const u8 *in = data + (size_t)e * 128;
+			u8 *s = streams + (size_t)e * BUDDY_STREAM_MAX;
+
+			if (write && target == BUDDY_TARGET_1X)
+				sink += buddy_entry_classify(c, in);
+			else if (write)
+				sink += buddy_entry_encode(c, in, s);
+			else if (target == BUDDY_TARGET_1X)
+				memcpy(out, in, 128), sink += out[e & 127];
+			else
+				sink += buddy_entry_decode(c, codes[e], s,
+							   out);
+		}
+		pieces++;
+		t = now() - t0;
+	} while (t < secs);
+	free(streams);
+	free(codes);
+	return t * 1e9 / pieces;
+}
+
+/* ns per piece through libbuddy on the in-process device. */
+static double path_ns(int afd, u8 *data, unsigned int piece, bool write,
+		      double secs)
+{
+	u64 off = 0, pieces = 0;
+	double t0, t;
+
+	t0 = now();
+	do {
+		ssize_t r = write ? buddy_pwrite(afd, data + off, piece, off) :
+				    buddy_pread(afd, data + off, piece, off);
+
+		if (r != (ssize_t)piece) {
+			fprintf(stderr, "inproc_bench: %s: %s\n",
+				write ? "pwrite" : "pread",
+				buddy_strerror((int)r, write ? BUDDY_OP_WRITE :
+					       BUDDY_OP_READ));
+			exit(1);
+		}
+		off = (off + piece) % AREA;
+		pieces++;
+		t = now() - t0;
+	} while (t < secs);
+	return t * 1e9 / pieces;
+}
+
+int main(int argc, char **argv)
+{
+	static const unsigned int targets[] = {
+		BUDDY_TARGET_1X, BUDDY_TARGET_4_3X, BUDDY_TARGET_2X,
+		BUDDY_TARGET_4X, BUDDY_TARGET_16X,
+	};
+	static const unsigned int pieces[] = { 128, 4096, 1u << 20 };
+	const char *codec_name = "bpc", *class_name = "mixed";
+	double secs = 0.3, worst = 0;
+	const struct buddy_codec *c;
+	unsigned int t, p, d;
+	int devfd, cls, opt;
+	u8 *data, *copy;
+
+	while ((opt = getopt(argc, argv, "t:c:d:h")) != -1) {
+		switch (opt) {
+		case 't':
+			secs = atof(optarg);
+			break;
+		case 'c':
+			codec_name = optarg;
+			break;
+		case 'd':
+			class_name = optarg;
+			break;
+		default:
+			fprintf(stderr,
+				"usage: inproc_bench [-t SECONDS] [-c CODEC] [-d CLASS]\n");
+			return opt == 'h' ? 0 : 2;
+		}
+	}
+	c = buddy_codec_by_name(codec_name);
+	cls = datagen_class_by_name(class_name);
+	if (!c || cls < 0 || secs <= 0) {
+		fprintf(stderr, "inproc_bench: bad codec, class or time\n");
+		return 2;
+	}
+	devfd = buddy_open_inproc("device_mb=64,max_ratio=4");
+	if (devfd < 0) {
+		fprintf(stderr, "inproc_bench: %s\n", strerror(-devfd));
+		return 1;
+	}
+	data = malloc(AREA);
+	copy = malloc(AREA);
+	datagen_fill(cls, 42, data, AREA);
+
+	printf("# libbuddy data path on the in-process device vs the codec alone\n");
+	printf("# codec %s, data %s, %u MiB per cell, %.2f s per measurement\n",
+	       c->name, class_name, AREA >> 20, secs);
+	printf("# ns per call; ratio = path / codec (goal <= 1.20)\n");
+	printf("%-6s %-6s %-7s %12s %12s %7s\n", "target", "op", "size",
+	       "path_ns", "codec_ns", "ratio");
+	for (t = 0; t < sizeof(targets) / sizeof(targets[0]); t++) {
+		int afd = buddy_alloc_simple(devfd, AREA, targets[t], c->id,
+					     "bench", NULL);
+
+		if (afd < 0) {
+			fprintf(stderr, "inproc_bench: alloc: %s\n",
+				buddy_strerror(afd, BUDDY_OP_ALLOC));
+			return 1;
+		}
+		/* the area holds the data: reads decode real streams */
+		if (buddy_pwrite(afd, data, AREA, 0) != AREA)
+			return 1;
+		for (d = 0; d < 2; d++) {
+			bool write = d == 0;
+
+			for (p = 0; p < 3; p++) {
+				double pa, co, r;
+
+				memcpy(copy, data, AREA);
+				pa = path_ns(afd, copy, pieces[p], write, secs);
+				co = codec_ns(c, targets[t], data, pieces[p],
+					      write, secs);
+				r = pa / co;
+				if (r > worst)
+					worst = r;
+				printf("%-6s %-6s %-7s %12.1f %12.1f %7.2f\n",
+				       buddy_target_name(targets[t]),
+				       write ? "pwrite" : "pread",
+				       pieces[p] == 128 ? "128B" :
+				       pieces[p] == 4096 ? "4KiB" : "1MiB",
+				       pa, co, r);
+			}
+		}
+		buddy_close(afd);
+	}
+	printf("# worst ratio %.2f: goal <= 1.20 %s\n", worst,
+	       worst <= 1.2 ? "met" : "NOT met");
+	buddy_close(devfd);
+	free(data);
+	free(copy);
+	return 0;
+}

@@ -1,0 +1,1171 @@
+// SPDX-License-Identifier: GPL-2.0 OR MIT
+/*
+ * inproc.c - the in-process Buddy Compression device behind libbuddy.
+ *
+ * BUDDY_DEVICE=inproc:device_mb=N,max_ratio=R[,chunk_kb=K] (or
+ * buddy_open_inproc()) makes libbuddy's calls land here instead of in
+ * buddy.ko.  Everything that decides what an allocation is and what I/O
+ * does is the module's own code, compiled from core/: the ABI checks and
+ * the chunk table (core/chunk.c), the admission rules (core/layout.h), the
+ * codecs and the striping (core/stripe.c), next-fit extent reservation and
+ * re-targeting with rollback.  What is here is what the kernel gets from
+ * its own environment: memory (two anonymous mappings for the pools), the
+ * granule bitmaps, locks (pthreads), file descriptors (memfds, one per
+ * allocation, so that close() frees it), the ioctl dispatcher's copies and
+ * the profile table's storage.  See Documentation/design.rst.
+ *
+ * Differences from /dev/buddy, all documented in userspace-api.rst: the
+ * process is the device's administrator (no -EPERM); a bad user pointer
+ * faults instead of -EFAULT (NULL is -EFAULT); every allocation belongs to
+ * the process's uid; an allocation whose descriptor was closed is freed at
+ * the next call that looks at the device (open, alloc, info, list, admin).
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <limits.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "core/chunk.h"
+#include "inproc.h"
+
+#define NR_LOCKS	64	/* hashed stripe locks per allocation */
+#define MAX_RW		0x7ffff000UL	/* the kernel's MAX_RW_COUNT */
+#define NR_COUNTERS	(sizeof(struct buddy_counters) / sizeof(u64))
+
+struct pool {
+	u8 *base;
+	u64 bytes;
+	unsigned long *map;
+	unsigned long nbits;
+	u64 used;
+};
+
+struct dev;
+
+struct alloc {
+	struct alloc *next, **pprev;
+	struct dev *d;
+	u64 id;
+	u64 size;
+	u64 nr_entries;
+	unsigned int target;
+	unsigned int codec_id;
+	unsigned int target_source;
+	const struct buddy_codec *codec;
+	u32 uid;
+	u32 pid;
+	char label[BUDDY_LABEL_LEN];
+	char comm[16];
+	u64 chunk_entries;
+	unsigned int nr_chunks;
+	struct buddy_chunk_ext *chunks;
+	u64 dev_bytes;
+	u64 bud_bytes;
+	bool mixed;
+	pthread_rwlock_t rt;		/* I/O: read; re-target: write */
+	pthread_mutex_t locks[NR_LOCKS];
+	pthread_mutex_t stat_lock;	/* @cnt and @codes */
+	struct buddy_counters cnt;
+	s64 codes[BUDDY_CODE_NR];
+};
+
+struct dev {
+	pthread_mutex_t lock;	/* everything below but the pools' bytes */
+	char opts[128];
+	bool shared;		/* the BUDDY_DEVICE one, reused by buddy_open() */
+	unsigned int device_mb, max_ratio, chunk_kb, user_limit_mb;
+	unsigned int auto_target;
+	struct pool pool[2];
+	struct buddy_space space;
+	u64 held;		/* this uid's share: device + carve-out bytes */
+	unsigned int nr_allocs;
+	u64 logical_bytes;
+	u64 next_id;
+	struct alloc *allocs, **tail;	/* in id order */
+	unsigned int nr_files;	/* open control descriptors */
+	struct buddy_counters dead;	/* counters of freed allocations */
+	struct buddy_profile_entry *profiles;
+	unsigned int nr_profiles;
+};
+
+/* One descriptor: the control device or an allocation. */
+struct file {
+	int fd;
+	dev_t st_dev;
+	ino_t st_ino;
+	struct dev *d;
+	struct alloc *a;	/* NULL: the control device */
+};
+
+void *_Atomic *inproc_files;
+/* Taken by every call that adds, frees or looks up allocations by id. */
+static pthread_mutex_t files_lock = PTHREAD_RECURSIVE_MUTEX_INITIALIZER_NP;
+static int live_fds[INPROC_MAX_FD];
+static unsigned int nr_live;
+
+static struct file *file_of(int fd)
+{
+	return inproc_owns(fd) ? inproc_files[fd] : NULL;
+}
+
+/* ---- pools: the kernel's genalloc, as a bitmap of 4 KiB granules ---- */
+
+static int pool_init(struct pool *p, u64 bytes)
+{
+	p->bytes = bytes;
+	p->nbits = bytes >> BUDDY_GRANULE_SHIFT;
+	p->used = 0;
+	if (!bytes)
+		return 0;
+	p->base = mmap(NULL, bytes, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (p->base == MAP_FAILED) {
+		p->base = NULL;
+		return -ENOMEM;
+	}
+	p->map = calloc(DIV_ROUND_UP(p->nbits, BUDDY_BITS_PER_LONG),
+			sizeof(unsigned long));
+	if (!p->map) {
+		munmap(p->base, bytes);
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+static void pool_destroy(struct pool *p)
+{
+	if (p->base)
+		munmap(p->base, p->bytes);
+	free(p->map);
+}
+
+/* ---- the chunk table's environment (struct buddy_chunk_ops) ---- */
+
+static struct buddy_chunk_ext *op_chunk(void *ctx, unsigned int c)
+{
+	return &((struct alloc *)ctx)->chunks[c];
+}
+
+static void *op_pool_alloc(void *ctx, enum buddy_pool_id id, u64 bytes,
+			   unsigned long *cursor)
+{
+	struct dev *d = ((struct alloc *)ctx)->d;
+	struct pool *p = &d->pool[id];
+	unsigned long nr, bit;
+	void *addr = NULL;
+
+	bytes = buddy_granule_align(bytes);
+	if (!bytes || !p->nbits)
+		return NULL;
+	nr = bytes >> BUDDY_GRANULE_SHIFT;
+	pthread_mutex_lock(&d->lock);
+	bit = buddy_next_fit(p->map, p->nbits, 0, nr, cursor);
+	if (bit < p->nbits) {
+		bitmap_set(p->map, bit, nr);
+		p->used += bytes;
+		addr = p->base + (bit << BUDDY_GRANULE_SHIFT);
+	}
+	pthread_mutex_unlock(&d->lock);
+	return addr;
+}
+
+static void op_pool_free(void *ctx, enum buddy_pool_id id, void *addr,
+			 u64 bytes)
+{
+	struct dev *d = ((struct alloc *)ctx)->d;
+	struct pool *p = &d->pool[id];
+
+	bytes = buddy_granule_align(bytes);
+	if (!addr || !bytes)
+		return;
+	pthread_mutex_lock(&d->lock);
+	bitmap_clear(p->map, ((u8 *)addr - p->base) >> BUDDY_GRANULE_SHIFT,
+		     bytes >> BUDDY_GRANULE_SHIFT);
+	p->used -= bytes;
+	pthread_mutex_unlock(&d->lock);
+}
+
+/* A re-target holds the allocation's rt lock for writing: no I/O runs. */
+static void op_lock(void *ctx, unsigned int c)
+{
+}
+
+static int op_check(void *ctx)
+{
+	return 0;
+}
+
+static void codes_add(struct alloc *a, const s64 *delta)
+{
+	unsigned int i;
+
+	pthread_mutex_lock(&a->stat_lock);
+	for (i = 0; i < BUDDY_CODE_NR; i++)
+		a->codes[i] += delta[i];
+	pthread_mutex_unlock(&a->stat_lock);
+}
+
+static void op_codes_add(void *ctx, const s64 *delta)
+{
+	codes_add(ctx, delta);
+}
+
+static void op_warn(void *ctx, unsigned int c, int err, bool restore)
+{
+	struct alloc *a = ctx;
+
+	fprintf(stderr, "libbuddy: allocation %llu: chunk %u: %s while %s\n",
+		(unsigned long long)a->id, c, strerror(-err),
+		restore ? "putting it back (it stays at the new target)" :
+			  "re-striping");
+}
+
+static const struct buddy_chunk_ops chunk_ops = {
+	.chunk = op_chunk,
+	.pool_alloc = op_pool_alloc,
+	.pool_free = op_pool_free,
+	.lock = op_lock,
+	.unlock = op_lock,
+	.check = op_check,
+	.codes_add = op_codes_add,
+	.warn = op_warn,
+};
+
+/* ---- descriptors ---- */
+
+/* A new memfd standing for @d (and @a); -errno. */
+static int file_new(struct dev *d, struct alloc *a, bool cloexec)
+{
+	struct file *f = calloc(1, sizeof(*f));
+	struct stat st;
+	int fd;
+
+	if (!f)
+		return -ENOMEM;
+	fd = memfd_create(a ? "buddy-alloc" : "buddy-inproc",
+			  cloexec ? MFD_CLOEXEC : 0);
+	if (fd < 0) {
+		free(f);
+		return -errno;
+	}
+	if (fd >= INPROC_MAX_FD || fstat(fd, &st)) {
+		close(fd);
+		free(f);
+		return -EMFILE;
+	}
+	f->fd = fd;
+	f->st_dev = st.st_dev;
+	f->st_ino = st.st_ino;
+	f->d = d;
+	f->a = a;
+	pthread_mutex_lock(&files_lock);
+	if (!inproc_files) {
+		void *_Atomic *t = calloc(INPROC_MAX_FD, sizeof(*t));
+
+		if (!t) {
+			pthread_mutex_unlock(&files_lock);
+			close(fd);
+			free(f);
+			return -ENOMEM;
+		}
+		inproc_files = t;
+	}
+	inproc_files[fd] = f;
+	live_fds[nr_live++] = fd;
+	pthread_mutex_unlock(&files_lock);
+	return fd;
+}
+
+static void alloc_free(struct alloc *a);
+static void dev_put(struct dev *d);
+
+/* Forget @f (files_lock held) and free what it stood for. */
+static void file_drop(struct file *f)
+{
+	unsigned int k;
+
+	inproc_files[f->fd] = NULL;
+	for (k = 0; k < nr_live; k++) {
+		if (live_fds[k] == f->fd) {
+			live_fds[k] = live_fds[--nr_live];
+			break;
+		}
+	}
+	if (f->a) {
+		alloc_free(f->a);
+	} else {
+		pthread_mutex_lock(&f->d->lock);
+		f->d->nr_files--;
+		pthread_mutex_unlock(&f->d->lock);
+	}
+	dev_put(f->d);
+	free(f);
+}
+
+/* Free whatever stands for a descriptor closed behind libbuddy's back. */
+static void sweep(void)
+{
+	unsigned int k;
+	struct stat st;
+
+	pthread_mutex_lock(&files_lock);
+	for (k = 0; k < nr_live; ) {
+		struct file *f = inproc_files[live_fds[k]];
+
+		if (fstat(f->fd, &st) || st.st_dev != f->st_dev ||
+		    st.st_ino != f->st_ino) {
+			file_drop(f);	/* moves the last entry to k */
+			continue;
+		}
+		k++;
+	}
+	pthread_mutex_unlock(&files_lock);
+}
+
+int inproc_close(int fd)
+{
+	struct file *f;
+
+	pthread_mutex_lock(&files_lock);
+	f = file_of(fd);
+	if (!f) {
+		pthread_mutex_unlock(&files_lock);
+		return -EBADF;
+	}
+	file_drop(f);
+	pthread_mutex_unlock(&files_lock);
+	return close(fd) ? -errno : 0;
+}
+
+/* ---- the device ---- */
+
+static struct dev *shared_dev;	/* files_lock */
+
+/* Destroy @d once no descriptor and no allocation is left (files_lock). */
+static void dev_put(struct dev *d)
+{
+	pthread_mutex_lock(&d->lock);
+	if (d->nr_files || d->nr_allocs) {
+		pthread_mutex_unlock(&d->lock);
+		return;
+	}
+	pthread_mutex_unlock(&d->lock);
+	if (shared_dev == d)
+		shared_dev = NULL;
+	pool_destroy(&d->pool[0]);
+	pool_destroy(&d->pool[1]);
+	free(d->profiles);
+	pthread_mutex_destroy(&d->lock);
+	free(d);
+}
+
+/* "key=N" options; -EINVAL for anything the module would refuse. */
+static int parse_opts(struct dev *d, const char *opts)
+{
+	char buf[sizeof(d->opts)], *tok, *save = NULL;
+
+	d->device_mb = 64;
+	d->max_ratio = 4;
+	d->chunk_kb = 2048;
+	d->user_limit_mb = 0;
+	d->auto_target = BUDDY_TARGET_1X;
+	if (strlen(opts) >= sizeof(buf))
+		return -EINVAL;
+	strcpy(buf, opts);
+	for (tok = strtok_r(buf, ",", &save); tok;
+	     tok = strtok_r(NULL, ",", &save)) {
+		static const char *const keys[] = {
+			"device_mb", "max_ratio", "chunk_kb", "user_limit_mb",
+			"auto_target",
+		};
+		unsigned int *vals[] = {
+			&d->device_mb, &d->max_ratio, &d->chunk_kb,
+			&d->user_limit_mb, &d->auto_target,
+		};
+		char *eq = strchr(tok, '='), *end;
+		unsigned long v;
+		unsigned int k;
+
+		if (!eq)
+			return -EINVAL;
+		*eq = '\0';
+		errno = 0;
+		v = strtoul(eq + 1, &end, 10);
+		if (errno || end == eq + 1 || *end || v > UINT_MAX)
+			return -EINVAL;
+		for (k = 0; k < ARRAY_SIZE(keys); k++)
+			if (!strcmp(tok, keys[k]))
+				break;
+		if (k == ARRAY_SIZE(keys))
+			return -EINVAL;
+		*vals[k] = v;
+	}
+	/* the module's load-time checks (kmod/main.c, check_params()) */
+	if (!d->device_mb || d->device_mb > (1U << 20) || !d->max_ratio ||
+	    d->max_ratio > 16 || d->chunk_kb < 4 || d->chunk_kb % 4 ||
+	    d->chunk_kb > (1U << 20) || !buddy_target_valid(d->auto_target))
+		return -EINVAL;
+	return 0;
+}
+
+int inproc_open(const char *opts, bool shared)
+{
+	struct dev *d;
+	u64 bytes;
+	int ret, fd;
+
+	pthread_mutex_lock(&files_lock);
+	sweep();
+	d = shared ? shared_dev : NULL;
+	if (d && strcmp(d->opts, opts)) {
+		fd = -EBUSY;	/* BUDDY_DEVICE changed under a live device */
+		goto out;
+	}
+	if (!d) {
+		d = calloc(1, sizeof(*d));
+		fd = -ENOMEM;
+		if (!d)
+			goto out;
+		fd = parse_opts(d, opts);
+		if (fd) {
+			free(d);
+			goto out;
+		}
+		strcpy(d->opts, opts);
+		bytes = (u64)d->device_mb << 20;
+		ret = pool_init(&d->pool[BUDDY_POOL_DEVICE], bytes);
+		if (!ret)
+			ret = pool_init(&d->pool[BUDDY_POOL_BUDDY],
+					bytes * (d->max_ratio - 1));
+		if (ret) {
+			pool_destroy(&d->pool[BUDDY_POOL_DEVICE]);
+			free(d);
+			fd = ret;
+			goto out;
+		}
+		d->space.dev_total = d->pool[BUDDY_POOL_DEVICE].bytes;
+		d->space.bud_total = d->pool[BUDDY_POOL_BUDDY].bytes;
+		d->tail = &d->allocs;
+		d->shared = shared;
+		pthread_mutex_init(&d->lock, NULL);
+	}
+	pthread_mutex_lock(&d->lock);
+	d->nr_files++;
+	pthread_mutex_unlock(&d->lock);
+	fd = file_new(d, NULL, true);
+	if (fd < 0) {
+		pthread_mutex_lock(&d->lock);
+		d->nr_files--;
+		pthread_mutex_unlock(&d->lock);
+		dev_put(d);
+	} else if (shared) {
+		shared_dev = d;
+	}
+out:
+	pthread_mutex_unlock(&files_lock);
+	return fd;
+}
+
+static void fill_info(struct dev *d, struct buddy_info *info)
+{
+	unsigned int n;
+
+	info->abi_version = BUDDY_ABI_VERSION;
+	info->max_ratio = d->max_ratio;
+	info->features = BUDDY_FEAT_RW | BUDDY_FEAT_IO_URING |
+			 BUDDY_FEAT_GET_MAP | BUDDY_FEAT_AUTO |
+			 BUDDY_FEAT_ADMIN | BUDDY_FEAT_URING_CMD;
+	for (n = 0; buddy_codecs[n]; n++)
+		info->codecs |= 1ULL << buddy_codecs[n]->id;
+	pthread_mutex_lock(&d->lock);
+	info->device_bytes = d->pool[BUDDY_POOL_DEVICE].bytes;
+	info->device_used = d->pool[BUDDY_POOL_DEVICE].used;
+	info->buddy_bytes = d->pool[BUDDY_POOL_BUDDY].bytes;
+	info->buddy_used = d->pool[BUDDY_POOL_BUDDY].used;
+	info->logical_bytes = d->logical_bytes;
+	info->nr_allocs = d->nr_allocs;
+	pthread_mutex_unlock(&d->lock);
+	info->ratio_milli = info->device_used ?
+		info->logical_bytes * 1000 / info->device_used : 0;
+	info->device_node = -1;
+	info->buddy_node = -1;
+	info->nr_nodes = 1;
+	info->chunk_bytes = d->chunk_kb * 1024;
+	info->device_node_pages[0] = info->device_bytes / 4096;
+	info->buddy_node_pages[0] = info->buddy_bytes / 4096;
+}
+
+/* ---- allocations ---- */
+
+static const char *comm_name(void)
+{
+	return program_invocation_short_name;	/* <errno.h>, _GNU_SOURCE */
+}
+
+static bool profile_lookup(struct dev *d, u32 uid, const char *label,
+			   unsigned int *target, unsigned int *codec)
+{
+	unsigned int k;
+
+	for (k = 0; k < d->nr_profiles; k++) {
+		struct buddy_profile_entry *e = &d->profiles[k];
+
+		if (e->uid == uid &&
+		    !strncmp(e->label, label, BUDDY_LABEL_LEN)) {
+			*target = e->target;
+			*codec = e->codec;
+			return true;
+		}
+	}
+	return false;
+}
+
+static void alloc_destroy(struct alloc *a)
+{
+	unsigned int i;
+
+	for (i = 0; i < NR_LOCKS; i++)
+		pthread_mutex_destroy(&a->locks[i]);
+	pthread_mutex_destroy(&a->stat_lock);
+	pthread_rwlock_destroy(&a->rt);
+	free(a->chunks);
+	free(a);
+}
+
+/* The last reference (its descriptor) is gone: give everything back. */
+static void alloc_free(struct alloc *a)
+{
+	struct dev *d = a->d;
+
+	pthread_rwlock_wrlock(&a->rt);
+	buddy_chunks_free(&chunk_ops, a, a->nr_chunks);
+	pthread_rwlock_unlock(&a->rt);
+	pthread_mutex_lock(&d->lock);
+	*a->pprev = a->next;
+	if (a->next)
+		a->next->pprev = a->pprev;
+	else
+		d->tail = a->pprev;
+	buddy_space_release(&d->space, a->dev_bytes, a->bud_bytes);
+	d->held -= a->dev_bytes + a->bud_bytes;
+	d->nr_allocs--;
+	d->logical_bytes -= a->size;
+	buddy_counters_add(&d->dead, &a->cnt);
+	pthread_mutex_unlock(&d->lock);
+	alloc_destroy(a);
+}
+
+static long dev_alloc(struct dev *d, struct buddy_alloc *req)
+{
+	struct buddy_layout l;
+	struct alloc *a;
+	u64 limit;
+	unsigned int i;
+	int ret, fd;
+
+	ret = buddy_alloc_check(req);
+	if (ret)
+		return ret;
+	a = calloc(1, sizeof(*a));
+	if (!a)
+		return -ENOMEM;
+	a->d = d;
+	a->size = req->size;
+	a->nr_entries = DIV_ROUND_UP(req->size, BUDDY_ENTRY_BYTES);
+	a->target = req->target;
+	a->target_source = BUDDY_SRC_EXPLICIT;
+	a->codec_id = req->codec;
+	a->uid = getuid();
+	a->pid = getpid();
+	pthread_mutex_lock(&d->lock);
+	if (a->target == BUDDY_TARGET_AUTO) {
+		unsigned int codec = BUDDY_CODEC_DEFAULT;
+
+		if (profile_lookup(d, a->uid, req->label, &a->target,
+				   &codec)) {
+			a->target_source = BUDDY_SRC_PROFILE;
+			if (req->codec == BUDDY_CODEC_DEFAULT)
+				a->codec_id = codec;
+		} else {
+			a->target = d->auto_target;
+			a->target_source = BUDDY_SRC_DEFAULT;
+		}
+	}
+	pthread_mutex_unlock(&d->lock);
+	a->codec = buddy_codec_by_id(a->codec_id);
+	a->codec_id = a->codec->id;
+	strncpy(a->comm, comm_name(), sizeof(a->comm) - 1);
+	memcpy(a->label, req->label, BUDDY_LABEL_LEN);
+	pthread_rwlock_init(&a->rt, NULL);
+	pthread_mutex_init(&a->stat_lock, NULL);
+	for (i = 0; i < NR_LOCKS; i++)
+		pthread_mutex_init(&a->locks[i], NULL);
+	a->codes[BUDDY_CODE_ZERO] = a->nr_entries;
+
+	a->chunk_entries = d->chunk_kb * 1024 / BUDDY_ENTRY_BYTES;
+	buddy_layout_init(&l, a->nr_entries, a->chunk_entries, a->target);
+	if (!buddy_space_could_fit(&d->space, l.dev_bytes, l.bud_bytes)) {
+		ret = -E2BIG;
+		goto err_free;
+	}
+	a->nr_chunks = l.nr_chunks;
+	a->dev_bytes = l.dev_bytes;
+	a->bud_bytes = l.bud_bytes;
+	a->chunks = calloc(l.nr_chunks, sizeof(*a->chunks));
+	if (!a->chunks) {
+		ret = -ENOMEM;
+		goto err_free;
+	}
+	pthread_mutex_lock(&d->lock);
+	limit = (u64)d->user_limit_mb << 20;
+	if (!buddy_quota_allows(d->held, l.dev_bytes + l.bud_bytes, limit)) {
+		pthread_mutex_unlock(&d->lock);
+		ret = -EDQUOT;
+		goto err_free;
+	}
+	ret = buddy_space_reserve(&d->space, l.dev_bytes, l.bud_bytes);
+	if (!ret)
+		d->held += l.dev_bytes + l.bud_bytes;
+	pthread_mutex_unlock(&d->lock);
+	if (ret)
+		goto err_free;
+	ret = buddy_chunks_reserve(&chunk_ops, a, a->nr_chunks, a->nr_entries,
+				   a->chunk_entries, a->target, a->codec);
+	if (ret)
+		goto err_unreserve;
+
+	pthread_mutex_lock(&d->lock);
+	a->id = ++d->next_id;
+	a->pprev = d->tail;
+	*d->tail = a;
+	d->tail = &a->next;
+	d->nr_allocs++;
+	d->logical_bytes += a->size;
+	pthread_mutex_unlock(&d->lock);
+	fd = file_new(d, a, req->flags & BUDDY_ALLOC_CLOEXEC);
+	if (fd < 0) {
+		alloc_free(a);
+		return fd;
+	}
+	req->fd = fd;
+	req->target = a->target;
+	req->codec = a->codec_id;
+	req->id = a->id;
+	req->target_source = a->target_source;
+	return 0;
+
+err_unreserve:
+	pthread_mutex_lock(&d->lock);
+	buddy_space_release(&d->space, l.dev_bytes, l.bud_bytes);
+	d->held -= l.dev_bytes + l.bud_bytes;
+	pthread_mutex_unlock(&d->lock);
+err_free:
+	alloc_destroy(a);
+	return ret;
+}
+
+static void fill_stat(struct alloc *a, struct buddy_alloc_stat *st)
+{
+	unsigned int i;
+
+	memset(st, 0, sizeof(*st));
+	st->id = a->id;
+	st->size = a->size;
+	st->target = a->target;
+	st->codec = a->codec_id;
+	st->owner_uid = a->uid;
+	st->owner_pid = a->pid;
+	memcpy(st->label, a->label, sizeof(st->label));
+	memcpy(st->comm, a->comm, sizeof(st->comm));
+	st->device_bytes = a->dev_bytes;
+	st->buddy_bytes = a->bud_bytes;
+	st->nr_entries = a->nr_entries;
+	st->target_source = a->target_source;
+	pthread_mutex_lock(&a->stat_lock);
+	for (i = 0; i < BUDDY_CODE_NR; i++)
+		st->codes[i] = a->codes[i];
+	st->counters = a->cnt;
+	pthread_mutex_unlock(&a->stat_lock);
+}
+
+static struct alloc *find_id(struct dev *d, u64 id)
+{
+	struct alloc *a;
+
+	for (a = d->allocs; a; a = a->next)
+		if (a->id == id)
+			return a;
+	return NULL;
+}
+
+static long map_codes(struct alloc *a, struct buddy_map *m)
+{
+	u8 *out = (u8 *)(uintptr_t)m->codes_ptr;
+	u64 e, k;
+	int ret = buddy_map_check(m, a->nr_entries);
+
+	if (ret)
+		return ret;
+	if (!m->count)
+		return 0;
+	if (!out)
+		return -EFAULT;
+	memset(out, 0, DIV_ROUND_UP(m->count, 2));
+	pthread_rwlock_rdlock(&a->rt);
+	for (k = 0, e = m->first; k < m->count; k++, e++) {
+		struct buddy_chunk_ext *ch = &a->chunks[e / a->chunk_entries];
+
+		out[k / 2] |= buddy_meta_get(ch->x.meta,
+					     e % a->chunk_entries) <<
+			      (4 * (k & 1));
+	}
+	pthread_rwlock_unlock(&a->rt);
+	return 0;
+}
+
+/* ---- the data path ---- */
+
+ssize_t inproc_rw(int fd, void *buf, size_t len, uint64_t off, bool write)
+{
+	struct file *f = file_of(fd);
+	struct buddy_io_acct acct;
+	struct alloc *a;
+	u8 *p = buf;
+	u64 pos = off, end;
+	unsigned int k;
+	int ret = 0;
+
+	if (!f)
+		return -EBADF;
+	a = f->a;
+	if (!a)
+		return -EINVAL;		/* /dev/buddy has no read or write */
+	if (len > MAX_RW)
+		len = MAX_RW;
+	if ((s64)off < 0 || (s64)(off + len) < 0)
+		return -EINVAL;
+	if (!len)
+		return 0;
+	if (off >= a->size)
+		return write ? -ENOSPC : 0;
+	if (!buf)
+		return -EFAULT;
+	end = off + len < a->size ? off + len : a->size;
+	memset(&acct, 0, sizeof(acct));
+
+	pthread_rwlock_rdlock(&a->rt);
+	while (pos < end) {
+		u64 stop = buddy_stripe_end(pos, end);
+		unsigned int c, i, o;
+		pthread_mutex_t *lock;
+		struct buddy_chunk_ext *ch;
+
+		buddy_locate(pos, a->chunk_entries, &c, &i, &o);
+		ch = &a->chunks[c];
+		lock = &a->locks[(pos / BUDDY_ENTRY_BYTES /
+				  BUDDY_STRIPE_ENTRIES) % NR_LOCKS];
+		pthread_mutex_lock(lock);
+		if (write)
+			ch->written = true;
+		ret = buddy_stripe_rw(&ch->x, i, o, p, stop - pos, write,
+				      &acct);
+		pthread_mutex_unlock(lock);
+		if (ret)
+			break;
+		p += stop - pos;
+		pos = stop;
+	}
+	pthread_rwlock_unlock(&a->rt);
+
+	pthread_mutex_lock(&a->stat_lock);
+	buddy_counters_add(&a->cnt, &acct.c);
+	for (k = 0; k < BUDDY_CODE_NR; k++)
+		a->codes[k] += acct.codes[k];
+	pthread_mutex_unlock(&a->stat_lock);
+	return pos > off ? (ssize_t)(pos - off) : ret;
+}
+
+/* ---- admin: list, re-target, profiles ---- */
+
+static long dev_list(struct dev *d, struct buddy_list *l)
+{
+	u8 *out = (u8 *)(uintptr_t)l->stats_ptr;
+	size_t n = l->stat_size < sizeof(struct buddy_alloc_stat) ?
+		   l->stat_size : sizeof(struct buddy_alloc_stat);
+	struct buddy_alloc_stat st;
+	unsigned int written = 0;
+	struct alloc *a;
+	u64 total = 0;
+	long ret = buddy_list_check(l);
+
+	if (ret)
+		return ret;
+	pthread_mutex_lock(&d->lock);
+	for (a = d->allocs; a; a = a->next) {
+		if (a->id < l->start_id)
+			continue;
+		total++;
+		if (written == l->count)
+			continue;
+		if (!out) {
+			ret = -EFAULT;
+			break;
+		}
+		fill_stat(a, &st);
+		memcpy(out, &st, n);
+		memset(out + n, 0, l->stat_size - n);
+		out += l->stat_size;
+		written++;
+	}
+	pthread_mutex_unlock(&d->lock);
+	l->count = written;
+	l->total = total;
+	return ret;
+}
+
+static long dev_set_target(struct dev *d, struct buddy_set_target *req)
+{
+	const struct buddy_codec *codec;
+	struct buddy_chunk_ext *old = NULL;
+	u64 cur_dev, cur_bud, new_dev, new_bud, fin_dev, fin_bud;
+	struct alloc *a;
+	bool mixed = false;
+	long ret = buddy_set_target_check(req);
+
+	if (ret)
+		return ret;
+	/* files_lock held: @a is not freed meanwhile */
+	pthread_mutex_lock(&d->lock);
+	a = find_id(d, req->id);
+	pthread_mutex_unlock(&d->lock);
+	if (!a)
+		return -ENOENT;
+	pthread_rwlock_wrlock(&a->rt);
+	codec = req->codec == BUDDY_CODEC_DEFAULT ? a->codec :
+		buddy_codec_by_id(req->codec);
+	if (req->target == a->target && codec == a->codec && !a->mixed)
+		goto out_unlock;
+	buddy_retarget_need(&chunk_ops, a, a->nr_chunks, req->target, codec,
+			    &cur_dev, &cur_bud, &new_dev, &new_bud);
+	if (!buddy_space_could_fit(&d->space, new_dev, new_bud)) {
+		ret = -E2BIG;
+		goto out_unlock;
+	}
+	old = calloc(a->nr_chunks, sizeof(*old));
+	if (!old) {
+		ret = -ENOMEM;
+		goto out_unlock;
+	}
+	/* the old extents stay until the end: old plus new at the peak */
+	pthread_mutex_lock(&d->lock);
+	ret = buddy_space_reserve(&d->space, new_dev, new_bud);
+	pthread_mutex_unlock(&d->lock);
+	if (ret)
+		goto out_unlock;
+	ret = buddy_retarget_run(&chunk_ops, a, a->nr_chunks, req->target,
+				 codec, old, &mixed);
+	if (!ret) {
+		buddy_retarget_commit(&chunk_ops, a, a->nr_chunks, old);
+		a->target = req->target;
+		a->codec = codec;
+		a->codec_id = codec->id;
+		a->target_source = BUDDY_SRC_EXPLICIT;
+		a->mixed = false;
+	} else if (mixed) {
+		a->mixed = true;
+	}
+	buddy_chunks_bytes(&chunk_ops, a, a->nr_chunks, &fin_dev, &fin_bud);
+	pthread_mutex_lock(&d->lock);
+	buddy_space_release(&d->space, cur_dev + new_dev - fin_dev,
+			    cur_bud + new_bud - fin_bud);
+	d->held += (fin_dev + fin_bud) - (cur_dev + cur_bud);
+	a->dev_bytes = fin_dev;
+	a->bud_bytes = fin_bud;
+	pthread_mutex_unlock(&d->lock);
+out_unlock:
+	pthread_rwlock_unlock(&a->rt);
+	free(old);
+	return ret;
+}
+
+static bool same_profile(const struct buddy_profile_entry *x,
+			 const struct buddy_profile_entry *y)
+{
+	return x->uid == y->uid && !strncmp(x->label, y->label,
+					    BUDDY_LABEL_LEN);
+}
+
+static struct buddy_profile_entry *profile_find(struct dev *d,
+					const struct buddy_profile_entry *e)
+{
+	unsigned int k;
+
+	for (k = 0; k < d->nr_profiles; k++)
+		if (same_profile(&d->profiles[k], e))
+			return &d->profiles[k];
+	return NULL;
+}
+
+static long dev_profile_set(struct dev *d, struct buddy_profile *req)
+{
+	const struct buddy_profile_entry *ent =
+		(const void *)(uintptr_t)req->entries_ptr;
+	unsigned int i, k, added = 0, nr;
+	long ret = buddy_profile_req_check(req, true);
+
+	if (ret)
+		return ret;
+	if (req->count && !ent)
+		return -EFAULT;
+	/* validate everything before changing anything */
+	for (i = 0; i < req->count; i++) {
+		/* (uid_t)-1 maps to no kernel uid: make_kuid() fails */
+		if (ent[i].uid == (u32)-1 ||
+		    buddy_profile_entry_check(&ent[i]))
+			return -EINVAL;
+	}
+	pthread_mutex_lock(&d->lock);
+	if (!d->profiles) {
+		d->profiles = calloc(BUDDY_PROFILE_MAX, sizeof(*d->profiles));
+		if (!d->profiles) {
+			pthread_mutex_unlock(&d->lock);
+			return -ENOMEM;
+		}
+	}
+	nr = req->flags & BUDDY_PROFILE_REPLACE ? 0 : d->nr_profiles;
+	for (i = 0; i < req->count; i++) {
+		bool dup = false;
+
+		for (k = 0; k < nr && !dup; k++)
+			dup = same_profile(&d->profiles[k], &ent[i]);
+		for (k = 0; k < i && !dup; k++)
+			dup = same_profile(&ent[k], &ent[i]);
+		added += !dup;
+	}
+	if (nr + added > BUDDY_PROFILE_MAX) {
+		pthread_mutex_unlock(&d->lock);
+		return -ENOSPC;
+	}
+	d->nr_profiles = nr;
+	for (i = 0; i < req->count; i++) {
+		struct buddy_profile_entry *e = profile_find(d, &ent[i]);
+
+		if (!e) {
+			e = &d->profiles[d->nr_profiles++];
+			*e = ent[i];
+		}
+		e->target = ent[i].target;
+		e->codec = ent[i].codec;
+	}
+	req->total = d->nr_profiles;
+	pthread_mutex_unlock(&d->lock);
+	return 0;
+}
+
+static long dev_profile_get(struct dev *d, struct buddy_profile *req)
+{
+	struct buddy_profile_entry *out = (void *)(uintptr_t)req->entries_ptr;
+	unsigned int n;
+	long ret = buddy_profile_req_check(req, false);
+
+	if (ret)
+		return ret;
+	pthread_mutex_lock(&d->lock);
+	n = req->count < d->nr_profiles ? req->count : d->nr_profiles;
+	if (n && !out) {
+		pthread_mutex_unlock(&d->lock);
+		return -EFAULT;
+	}
+	if (n)
+		memcpy(out, d->profiles, n * sizeof(*out));
+	req->total = d->nr_profiles;
+	pthread_mutex_unlock(&d->lock);
+	req->count = n;
+	return 0;
+}
+
+/* ---- the ioctl dispatcher: kmod/main.c's buddy_ioctl_dispatch() ---- */
+
+struct ioc {
+	unsigned int cmd;
+	unsigned int min_size;
+	bool on_alloc;		/* also on an allocation's descriptor */
+	bool on_dev;
+};
+
+static const struct ioc iocs[] = {
+	{ BUDDY_IOC_GET_INFO, offsetofend(struct buddy_info, buddy_node_pages),
+	  false, true },
+	{ BUDDY_IOC_ALLOC, offsetofend(struct buddy_alloc, reserved),
+	  false, true },
+	{ BUDDY_IOC_ALLOC_STAT, offsetofend(struct buddy_alloc_stat, counters),
+	  true, true },
+	{ BUDDY_IOC_GET_MAP, offsetofend(struct buddy_map, codes_ptr),
+	  true, true },
+	{ BUDDY_IOC_LIST, offsetofend(struct buddy_list, total), false, true },
+	{ BUDDY_IOC_SET_TARGET, offsetofend(struct buddy_set_target, reserved),
+	  false, true },
+	{ BUDDY_IOC_PROFILE_SET, offsetofend(struct buddy_profile, reserved),
+	  false, true },
+	{ BUDDY_IOC_PROFILE_GET, offsetofend(struct buddy_profile, reserved),
+	  false, true },
+};
+
+static long run_alloc_cmd(struct alloc *a, unsigned int cmd, void *k)
+{
+	if (cmd == BUDDY_IOC_ALLOC_STAT) {
+		struct buddy_alloc_stat *st = k;
+
+		if (st->id && st->id != a->id)
+			return -EINVAL;
+		fill_stat(a, st);
+		return 0;
+	}
+	if (((struct buddy_map *)k)->id &&
+	    ((struct buddy_map *)k)->id != a->id)
+		return -EINVAL;
+	return map_codes(a, k);
+}
+
+static long run_dev_cmd(struct dev *d, unsigned int cmd, void *k)
+{
+	struct alloc *a;
+	long ret;
+
+	switch (cmd) {
+	case BUDDY_IOC_GET_INFO:
+		fill_info(d, k);
+		return 0;
+	case BUDDY_IOC_ALLOC:
+		return dev_alloc(d, k);
+	case BUDDY_IOC_ALLOC_STAT:
+	case BUDDY_IOC_GET_MAP:
+		/* both structs start with the id */
+		pthread_mutex_lock(&d->lock);
+		a = find_id(d, *(u64 *)k);
+		if (a && cmd == BUDDY_IOC_ALLOC_STAT)
+			fill_stat(a, k);
+		pthread_mutex_unlock(&d->lock);
+		if (!a)
+			return -ENOENT;
+		if (cmd == BUDDY_IOC_ALLOC_STAT)
+			return 0;
+		ret = map_codes(a, k);
+		return ret;
+	case BUDDY_IOC_LIST:
+		return dev_list(d, k);
+	case BUDDY_IOC_SET_TARGET:
+		return dev_set_target(d, k);
+	case BUDDY_IOC_PROFILE_SET:
+		return dev_profile_set(d, k);
+	default:
+		return dev_profile_get(d, k);
+	}
+}
+
+int inproc_ioctl(int fd, unsigned long cmd, void *arg)
+{
+	unsigned int usize = _IOC_SIZE(cmd), ksize, i;
+	const struct ioc *d = NULL;
+	struct file *f = file_of(fd);
+	union {
+		struct buddy_info info;
+		struct buddy_alloc alloc;
+		struct buddy_alloc_stat stat;
+		struct buddy_map map;
+		struct buddy_list list;
+		struct buddy_set_target st;
+		struct buddy_profile prof;
+	} k;
+	long ret;
+
+	if (!f)
+		return -EBADF;
+	if (_IOC_TYPE(cmd) != BUDDY_IOC_MAGIC)
+		return -ENOTTY;
+	for (i = 0; i < ARRAY_SIZE(iocs); i++) {
+		if (_IOC_NR(iocs[i].cmd) == _IOC_NR(cmd) &&
+		    _IOC_DIR(iocs[i].cmd) == _IOC_DIR(cmd) &&
+		    (f->a ? iocs[i].on_alloc : iocs[i].on_dev)) {
+			d = &iocs[i];
+			break;
+		}
+	}
+	if (!d)
+		return -ENOTTY;
+	if (usize < d->min_size)
+		return -EINVAL;
+	ksize = _IOC_SIZE(d->cmd);
+	memset(&k, 0, sizeof(k));
+	if (_IOC_DIR(cmd) & _IOC_WRITE) {
+		/* copy_struct_from_user(): a longer struct's tail must be 0 */
+		const u8 *u = arg;
+
+		if (!arg)
+			return -EFAULT;
+		for (i = ksize; i < usize; i++)
+			if (u[i])
+				return -E2BIG;
+		memcpy(&k, arg, usize < ksize ? usize : ksize);
+	}
+	if (f->a) {
+		ret = run_alloc_cmd(f->a, d->cmd, &k);
+	} else {
+		/*
+		 * Calls on the device see every allocation: free those whose
+		 * descriptor was closed first, and keep any from being freed
+		 * meanwhile.
+		 */
+		pthread_mutex_lock(&files_lock);
+		sweep();
+		ret = run_dev_cmd(f->d, d->cmd, &k);
+		pthread_mutex_unlock(&files_lock);
+	}
+	if (ret < 0)
+		return ret;
+	if (_IOC_DIR(cmd) & _IOC_READ) {
+		if (!arg)
+			return -EFAULT;	/* only GET_INFO is read-only */
+		memcpy(arg, &k, usize < ksize ? usize : ksize);
+	}
+	return ret;
+}
+
+/* ---- device-wide counters: sysfs io_stat and code_stat ---- */
+
+int inproc_stats(int fd, struct buddy_counters *io, uint64_t *codes)
+{
+	struct file *f = file_of(fd);
+	struct dev *d;
+	struct alloc *a;
+	unsigned int i;
+
+	if (!f)
+		return -EBADF;
+	if (f->a)
+		return -ENOTTY;
+	pthread_mutex_lock(&files_lock);
+	sweep();
+	d = f->d;
+	pthread_mutex_lock(&d->lock);
+	*io = d->dead;
+	for (i = 0; i < BUDDY_CODE_NR; i++)
+		codes[i] = 0;
+	for (a = d->allocs; a; a = a->next) {
+		pthread_mutex_lock(&a->stat_lock);
+		buddy_counters_add(io, &a->cnt);
+		for (i = 0; i < BUDDY_CODE_NR; i++)
+			codes[i] += a->codes[i];
+		pthread_mutex_unlock(&a->stat_lock);
+	}
+	pthread_mutex_unlock(&d->lock);
+	pthread_mutex_unlock(&files_lock);
+	return 0;
+}
