@@ -104,12 +104,14 @@ def _close_fd(fd):
 
 
 class Device:
-    """The control device: @path, else $BUDDY_DEVICE, else /dev/buddy."""
+    """The control device: @path (a node or "inproc:OPTIONS"), else what
+    buddy_open(NULL) opens: $BUDDY_DEVICE, else /dev/buddy."""
 
     def __init__(self, path=None):
+        # libbuddy resolves the default; the name is only for messages.
         self.path = path or os.environ.get("BUDDY_DEVICE") or "/dev/buddy"
-        self.fd = _check(_lib.buddy_open(self.path.encode()), _lib.OP_OPEN,
-                         self.path)
+        self.fd = _check(_lib.buddy_open(path.encode() if path else None),
+                         _lib.OP_OPEN, self.path)
 
     def fileno(self):
         return self.fd
