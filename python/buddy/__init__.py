@@ -103,15 +103,10 @@ def _close_fd(fd):
     return 0
 
 
-class Device:
-    """The control device: @path (a node or "inproc:OPTIONS"), else what
-    buddy_open(NULL) opens: $BUDDY_DEVICE, else /dev/buddy."""
-
-    def __init__(self, path=None):
-        # libbuddy resolves the default; the name is only for messages.
-        self.path = path or os.environ.get("BUDDY_DEVICE") or "/dev/buddy"
-        self.fd = _check(_lib.buddy_open(path.encode() if path else None),
-                         _lib.OP_OPEN, self.path)
+class _Descriptor:
+    """What a device and an allocation share: a libbuddy descriptor that
+    closing (or collecting) releases."""
+    fd = -1
 
     def fileno(self):
         return self.fd
@@ -128,8 +123,18 @@ class Device:
         self.close()
 
     def __del__(self):
-        if getattr(self, "fd", -1) >= 0:
-            self.close()
+        self.close()
+
+
+class Device(_Descriptor):
+    """The control device: @path (a node or "inproc:OPTIONS"), else what
+    buddy_open(NULL) opens: $BUDDY_DEVICE, else /dev/buddy."""
+
+    def __init__(self, path=None):
+        # libbuddy resolves the default; the name is only for messages.
+        self.path = path or os.environ.get("BUDDY_DEVICE") or "/dev/buddy"
+        self.fd = _check(_lib.buddy_open(path.encode() if path else None),
+                         _lib.OP_OPEN, self.path)
 
     def info(self):
         """BUDDY_IOC_GET_INFO as a dict (struct buddy_info's fields)."""
@@ -164,7 +169,7 @@ class Device:
         return Allocation(fd, aid.value, size, label)
 
 
-class Allocation:
+class Allocation(_Descriptor):
     """One allocation: its descriptor; closing it frees the allocation."""
 
     def __init__(self, fd, aid, size, label=None):
@@ -173,49 +178,24 @@ class Allocation:
     def _name(self):
         return f"allocation {self.id}"
 
-    def fileno(self):
-        return self.fd
-
-    def close(self):
-        if self.fd >= 0:
-            _close_fd(self.fd)
-            self.fd = -1
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.close()
-
-    def __del__(self):
-        if getattr(self, "fd", -1) >= 0:
-            self.close()
+    def _io(self, fn, op, obj, offset, writable):
+        ptr, n, keep = buffer_pointer(obj, writable=writable)
+        if offset < 0 or offset + n > self.size:
+            raise ValueError(f"{self._name()}: {n} bytes at {offset} pass "
+                             f"its end ({self.size})")
+        r = _check(fn(self.fd, ptr, n, offset), op, self._name())
+        del keep
+        if r != n:
+            raise BuddyError(-errno.EIO, op, self._name())
+        return r
 
     def write(self, obj, offset=0):
         """Write all the bytes of @obj at @offset; returns their number."""
-        ptr, n, keep = buffer_pointer(obj, writable=False)
-        if offset < 0 or offset + n > self.size:
-            raise ValueError(f"{self._name()}: {n} bytes at {offset} pass "
-                             f"its end ({self.size})")
-        r = _check(_lib.buddy_pwrite(self.fd, ptr, n, offset),
-                   _lib.OP_WRITE, self._name())
-        del keep
-        if r != n:
-            raise BuddyError(-errno.EIO, _lib.OP_WRITE, self._name())
-        return r
+        return self._io(_lib.buddy_pwrite, _lib.OP_WRITE, obj, offset, False)
 
     def read_into(self, obj, offset=0):
         """Fill @obj with the bytes at @offset; returns their number."""
-        ptr, n, keep = buffer_pointer(obj, writable=True)
-        if offset < 0 or offset + n > self.size:
-            raise ValueError(f"{self._name()}: {n} bytes at {offset} pass "
-                             f"its end ({self.size})")
-        r = _check(_lib.buddy_pread(self.fd, ptr, n, offset),
-                   _lib.OP_READ, self._name())
-        del keep
-        if r != n:
-            raise BuddyError(-errno.EIO, _lib.OP_READ, self._name())
-        return r
+        return self._io(_lib.buddy_pread, _lib.OP_READ, obj, offset, True)
 
     def stat(self):
         """BUDDY_IOC_ALLOC_STAT as a dict (struct buddy_alloc_stat's
