@@ -60,6 +60,23 @@ assert all(s[4] == s[0] // 4 for s in dpr["samples"]), dpr["samples"]
 PYEOF
 then ok "model file is valid JSON with a model per codec"; else nok "model file is valid JSON with a model per codec"; fi
 
+run 0 "CSWAP's sub-models: --bins 2" -s 4096,16384 -p 0.2,0.3,0.8,0.9 -r 1 -c csr -b 2
+if "$PY" -c "
+import json, sys
+d = json.load(open('$T/out'))
+assert d['bins'] == 2
+for k in ('compress', 'decompress', 'bytes'):
+    b = d['codecs'][0][k]['bins']
+    assert [x['sparsity'] for x in b] == [[0.2, 0.55], [0.55, 0.9]], b
+    assert all(len(x['coef']) == 4 for x in b)
+# Within a bin CSR's encoded size is still exact.
+assert all(x['rae'] < 0.05 for x in d['codecs'][0]['bytes']['bins'])
+"; then ok "one sub-model per sparsity range"; else nok "one sub-model per sparsity range"; diag "$T/out"; fi
+run 2 "a sub-model without two sparsities" -s 4096,8192 -p 0.2,0.3,0.8 -b 2
+err_has "the empty sub-model is named" "sub-model 1 of sparsities 0.5-0.8"
+run 2 "bins zero" $SMALL -b 0
+err_has "bad bins is named" "--bins: '0'"
+
 run 0 "default codecs to stdout" $SMALL
 if "$PY" -c "import json,sys; d = json.load(open('$T/out')); n = [c['name'] for c in d['codecs']]; sys.exit(0 if 'zvc' in n and 'zlib' in n and 'lz4' in n and 'rle' in n and 'dpr8' not in n and 'binarize' not in n else 1)"; then
 	ok "default is every lossless codec, no lossy one"; else nok "default is every lossless codec, no lossy one"; diag "$T/out"; fi

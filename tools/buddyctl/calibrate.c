@@ -60,6 +60,9 @@ static void usage(FILE *f)
 "                         (default %s)\n"
 "  -r, --repeat N         timed repetitions per run, the fastest kept\n"
 "                         (default 5)\n"
+"  -b, --bins N           also fit CSWAP's N sub-models, one per equal\n"
+"                         range of sparsity, each of two or more of the\n"
+"                         sparsities (default 1: the whole range only)\n"
 "      --seed N           data seed (default 1)\n"
 "  -o, --output FILE      write the model to FILE (default: stdout)\n"
 "  -l, --list             list the codecs and exit\n"
@@ -156,25 +159,38 @@ static int time_one(const struct tcodec *c, size_t len, double sparsity,
 	return 0;
 }
 
-static struct json_object *model_json(const struct cal_run *runs, size_t n,
-				      size_t field, const char *codec,
-				      const char *what)
+struct cal_opts {
+	const struct tcodec **codecs;
+	size_t ncodecs;
+	uint64_t *sizes;
+	size_t nsizes;
+	double *sp;
+	size_t nsp;
+	unsigned int repeat;
+	uint64_t seed;
+	unsigned int bins;
+	double lo, hi;		/* sparsity range of the bins */
+};
+
+/* CSWAP's sub-model of sparsity @s: bins of equal width over [lo, hi]. */
+static unsigned int bin_of(const struct cal_opts *o, double s)
 {
-	struct calib_sample *s = malloc(n * sizeof(*s));
-	struct json_object *o = NULL, *coef;
+	unsigned int b;
+
+	if (o->bins < 2 || !(o->hi > o->lo))
+		return 0;
+	b = (unsigned int)((s - o->lo) / (o->hi - o->lo) * o->bins);
+	return b < o->bins ? b : o->bins - 1;
+}
+
+static struct json_object *fit_json(const struct calib_sample *s, size_t n,
+				    const char *codec, const char *what)
+{
+	struct json_object *o, *coef;
 	struct calib_model m;
-	size_t k;
 	int i, ret;
 
-	if (!s)
-		return NULL;
-	for (k = 0; k < n; k++) {
-		s[k].size = runs[k].size;
-		s[k].sparsity = runs[k].sparsity;
-		s[k].y = *(const double *)((const char *)&runs[k] + field);
-	}
 	ret = calib_model_fit(s, n, &m);
-	free(s);
 	if (ret) {
 		buddyctl_err("calibrate: %s: fitting the %s model: %s", codec,
 			     what, strerror(-ret));
@@ -187,6 +203,59 @@ static struct json_object *model_json(const struct cal_run *runs, size_t n,
 	json_object_object_add(o, "coef", coef);
 	json_object_object_add(o, "rae", isnan(m.rae) ? NULL :
 			       json_object_new_double(m.rae));
+	return o;
+}
+
+static struct json_object *model_json(const struct cal_opts *opt,
+				      const struct cal_run *runs, size_t n,
+				      size_t field, const char *codec,
+				      const char *what)
+{
+	struct calib_sample *s = malloc(n * sizeof(*s)), *sub = NULL;
+	struct json_object *o = NULL, *bins, *b;
+	unsigned int bin;
+	size_t k, m;
+
+	if (!s)
+		goto out;
+	for (k = 0; k < n; k++) {
+		s[k].size = runs[k].size;
+		s[k].sparsity = runs[k].sparsity;
+		s[k].y = *(const double *)((const char *)&runs[k] + field);
+	}
+	o = fit_json(s, n, codec, what);
+	if (!o || opt->bins < 2)
+		goto out;
+	/* The runs of a point stay neighbours: k % 2 is still the run. */
+	sub = malloc(n * sizeof(*sub));
+	bins = json_object_new_array();
+	json_object_object_add(o, "bins", bins);
+	for (bin = 0; sub && bin < opt->bins; bin++) {
+		struct json_object *range = json_object_new_array();
+		double w = (opt->hi - opt->lo) / opt->bins;
+
+		for (k = m = 0; k < n; k++)
+			if (bin_of(opt, s[k].sparsity) == bin)
+				sub[m++] = s[k];
+		b = fit_json(sub, m, codec, what);
+		if (!b) {
+			json_object_put(o);
+			o = NULL;
+			goto out;
+		}
+		json_object_array_add(range, json_object_new_double(opt->lo + w * bin));
+		json_object_array_add(range, json_object_new_double(
+			bin + 1 == opt->bins ? opt->hi : opt->lo + w * (bin + 1)));
+		json_object_object_add(b, "sparsity", range);
+		json_object_array_add(bins, b);
+	}
+	if (!sub) {
+		json_object_put(o);
+		o = NULL;
+	}
+out:
+	free(s);
+	free(sub);
 	return o;
 }
 
@@ -208,16 +277,6 @@ static struct json_object *samples_json(const struct cal_run *runs, size_t n)
 	return a;
 }
 
-struct cal_opts {
-	const struct tcodec **codecs;
-	size_t ncodecs;
-	uint64_t *sizes;
-	size_t nsizes;
-	double *sp;
-	size_t nsp;
-	unsigned int repeat;
-	uint64_t seed;
-};
 
 /* Time every codec; the JSON document, or NULL after printing why. */
 static struct json_object *calibrate(const struct cal_opts *o)
@@ -271,11 +330,11 @@ static struct json_object *calibrate(const struct cal_opts *o)
 						goto err_arr;
 					}
 				}
-		mc = model_json(runs, npts, offsetof(struct cal_run, t_enc),
+		mc = model_json(o, runs, npts, offsetof(struct cal_run, t_enc),
 				c->name, "compression-time");
-		md = model_json(runs, npts, offsetof(struct cal_run, t_dec),
+		md = model_json(o, runs, npts, offsetof(struct cal_run, t_dec),
 				c->name, "decompression-time");
-		mb = model_json(runs, npts, offsetof(struct cal_run, bytes),
+		mb = model_json(o, runs, npts, offsetof(struct cal_run, bytes),
 				c->name, "encoded-size");
 		if (!mc || !md || !mb) {
 			json_object_put(mc);
@@ -308,6 +367,7 @@ static struct json_object *calibrate(const struct cal_opts *o)
 			       json_tokener_parse("[\"size\", \"sparsity\", \"compress\", \"decompress\", \"bytes\"]"));
 	json_object_object_add(doc, "repeat", json_object_new_int(o->repeat));
 	json_object_object_add(doc, "seed", json_object_new_uint64(o->seed));
+	json_object_object_add(doc, "bins", json_object_new_int(o->bins));
 	json_object_object_add(doc, "codecs", arr);
 	goto out;
 err_arr:
@@ -353,6 +413,7 @@ static int parse_lists(struct cal_opts *o, const char *codecs,
 {
 	struct au_strset cs = { 0 }, ss = { 0 }, ps = { 0 };
 	int ret = EXIT_USAGE;
+	unsigned int b;
 	size_t i;
 
 	if (au_strset_add(&ss, sizes) || au_strset_add(&ps, sps) ||
@@ -424,6 +485,30 @@ static int parse_lists(struct cal_opts *o, const char *codecs,
 		buddyctl_err("calibrate: --sparsities: need two different sparsities to fit the model");
 		goto out;
 	}
+	o->lo = o->hi = o->sp[0];
+	for (i = 1; i < ps.n; i++) {
+		o->lo = o->sp[i] < o->lo ? o->sp[i] : o->lo;
+		o->hi = o->sp[i] > o->hi ? o->sp[i] : o->hi;
+	}
+	/* Each of CSWAP's sub-models needs two sparsities of its own. */
+	for (b = 0; b < o->bins; b++) {
+		double first = -1;
+
+		for (i = 0; i < ps.n; i++) {
+			if (bin_of(o, o->sp[i]) != b)
+				continue;
+			if (first < 0)
+				first = o->sp[i];
+			else if (o->sp[i] != first)
+				break;
+		}
+		if (i == ps.n) {
+			buddyctl_err("calibrate: --bins %u: sub-model %u of sparsities %g-%g has fewer than two different sparsities",
+				     o->bins, b, o->lo + (o->hi - o->lo) * b / o->bins,
+				     o->lo + (o->hi - o->lo) * (b + 1) / o->bins);
+			goto out;
+		}
+	}
 	ret = 0;
 out:
 	au_strset_free(&cs);
@@ -440,6 +525,7 @@ int cmd_calibrate(int argc, char **argv)
 		{ "sparsities", required_argument, NULL, 'p' },
 		{ "repeat", required_argument, NULL, 'r' },
 		{ "seed", required_argument, NULL, 'S' },
+		{ "bins", required_argument, NULL, 'b' },
 		{ "output", required_argument, NULL, 'o' },
 		{ "list", no_argument, NULL, 'l' },
 		{ "help", no_argument, NULL, 'h' },
@@ -447,14 +533,14 @@ int cmd_calibrate(int argc, char **argv)
 	};
 	const char *codecs = NULL, *sizes = def_sizes, *sps = def_sparsities;
 	const char *output = NULL;
-	struct cal_opts o = { .repeat = 5, .seed = 1 };
+	struct cal_opts o = { .repeat = 5, .seed = 1, .bins = 1 };
 	struct json_object *doc;
 	uint64_t v;
 	unsigned int i;
 	int c, ret;
 
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "c:s:p:r:o:lh", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "c:s:p:r:b:o:lh", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'c':
 			codecs = optarg;
@@ -472,6 +558,14 @@ int cmd_calibrate(int argc, char **argv)
 				return EXIT_USAGE;
 			}
 			o.repeat = v;
+			break;
+		case 'b':
+			if (au_parse_u64(optarg, &v) || !v || v > 16) {
+				buddyctl_err("calibrate: --bins: '%s' is not a count from 1 to 16",
+					     optarg);
+				return EXIT_USAGE;
+			}
+			o.bins = v;
 			break;
 		case 'S':
 			if (au_parse_u64(optarg, &o.seed)) {
