@@ -69,8 +69,11 @@ for k in ('compress', 'decompress', 'bytes'):
     b = d['codecs'][0][k]['bins']
     assert [x['sparsity'] for x in b] == [[0.2, 0.55], [0.55, 0.9]], b
     assert all(len(x['coef']) == 4 for x in b)
-# Within a bin CSR's encoded size is still exact.
+# Within a bin CSR's encoded size is still exact, and so is the
+# piecewise model scored on all second runs.
 assert all(x['rae'] < 0.05 for x in d['codecs'][0]['bytes']['bins'])
+assert d['codecs'][0]['bytes']['bins_rae'] < 0.05
+assert all(d['codecs'][0][k]['bins_rae'] >= 0 for k in ('compress', 'decompress'))
 "; then ok "one sub-model per sparsity range"; else nok "one sub-model per sparsity range"; diag "$T/out"; fi
 run 2 "a sub-model without two sparsities" -s 4096,8192 -p 0.2,0.3,0.8 -b 2
 err_has "the empty sub-model is named" "sub-model 1 of sparsities 0.5-0.8"

@@ -18,6 +18,7 @@
  */
 #include <errno.h>
 #include <getopt.h>
+#include <stdbool.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -211,10 +212,12 @@ static struct json_object *model_json(const struct cal_opts *opt,
 				      size_t field, const char *codec,
 				      const char *what)
 {
-	struct calib_sample *s = malloc(n * sizeof(*s)), *sub = NULL;
+	struct calib_sample *s = malloc(n * sizeof(*s)), *sub = NULL, *half = NULL;
 	struct json_object *o = NULL, *bins, *b;
+	double num = 0, den = 0, mean = 0, c[CALIB_NFEAT];
+	bool fitted = true;
 	unsigned int bin;
-	size_t k, m;
+	size_t k, m, j, h;
 
 	if (!s)
 		goto out;
@@ -228,9 +231,10 @@ static struct json_object *model_json(const struct cal_opts *opt,
 		goto out;
 	/* The runs of a point stay neighbours: k % 2 is still the run. */
 	sub = malloc(n * sizeof(*sub));
+	half = malloc(n * sizeof(*half));
 	bins = json_object_new_array();
 	json_object_object_add(o, "bins", bins);
-	for (bin = 0; sub && bin < opt->bins; bin++) {
+	for (bin = 0; sub && half && bin < opt->bins; bin++) {
 		struct json_object *range = json_object_new_array();
 		double w = (opt->hi - opt->lo) / opt->bins;
 
@@ -248,14 +252,32 @@ static struct json_object *model_json(const struct cal_opts *opt,
 			bin + 1 == opt->bins ? opt->hi : opt->lo + w * (bin + 1)));
 		json_object_object_add(b, "sparsity", range);
 		json_object_array_add(bins, b);
+		/* The piecewise model's error on the second runs, all bins. */
+		for (j = h = 0; j < m; j += 2)
+			half[h++] = sub[j];
+		if (calib_fit(half, h, c)) {
+			fitted = false;
+			continue;
+		}
+		for (j = 1; j < m; j += 2)
+			num += fabs(calib_predict(c, sub[j].size, sub[j].sparsity) -
+				    sub[j].y);
 	}
-	if (!sub) {
+	if (!sub || !half) {
 		json_object_put(o);
 		o = NULL;
+		goto out;
 	}
+	for (k = 1; k < n; k += 2)
+		mean += s[k].y / (n / 2);
+	for (k = 1; k < n; k += 2)
+		den += fabs(mean - s[k].y);
+	json_object_object_add(o, "bins_rae", fitted && den > 0 ?
+			       json_object_new_double(num / den) : NULL);
 out:
 	free(s);
 	free(sub);
+	free(half);
 	return o;
 }
 
