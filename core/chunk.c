@@ -76,6 +76,35 @@ int buddy_list_check(const struct buddy_list *l)
 	       -EINVAL : 0;
 }
 
+unsigned int buddy_ioctl_min_size(unsigned int cmd)
+{
+	static const struct {
+		unsigned int cmd;
+		unsigned int size;
+	} v1[] = {
+		{ BUDDY_IOC_GET_INFO,
+		  offsetofend(struct buddy_info, buddy_node_pages) },
+		{ BUDDY_IOC_ALLOC, offsetofend(struct buddy_alloc, reserved) },
+		{ BUDDY_IOC_ALLOC_STAT,
+		  offsetofend(struct buddy_alloc_stat, counters) },
+		{ BUDDY_IOC_GET_MAP, offsetofend(struct buddy_map, codes_ptr) },
+		{ BUDDY_IOC_LIST, offsetofend(struct buddy_list, total) },
+		{ BUDDY_IOC_SET_TARGET,
+		  offsetofend(struct buddy_set_target, reserved) },
+		{ BUDDY_IOC_PROFILE_SET,
+		  offsetofend(struct buddy_profile, reserved) },
+		{ BUDDY_IOC_PROFILE_GET,
+		  offsetofend(struct buddy_profile, reserved) },
+	};
+	unsigned int i;
+
+	for (i = 0; i < ARRAY_SIZE(v1); i++)
+		if (_IOC_NR(v1[i].cmd) == _IOC_NR(cmd) &&
+		    _IOC_DIR(v1[i].cmd) == _IOC_DIR(cmd))
+			return v1[i].size;
+	return 0;
+}
+
 /* ---- the chunk table ---- */
 
 void buddy_chunks_free(const struct buddy_chunk_ops *ops, void *ctx,

@@ -51,6 +51,13 @@ int buddy_map_check(const struct buddy_map *m, u64 nr_entries);
 /* BUDDY_IOC_LIST's element size: 0 or -EINVAL. */
 int buddy_list_check(const struct buddy_list *l);
 
+/*
+ * ABI version 1's size of the argument of BUDDY_IOC_* command @cmd (matched
+ * by number and direction, as the dispatchers do): the smallest _IOC_SIZE a
+ * caller may pass (else -EINVAL); 0 for a command the ABI does not have.
+ */
+unsigned int buddy_ioctl_min_size(unsigned int cmd);
+
 /* ---- the chunk table ---- */
 
 /**

@@ -127,7 +127,7 @@ int buddy_stripe_move(const struct buddy_extent *from, unsigned int i,
  * Re-stripe entries @first..@first+@n-1 of @from into the same entries of
  * @to.  All or nothing for the histogram: @codes_delta gets the change of
  * the size codes only when every entry moved; on -EIO (corrupt metadata)
- * it is left exactly as it was.
+ * it is left exactly as it was.  @codes_delta has BUDDY_CODE_SLOTS entries.
  */
 int buddy_extent_move(const struct buddy_extent *from,
 		      const struct buddy_extent *to, unsigned int first,

@@ -141,7 +141,7 @@ struct buddy_user {
 	u64 bytes;
 };
 
-/* @uid's entry, made if @make; caller holds bd->lock. */
+/* @uid's entry; made from *@spare (taken) if none and @spare is given. */
 static struct buddy_user *user_find(kuid_t uid, struct buddy_user **spare)
 {
 	struct buddy_user *u;
@@ -683,10 +683,8 @@ static long buddy_get_map(struct file *file, void *kdata,
 }
 
 static const struct buddy_ioctl_desc buddy_alloc_ioctls[] = {
-	{ BUDDY_IOC_ALLOC_STAT, offsetofend(struct buddy_alloc_stat, counters),
-	  false, buddy_alloc_stat },
-	{ BUDDY_IOC_GET_MAP, offsetofend(struct buddy_map, codes_ptr),
-	  false, buddy_get_map },
+	{ BUDDY_IOC_ALLOC_STAT, false, buddy_alloc_stat },
+	{ BUDDY_IOC_GET_MAP, false, buddy_get_map },
 };
 
 long buddy_alloc_file_ioctl(struct file *file, unsigned int cmd,

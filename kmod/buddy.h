@@ -172,7 +172,6 @@ void buddy_profile_clear(void);
 /* The table-driven, size-extensible ioctl dispatcher (dma-heap style). */
 struct buddy_ioctl_desc {
 	unsigned int cmd;
-	unsigned int min_size;	/* smallest _IOC_SIZE a caller may pass */
 	bool admin;		/* needs CAP_SYS_ADMIN */
 	long (*fn)(struct file *file, void *kdata, struct file **install);
 };

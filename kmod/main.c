@@ -88,7 +88,7 @@ long buddy_ioctl_dispatch(const struct buddy_ioctl_desc *table,
 		return -ENOTTY;
 	if (d->admin && !capable(CAP_SYS_ADMIN))
 		return -EPERM;
-	if (usize < d->min_size)
+	if (usize < buddy_ioctl_min_size(d->cmd))
 		return -EINVAL;
 	ksize = _IOC_SIZE(d->cmd);
 	kdata = kzalloc(ksize, GFP_KERNEL);
@@ -203,22 +203,14 @@ static long buddy_alloc_ioctl(struct file *file, void *kdata,
 }
 
 static const struct buddy_ioctl_desc buddy_dev_ioctls[] = {
-	{ BUDDY_IOC_GET_INFO, offsetofend(struct buddy_info, buddy_node_pages),
-	  false, buddy_get_info },
-	{ BUDDY_IOC_ALLOC, offsetofend(struct buddy_alloc, reserved),
-	  false, buddy_alloc_ioctl },
-	{ BUDDY_IOC_ALLOC_STAT, offsetofend(struct buddy_alloc_stat, counters),
-	  true, buddy_admin_stat },
-	{ BUDDY_IOC_GET_MAP, offsetofend(struct buddy_map, codes_ptr),
-	  true, buddy_admin_map },
-	{ BUDDY_IOC_LIST, offsetofend(struct buddy_list, total),
-	  true, buddy_admin_list },
-	{ BUDDY_IOC_SET_TARGET, offsetofend(struct buddy_set_target, reserved),
-	  true, buddy_admin_set_target },
-	{ BUDDY_IOC_PROFILE_SET, offsetofend(struct buddy_profile, reserved),
-	  true, buddy_profile_set },
-	{ BUDDY_IOC_PROFILE_GET, offsetofend(struct buddy_profile, reserved),
-	  true, buddy_profile_get },
+	{ BUDDY_IOC_GET_INFO, false, buddy_get_info },
+	{ BUDDY_IOC_ALLOC, false, buddy_alloc_ioctl },
+	{ BUDDY_IOC_ALLOC_STAT, true, buddy_admin_stat },
+	{ BUDDY_IOC_GET_MAP, true, buddy_admin_map },
+	{ BUDDY_IOC_LIST, true, buddy_admin_list },
+	{ BUDDY_IOC_SET_TARGET, true, buddy_admin_set_target },
+	{ BUDDY_IOC_PROFILE_SET, true, buddy_profile_set },
+	{ BUDDY_IOC_PROFILE_GET, true, buddy_profile_get },
 };
 
 static long buddy_dev_ioctl(struct file *file, unsigned int cmd,

@@ -293,6 +293,51 @@ TEST(move_between_targets)
 	}
 }
 
+/*
+ * buddy_extent_move() is all or nothing for the histogram: a corrupt code
+ * at entry k (after entries 0..k-1 moved) leaves the delta untouched; a
+ * whole move's delta is the change between the two extents' histograms.
+ */
+TEST(extent_move_failure_keeps_codes)
+{
+	const struct buddy_codec *codec = buddy_codecs[0];
+	s64 delta[BUDDY_CODE_SLOTS] = {}, hf[BUDDY_CODE_SLOTS] = {};
+	s64 ht[BUDDY_CODE_SLOTS] = {};
+	struct buddy_io_acct a = {};
+	struct chunk from, to;
+	unsigned int i, k = NR / 2;
+	u8 e[128];
+	u32 s = 99;
+
+	chunk_init(&from, 64, codec);
+	chunk_init(&to, 128, codec);
+	for (i = 0; i < NR; i++) {
+		make_entry(e, i, &s);
+		buddy_stripe_write(&from.x, i, e, &a);
+	}
+	buddy_meta_set(from.x.meta, k, 0xf);	/* corrupt entry k */
+	delta[3] = 5;
+	ASSERT_EQ(-EIO, buddy_extent_move(&from.x, &to.x, 0, NR, delta));
+	EXPECT_EQ(5, delta[3]);
+	for (i = 0; i < BUDDY_CODE_SLOTS; i++)
+		if (i != 3)
+			EXPECT_EQ(0, delta[i]);
+	/* the entries before k did move: the failure is past them */
+	ASSERT_EQ(0, buddy_extent_move(&from.x, &to.x, 0, k, delta));
+	buddy_meta_set(from.x.meta, k, BUDDY_CODE_RAW);
+	make_entry(e, k, &s);
+	buddy_stripe_write(&from.x, k, e, &a);
+	memset(delta, 0, sizeof(delta));
+	memset(to.x.meta, 0, DIV_ROUND_UP(NR, 2));
+	ASSERT_EQ(0, buddy_extent_move(&from.x, &to.x, 0, NR, delta));
+	buddy_extent_codes(&from.x, hf);
+	buddy_extent_codes(&to.x, ht);
+	for (i = 0; i < BUDDY_CODE_SLOTS; i++)
+		EXPECT_EQ(ht[i] - hf[i], delta[i]) TH_LOG("code %u", i);
+	chunk_free(&from);
+	chunk_free(&to);
+}
+
 /* Concurrent writers on adjacent stripes, each under its stripe's lock. */
 #define THREADS		4
 #define STRIPES		(NR / BUDDY_STRIPE_ENTRIES)

@@ -115,14 +115,16 @@ exports_ok() {
 		 buddy_aio_wait buddy_aio_exit; do
 		grep -qx "$s" "$work/syms" || { echo "# missing $s"; return 1; }
 	done
-	# nothing of the test data generators or the heuristic
-	! grep -q 'datagen\|heur' "$work/syms"
+	# nothing of the test data generators, the heuristic, the core or
+	# the in-process device's internals
+	! grep -q 'datagen\|heur\|buddy_stripe\|buddy_codec_by\|buddy_entry\|inproc_' "$work/syms"
 }
-check "exports only buddy_* (libbuddy.c, libbuddy_aio.c)" exports_ok
+check "exports only buddy_* (libbuddy.c, libbuddy_aio.c; core/ and inproc.c hidden)" exports_ok
 static_ok() {
-	ar t "$lib/libbuddy.a" | sort | tr '\n' ' ' | grep -qx 'libbuddy.o libbuddy_aio.o '
+	ar t "$lib/libbuddy.a" | sort | tr '\n' ' ' |
+		grep -qx 'bdi.o bpc.o chunk.o codec.o fpc.o inproc.o libbuddy.o libbuddy_aio.o none.o stripe.o zvc.o '
 }
-check "libbuddy.a holds libbuddy.o and libbuddy_aio.o only" static_ok
+check "libbuddy.a holds libbuddy, libbuddy_aio, the in-process device and core/ only" static_ok
 
 # pkg-config against DESTDIR: the sysroot prefixes -I and -L
 pc() {

@@ -993,29 +993,19 @@ static long dev_profile_get(struct dev *d, struct buddy_profile *req)
 
 /* ---- the ioctl dispatcher: kmod/main.c's buddy_ioctl_dispatch() ---- */
 
-struct ioc {
+/* The commands; their ABI version 1 sizes are core/chunk.c's. */
+static const struct ioc {
 	unsigned int cmd;
-	unsigned int min_size;
 	bool on_alloc;		/* also on an allocation's descriptor */
-	bool on_dev;
-};
-
-static const struct ioc iocs[] = {
-	{ BUDDY_IOC_GET_INFO, offsetofend(struct buddy_info, buddy_node_pages),
-	  false, true },
-	{ BUDDY_IOC_ALLOC, offsetofend(struct buddy_alloc, reserved),
-	  false, true },
-	{ BUDDY_IOC_ALLOC_STAT, offsetofend(struct buddy_alloc_stat, counters),
-	  true, true },
-	{ BUDDY_IOC_GET_MAP, offsetofend(struct buddy_map, codes_ptr),
-	  true, true },
-	{ BUDDY_IOC_LIST, offsetofend(struct buddy_list, total), false, true },
-	{ BUDDY_IOC_SET_TARGET, offsetofend(struct buddy_set_target, reserved),
-	  false, true },
-	{ BUDDY_IOC_PROFILE_SET, offsetofend(struct buddy_profile, reserved),
-	  false, true },
-	{ BUDDY_IOC_PROFILE_GET, offsetofend(struct buddy_profile, reserved),
-	  false, true },
+} iocs[] = {
+	{ BUDDY_IOC_GET_INFO, false },
+	{ BUDDY_IOC_ALLOC, false },
+	{ BUDDY_IOC_ALLOC_STAT, true },
+	{ BUDDY_IOC_GET_MAP, true },
+	{ BUDDY_IOC_LIST, false },
+	{ BUDDY_IOC_SET_TARGET, false },
+	{ BUDDY_IOC_PROFILE_SET, false },
+	{ BUDDY_IOC_PROFILE_GET, false },
 };
 
 static long run_alloc_cmd(struct alloc *a, unsigned int cmd, void *k)
@@ -1093,14 +1083,14 @@ int inproc_ioctl(int fd, unsigned long cmd, void *arg)
 	for (i = 0; i < ARRAY_SIZE(iocs); i++) {
 		if (_IOC_NR(iocs[i].cmd) == _IOC_NR(cmd) &&
 		    _IOC_DIR(iocs[i].cmd) == _IOC_DIR(cmd) &&
-		    (f->a ? iocs[i].on_alloc : iocs[i].on_dev)) {
+		    (!f->a || iocs[i].on_alloc)) {
 			d = &iocs[i];
 			break;
 		}
 	}
 	if (!d)
 		return -ENOTTY;
-	if (usize < d->min_size)
+	if (usize < buddy_ioctl_min_size(d->cmd))
 		return -EINVAL;
 	ksize = _IOC_SIZE(d->cmd);
 	memset(&k, 0, sizeof(k));

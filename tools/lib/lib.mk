@@ -35,8 +35,13 @@ EXAMPLE_BIN        := $(B)/examples/buddy-example
 
 $(B)/lib/pic/%.o: %.c $(LIBBUDDY_HDRS) tools/lib/lib.mk
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) $(WARN) -I. -Icore -Itools/lib -fPIC \
+	$(CC) $(CFLAGS) $(WARN) -I. -Icore -Itools/lib -fPIC $(PIC_VIS) \
 	    -c -o $@ $<
+
+# The in-process device and the core it is built from stay inside the
+# library: only libbuddy.h's buddy_* calls are exported.
+$(patsubst %.c,$(B)/lib/pic/%.o,tools/lib/inproc.c $(CORE_SRCS)): \
+	PIC_VIS := -fvisibility=hidden
 
 # Both archives from the same PIC objects: one compilation, and a static
 # libbuddy.a that can also go into other shared objects.

@@ -384,7 +384,9 @@ const char *buddy_strerror(int err, int op)
 		case E2BIG:
 			return "larger than the pools could ever hold, or an unknown non-zero field of a newer ABI";
 		case EDQUOT:
-			return "over this user's share of the device pool (user_limit_mb)";
+			return "over this user's share of the device pool and carve-out (user_limit_mb)";
+		case EBADF:
+			return "/dev/buddy is open read-only; allocating needs it open for writing";
 		case EINVAL:
 			return "invalid size, target, codec, flags, label or reserved field";
 		case EMFILE:

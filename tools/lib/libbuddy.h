@@ -316,12 +316,14 @@ int buddy_get_map_id(int devfd, uint64_t id, uint64_t first, uint64_t count,
  * @codec: new BUDDY_CODEC_*; BUDDY_CODEC_DEFAULT keeps the current one.
  *
  * I/O on the allocation may go on meanwhile.  Whether the pools can take
- * the new layout is decided up front: -ENOSPC leaves the allocation as it
- * was, data, target and codec.
+ * the new layout is decided up front: the whole new layout must be free on
+ * top of what the allocation holds (old and new are held together until
+ * the end).  Any failure leaves the allocation as it was: data, target,
+ * codec, bytes and histogram.
  *
  * Return: 0 (also when nothing changes), or -errno: -ENOENT (no such
  * allocation), -ENOSPC (not enough free pool now), -E2BIG (could never
- * fit), -EINVAL, -EPERM.
+ * fit), -EINTR (a fatal signal), -EINVAL, -EPERM.
  */
 int buddy_set_target(int devfd, uint64_t id, unsigned int target,
 		     unsigned int codec);
