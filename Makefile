@@ -81,6 +81,7 @@ include selftests/kmod/debug.mk
 include daemon/daemon.mk
 include tools/profile/profile.mk
 include tools/lib/lib.mk
+include selftests/dnn/dnn.mk
 include packaging/install.mk
 include selftests/ci/ci.mk
 include selftests/hostroot/hostroot.mk
@@ -91,7 +92,7 @@ module:
 # Every stage runs even when an earlier one fails; the closing line sums
 # the "# Totals:" lines that all stages wrote into $(B)/results.
 CHECK_STAGES ?= ci native inproc fuzz tools buddyctl-native style docs install \
-	profile guest lib daemon buddyctl hostroot debug
+	profile dnn guest lib daemon buddyctl hostroot debug
 deps:
 	@scripts/install-deps.sh
 

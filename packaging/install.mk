@@ -37,6 +37,11 @@
 #                                          when tools/profile/profile.mk is
 #                                          included: buddyctl looks for it in
 #                                          ../lib/buddy/ next to itself)
+#   $(PYTHONDIR)/buddy/*.py               (the Python package, python/buddy/;
+#                                          PYTHONDIR is
+#                                          lib/python3.X/dist-packages, or
+#                                          lib/python3/dist-packages for
+#                                          PREFIX=/usr, Debian's layouts)
 #   $(DOCDIR)/: README.md, admin-guide.rst, userspace-api.rst, design.rst,
 #               buddy-example.c
 #   $(SYSCONFDIR)/buddy/buddyd.conf        (when daemon/buddyd.conf exists;
@@ -70,6 +75,10 @@ SYSUSERSDIR     ?= $(PREFIX)/lib/sysusers.d
 DOCDIR          ?= $(PREFIX)/share/doc/buddy
 BUDDYPROFDIR    ?= $(PREFIX)/lib/buddy
 SYSCONFDIR      ?= /etc
+PYTHON3         ?= /usr/bin/python3
+PYVER           := $(shell $(PYTHON3) -c 'import sys; print("%d.%d" % sys.version_info[:2])' 2>/dev/null || echo 3)
+PYTHONDIR       ?= $(if $(filter /usr,$(PREFIX)),$(PREFIX)/lib/python3/dist-packages,$(PREFIX)/lib/python$(PYVER)/dist-packages)
+PY_PKG_FILES    := $(notdir $(wildcard python/buddy/*.py))
 INSTALL_MOD_PATH ?= $(DESTDIR)
 INSTALL_MODULE  ?= yes
 KVER            ?= $(shell sed -n 's/^\#define UTS_RELEASE "\(.*\)"/\1/p' \
@@ -126,7 +135,8 @@ INSTALL_FILES = \
 	$(DOCDIR)/admin-guide.rst \
 	$(DOCDIR)/userspace-api.rst \
 	$(DOCDIR)/design.rst \
-	$(DOCDIR)/buddy-example.c
+	$(DOCDIR)/buddy-example.c \
+	$(addprefix $(PYTHONDIR)/buddy/,$(PY_PKG_FILES))
 
 install-user: $(INSTALL_USER_DEPS)
 	$(INSTALL) -D -m 755 $(B)/buddyctl $(DESTDIR)$(BINDIR)/buddyctl
@@ -167,6 +177,9 @@ endif
 	    Documentation/design.rst examples/buddy-example.c $(DESTDIR)$(DOCDIR)/
 	$(INSTALL) -m 644 Documentation/admin-guide/buddy.rst \
 	    $(DESTDIR)$(DOCDIR)/admin-guide.rst
+	$(INSTALL) -d $(DESTDIR)$(PYTHONDIR)/buddy
+	$(INSTALL) -m 644 $(addprefix python/buddy/,$(PY_PKG_FILES)) \
+	    $(DESTDIR)$(PYTHONDIR)/buddy/
 ifneq ($(BUDDYD_CONF),)
 	@if [ -e $(DESTDIR)$(SYSCONFDIR)/buddy/buddyd.conf ]; then \
 		echo "keeping $(DESTDIR)$(SYSCONFDIR)/buddy/buddyd.conf"; \
@@ -192,8 +205,9 @@ install: install-user $(if $(filter yes,$(INSTALL_MODULE)),install-module)
 # ships it) and the module; then the directories that only we use, if empty.
 uninstall:
 	rm -f $(addprefix $(DESTDIR),$(INSTALL_FILES) $(SYSTEMDUNITDIR)/buddyd.service)
+	rm -rf $(DESTDIR)$(PYTHONDIR)/buddy/__pycache__
 	@rmdir $(DESTDIR)$(INCLUDEDIR)/buddy $(DESTDIR)$(DOCDIR) \
-	    $(DESTDIR)$(BUDDYPROFDIR) 2>/dev/null || true
+	    $(DESTDIR)$(BUDDYPROFDIR) $(DESTDIR)$(PYTHONDIR)/buddy 2>/dev/null || true
 	@c=$(DESTDIR)$(SYSCONFDIR)/buddy/buddyd.conf; \
 	if [ -e $$c ] && cmp -s $$c daemon/buddyd.conf; then \
 		echo "rm -f $$c"; rm -f $$c; rmdir $(DESTDIR)$(SYSCONFDIR)/buddy 2>/dev/null; \

@@ -24,7 +24,8 @@ $(BUDDYCTL_OBJS): $(wildcard tools/buddyctl/*.h tools/lib/*.h)
 
 $(B)/buddyctl: $(BUDDYCTL_OBJS) $(B)/opt/libbuddytools.a $(B)/opt/libbuddycore.a
 	$(CC) $(CFLAGS) -o $@ $(BUDDYCTL_OBJS) \
-	    $(B)/opt/libbuddytools.a $(B)/opt/libbuddycore.a $(JSONC_LIBS)
+	    $(B)/opt/libbuddytools.a $(B)/opt/libbuddycore.a $(JSONC_LIBS) \
+	    -llz4 -lz -lm
 
 tools: $(B)/buddyctl
 

@@ -37,6 +37,11 @@ trap 'rm -rf "$dest" "$dest2" "$work"' EXIT
 
 echo "TAP version 13"
 
+# The Python package: its files, and where Debian's python3 looks for it.
+pyfiles=$(cd "$src/python/buddy" && ls *.py | sort)
+pyver=$(/usr/bin/python3 -c 'import sys; print("%d.%d" % sys.version_info[:2])')
+pydir=lib/python$pyver/dist-packages
+
 # Files (and symlinks) under DESTDIR after `make install`, nothing else.
 expected() {
 	p=$1
@@ -60,6 +65,8 @@ $p/share/doc/buddy/userspace-api.rst
 $p/share/doc/buddy/design.rst
 $p/share/doc/buddy/buddy-example.c
 LIST
+	if [ "$p" = usr ]; then d=lib/python3/dist-packages; else d=$pydir; fi
+	for f in $pyfiles; do echo "$p/$d/buddy/$f"; done
 	[ -n "$unit" ] && echo "$p/lib/systemd/system/buddyd.service"
 	[ -n "$conf" ] && echo "etc/buddy/buddyd.conf"
 	[ -n "$prof" ] && echo "$p/lib/buddy/libbuddyprof.so"
@@ -206,6 +213,20 @@ uninst_ok() {
 }
 check "example builds against the build tree (PKG_CONFIG_PATH=build/lib)" uninst_ok
 
+# The installed package imports from its own directory and, given the
+# installed library (ldconfig's job on a real install), loads that one.
+py_ok() {
+	PYTHONDONTWRITEBYTECODE=1 PYTHONPATH="$dest/usr/local/$pydir" \
+	BUDDY_LIBBUDDY="$dest/usr/local/lib/libbuddy.so.1" \
+	/usr/bin/python3 -c "
+import buddy, sys
+assert buddy.__file__.startswith('$dest/usr/local/$pydir/buddy/'), buddy.__file__
+assert buddy._lib.path == '$dest/usr/local/lib/libbuddy.so.1', buddy._lib.path
+" >"$work/py.out" 2>&1 && return 0
+	comment <"$work/py.out"
+	return 1
+}
+check "import buddy from $pydir, with the installed libbuddy" py_ok
 man_ok() {
 	for m in man1/buddyctl.1 man8/buddyd.8; do
 		f=$dest/usr/local/share/man/$m

@@ -38,6 +38,7 @@ static const struct cmd_struct commands[] = {
 	{ "show-profiles", cmd_show_profiles, "the kernel's AUTO profile table" },
 	{ "load-profiles", cmd_load_profiles, "install a buddyd state file as profiles" },
 	{ "clear-profiles", cmd_clear_profiles, "empty the kernel's profile table" },
+	{ "calibrate", cmd_calibrate, "fit CSWAP's codec-time model per codec (JSON)" },
 };
 
 void buddyctl_err(const char *fmt, ...)

@@ -33,5 +33,6 @@ int cmd_set_target(int argc, char **argv);
 int cmd_show_profiles(int argc, char **argv);
 int cmd_load_profiles(int argc, char **argv);
 int cmd_clear_profiles(int argc, char **argv);
+int cmd_calibrate(int argc, char **argv);
 
 #endif /* BUDDYCTL_H */

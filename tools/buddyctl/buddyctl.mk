@@ -43,7 +43,7 @@ $(BUDDYCTL_GUEST_DIR)/buddyctl: $(BUDDYCTL_SRCS) $(BUDDYCTL_HDRS) \
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(WARN) $(CPPFLAGS) -static -o $@ $(BUDDYCTL_SRCS) \
 	    $(B)/opt/libbuddytools.a $(B)/opt/libbuddycore.a \
-	    $(BUDDYCTL_STATIC_LIBS) -lm
+	    $(BUDDYCTL_STATIC_LIBS) -llz4 -lm
 
 $(BUDDYCTL_GUEST_DIR)/buddyctl_hold: selftests/tools/buddyctl_hold.c \
 		selftests/kmod/kmod_util.c selftests/kmod/kmod_util.h \

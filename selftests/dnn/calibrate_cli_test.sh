@@ -1,0 +1,118 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0
+#
+# "buddyctl calibrate" without a device: a small run writes a model file
+# that parses as JSON with one model per codec, its samples and a finite
+# RAE; usage errors exit 2 naming the option and the bad value; an
+# unwritable output exits 1 naming the file.  TAP with a "# Totals:" line.
+#
+#   selftests/dnn/calibrate_cli_test.sh [path/to/buddyctl]
+
+BUDDYCTL=${1:-build/buddyctl}
+PY=${PYTHON:-python3}
+pass=0 fail=0 n=0
+T=$(mktemp -d "${TMPDIR:-/tmp}/calibrate_cli.XXXXXX") || exit 1
+trap 'rm -rf "$T"' EXIT INT TERM
+
+ok()  { n=$((n + 1)); pass=$((pass + 1)); echo "ok $n - $1"; }
+nok() { n=$((n + 1)); fail=$((fail + 1)); echo "not ok $n - $1"; }
+diag() { sed 's/^/# /' "$@" | head -10; }
+
+# run WANT_RC DESCRIPTION ARGS...: stdout in $T/out, stderr in $T/err
+run() {
+	want=$1 d=$2
+	shift 2
+	"$BUDDYCTL" calibrate "$@" >"$T/out" 2>"$T/err"
+	rc=$?
+	if [ "$rc" = "$want" ]; then ok "$d (exit $want)"; else
+		nok "$d: exit $rc, want $want"; diag "$T/err"; fi
+}
+err_has() {
+	if grep -qF -- "$2" "$T/err"; then ok "$1"; else
+		nok "$1: stderr lacks '$2'"; diag "$T/err"; fi
+}
+
+echo "TAP version 13"
+SMALL="-s 4096,16384 -p 0.2,0.8 -r 1"
+
+run 0 "small run of three codecs to a file" $SMALL -c zvc,csr,dpr8 -o "$T/m.json"
+if "$PY" - "$T/m.json" <<'PYEOF'
+import json, math, sys
+d = json.load(open(sys.argv[1]))
+assert d["format"] == "buddy-calibration" and d["version"] == 1, d
+assert d["features"] == ["1", "size", "sparsity", "size*sparsity"]
+names = [c["name"] for c in d["codecs"]]
+assert names == ["zvc", "csr", "dpr8"], names
+for c in d["codecs"]:
+    assert c["lossless"] == (c["name"] != "dpr8"), c["name"]
+    for k in ("compress", "decompress", "bytes"):
+        assert len(c[k]["coef"]) == 4 and all(math.isfinite(x) for x in c[k]["coef"])
+    # 2 sizes x 2 sparsities x 2 runs, each [size, sparsity, tc, td, bytes]
+    assert len(c["samples"]) == 8 and all(len(s) == 5 for s in c["samples"])
+    assert all(s[2] > 0 and s[3] > 0 for s in c["samples"])
+# The encoded-size model of CSR is exact: 2 bytes a row + 5 a non-zero
+# word is linear in size and size*sparsity, so its RAE is ~0.
+csr = d["codecs"][1]
+assert csr["bytes"]["rae"] < 0.05, csr["bytes"]
+# dpr8 keeps a quarter: bytes = size / 4.
+dpr = d["codecs"][2]
+assert all(s[4] == s[0] // 4 for s in dpr["samples"]), dpr["samples"]
+PYEOF
+then ok "model file is valid JSON with a model per codec"; else nok "model file is valid JSON with a model per codec"; fi
+
+run 0 "CSWAP's sub-models: --bins 2" -s 4096,16384 -p 0.2,0.3,0.8,0.9 -r 1 -c csr -b 2
+if "$PY" -c "
+import json, sys
+d = json.load(open('$T/out'))
+assert d['bins'] == 2
+for k in ('compress', 'decompress', 'bytes'):
+    b = d['codecs'][0][k]['bins']
+    assert [x['sparsity'] for x in b] == [[0.2, 0.55], [0.55, 0.9]], b
+    assert all(len(x['coef']) == 4 for x in b)
+# Within a bin CSR's encoded size is still exact, and so is the
+# piecewise model scored on all second runs.
+assert all(x['rae'] < 0.05 for x in d['codecs'][0]['bytes']['bins'])
+assert d['codecs'][0]['bytes']['bins_rae'] < 0.05
+assert all(d['codecs'][0][k]['bins_rae'] >= 0 for k in ('compress', 'decompress'))
+"; then ok "one sub-model per sparsity range"; else nok "one sub-model per sparsity range"; diag "$T/out"; fi
+run 2 "a sub-model without two sparsities" -s 4096,8192 -p 0.2,0.3,0.8 -b 2
+err_has "the empty sub-model is named" "sub-model 1 of sparsities 0.5-0.8"
+run 2 "bins zero" $SMALL -b 0
+err_has "bad bins is named" "--bins: '0'"
+
+run 0 "default codecs to stdout" $SMALL
+if "$PY" -c "import json,sys; d = json.load(open('$T/out')); n = [c['name'] for c in d['codecs']]; sys.exit(0 if 'zvc' in n and 'zlib' in n and 'lz4' in n and 'rle' in n and 'dpr8' not in n and 'binarize' not in n else 1)"; then
+	ok "default is every lossless codec, no lossy one"; else nok "default is every lossless codec, no lossy one"; diag "$T/out"; fi
+
+run 0 "--list" --list
+if grep -qx "dpr10 (lossy)" "$T/out" && grep -qx "binarize (mask only)" "$T/out" && grep -qx "zvc" "$T/out"; then
+	ok "--list flags the lossy codecs"; else nok "--list flags the lossy codecs"; diag "$T/out"; fi
+
+run 2 "unknown codec" $SMALL -c zvc,nosuch
+err_has "unknown codec is named" "unknown codec 'nosuch'"
+run 2 "size not a multiple of 4" -s 4096,4098 -p 0.2,0.8
+err_has "bad size is named" "--sizes: '4098'"
+run 2 "size zero" -s 0,4096
+err_has "size zero is named" "--sizes: '0'"
+run 2 "sparsity above 1" -s 4096,8192 -p 0.2,1.5
+err_has "bad sparsity is named" "--sparsities: '1.5'"
+run 2 "sparsity not a number" -s 4096,8192 -p 0.2,abc
+err_has "sparsity not a number is named" "--sparsities: 'abc'"
+run 2 "one size only" -s 4096,4096 -p 0.2,0.5
+err_has "one size is refused with the reason" "need two different sizes"
+run 2 "one sparsity only" -s 4096,8192 -p 0.5
+err_has "one sparsity is refused with the reason" "need two different sparsities"
+run 2 "repeat zero" $SMALL -r 0
+err_has "bad repeat is named" "--repeat: '0'"
+run 2 "unknown option" --bogus
+run 2 "stray argument" $SMALL extra
+err_has "stray argument is named" "unexpected argument 'extra'"
+run 1 "unwritable output" $SMALL -c zvc -o "$T/no/such/dir/m.json"
+err_has "unwritable output names the file" "$T/no/such/dir/m.json"
+if [ -e "$T/no" ]; then nok "nothing left behind"; else ok "nothing left behind"; fi
+run 0 "--help" --help
+if grep -q -- "--sparsities" "$T/out"; then ok "--help lists the options"; else nok "--help lists the options"; fi
+
+echo "1..$n"
+echo "# Totals: pass:$pass fail:$fail xfail:0 xpass:0 skip:0 error:0"
+[ $fail -eq 0 ]
