@@ -1,7 +1,9 @@
 # SPDX-License-Identifier: GPL-2.0
 # buddyctl profile: the LD_PRELOAD interposer, its tests and the evaluation
-# on real programs.  Included from the top Makefile after tools/tools.mk
-# (which builds $(B)/buddyctl, tools/buddyctl/profile*.c included).
+# on real programs.  Included from the top Makefile after tools/tools.mk,
+# which builds the profiler's engine $(B)/opt/libbuddyprofile.a
+# (tools/profile/prof_*.c, buddyprof.h) and $(B)/buddyctl, whose
+# tools/buddyctl/profile.c is the command line around it.
 #
 #   make                  also builds $(B)/libbuddyprof.so next to buddyctl
 #   make check-profile    native end-to-end tests (no QEMU, ~30 s): TAP and
