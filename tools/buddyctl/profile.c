@@ -77,6 +77,16 @@ static void profile_usage(FILE *f)
 "                         1min 30s, 1.5h)\n"
 "      --points-at LIST   the same\n"
 "      --no-timer         only on SIGUSR2 to buddyctl or buddyprof_snapshot()\n"
+"      --every-allocs N   on the program's progress: from the allocation call\n"
+"                         that makes the Nth, 2Nth, ... tracked allocation\n"
+"      --every-bytes SIZE the same, each time the tracked bytes allocated\n"
+"                         pass a multiple of SIZE (K, M, G suffixes)\n"
+"                         (either one: no timer unless --interval or --at;\n"
+"                         every such snapshot is kept, whatever N is)\n"
+"Schedule: the points of a timer depend on the machine's load; those of\n"
+"--every-allocs/--every-bytes and of buddyprof_snapshot() (markers the\n"
+"program places, e.g. at fixed training steps) do not: the same program\n"
+"and input give snapshots at the same allocations on every run.\n"
 "What:\n"
 "  -m, --min-size BYTES   track allocations of at least BYTES (default 64K;\n"
 "                         K, M, G suffixes)\n"
@@ -231,7 +241,7 @@ static int cmp_double(const void *a, const void *b)
 enum {
 	OPT_FIRST = 256, OPT_AT, OPT_NO_TIMER, OPT_DEPTH, OPT_NO_UNWIND,
 	OPT_MATCH, OPT_SLOTS, OPT_ZERO, OPT_MAX_RATIO, OPT_LIB, OPT_NICE,
-	OPT_JSON_OUT, OPT_EXCLUDE,
+	OPT_JSON_OUT, OPT_EXCLUDE, OPT_EVERY_ALLOCS, OPT_EVERY_BYTES,
 };
 
 static int parse_opts(struct pf_opts *o, int argc, char **argv)
@@ -243,6 +253,8 @@ static int parse_opts(struct pf_opts *o, int argc, char **argv)
 		{ "at",		required_argument, NULL, OPT_AT },
 		{ "points-at",	required_argument, NULL, OPT_AT },
 		{ "no-timer",	no_argument,	   NULL, OPT_NO_TIMER },
+		{ "every-allocs", required_argument, NULL, OPT_EVERY_ALLOCS },
+		{ "every-bytes", required_argument, NULL, OPT_EVERY_BYTES },
 		{ "min-size",	required_argument, NULL, 'm' },
 		{ "depth",	required_argument, NULL, OPT_DEPTH },
 		{ "no-unwind",	no_argument,	   NULL, OPT_NO_UNWIND },
@@ -318,6 +330,18 @@ static int parse_opts(struct pf_opts *o, int argc, char **argv)
 			break;
 		case OPT_NO_TIMER:
 			o->timer = false;
+			break;
+		case OPT_EVERY_ALLOCS:
+			if (parse_size(optarg, &v) || !v)
+				bad = "a count of at least 1";
+			else
+				o->every_allocs = v;
+			break;
+		case OPT_EVERY_BYTES:
+			if (parse_size(optarg, &v) || !v)
+				bad = "a size of at least 1 byte (K, M, G suffixes)";
+			else
+				o->every_bytes = v;
 			break;
 		case 'm':
 			if (parse_size(optarg, &v) || !v)
@@ -437,6 +461,9 @@ static int parse_opts(struct pf_opts *o, int argc, char **argv)
 		return -1;
 	}
 	o->argv = argv + optind;
+	/* The progress schedule replaces the timer unless one is asked for. */
+	if ((o->every_allocs || o->every_bytes) && !o->interval && !o->nat)
+		o->timer = false;
 	if (o->nat)
 		qsort(o->at, o->nat, sizeof(double), cmp_double);
 	return 0;

@@ -53,6 +53,8 @@ struct pf_opts {
 	double *at;			/* --at times, seconds */
 	unsigned int nat;
 	bool timer;			/* false: only on request */
+	uint64_t every_allocs;		/* progress: every N tracked allocs */
+	uint64_t every_bytes;		/* progress: every N bytes allocated */
 	uint64_t min_size;
 	unsigned int depth;
 	bool unwind;

@@ -195,6 +195,8 @@ static int make_region(struct pf_run *r, char *path, size_t len)
 	h->depth = o->depth;
 	h->flags = o->unwind ? BPROF_F_UNWIND : 0;
 	h->profiler_pid = getpid();
+	h->every_allocs = o->every_allocs;
+	h->every_bytes = o->every_bytes;
 	if (o->match)
 		snprintf(h->match, sizeof(h->match), "%s", o->match);
 	r->hdr = h;
@@ -1006,6 +1008,7 @@ int pf_run_program(struct pf_run *r, const char *lib)
 		setpriority(PRIO_PROCESS, 0, o->nice);
 	pf_msg(r, "pid %d, %s, tracking >= %llu B, %u points%s", (int)r->child,
 	       lib, (unsigned long long)o->min_size, o->nat ? o->nat : o->points,
+	       o->every_allocs || o->every_bytes ? " (on the program's progress)" :
 	       !o->timer ? " (on request only)" : o->interval ? " (fixed interval)" :
 	       o->nat ? " (at given times)" : " (adaptive spacing)");
 	st.delta = o->first;

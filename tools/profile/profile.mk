@@ -19,7 +19,7 @@
 
 PROFILE_LIB      := $(B)/libbuddyprof.so
 PROFILE_TEST_DIR := $(B)/profile-tests
-PROFILE_TESTS    := known threaded forker
+PROFILE_TESTS    := known threaded forker progress
 PROFILE_TEST_BINS := $(PROFILE_TESTS:%=$(PROFILE_TEST_DIR)/%)
 
 # -z now: no lazy PLT resolution inside a malloc hook; libgcc_s is linked
