@@ -15,7 +15,10 @@
 #                         buddyctl profile, and writes $(B)/eval/results.md
 #                         and $(B)/eval/results.png.  Not part of make check.
 #                         EVAL_ONLY="dl" or "hpc" or workload names limits
-#                         it; EVAL_NO_INSTALL=1 skips apt-get.
+#                         it; EVAL_NO_INSTALL=1 skips apt-get.  Each
+#                         workload runs EVAL_REPEAT times (default 3); its
+#                         figures are the medians, with their range
+#                         (results.json: "final", "final_frac", "spread").
 
 PROFILE_LIB      := $(B)/libbuddyprof.so
 PROFILE_TEST_DIR := $(B)/profile-tests

@@ -12,6 +12,7 @@ set -u
 BUDDYCTL=$(realpath "$1")
 LIB=$(realpath "$2")
 T=$(realpath "$3")
+HERE=$(dirname "$(realpath "$0")")
 W=$(mktemp -d /tmp/profile-test.XXXXXX)
 trap 'rm -rf "$W"' EXIT
 export BUDDYPROF_LIB=$LIB
@@ -318,6 +319,10 @@ check "--every-bytes 512K (4 buffers of 128 KiB) gives the same points" \
 "$BUDDYCTL" profile --every-allocs 0 -- true >/dev/null 2>"$W/opt.err"
 check "--every-allocs 0: exit 2, naming the option" \
 	sh -c "test $? -eq 2 && grep -q -- '--every-allocs: 0 is not a count of at least 1' '$W/opt.err'"
+
+# --- make eval's medians and ranges, on synthetic runs ---------------------------
+check "eval.py: repeated runs as medians with their range (eval_aggregate_test.py)" \
+	$PY "$HERE/eval_aggregate_test.py" "$HERE/../eval/eval.py"
 
 # --- option errors name the option and its range ------------------------------
 "$BUDDYCTL" profile --threshold 150 -- true >/dev/null 2>"$W/opt.err"
