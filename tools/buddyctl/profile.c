@@ -11,25 +11,12 @@
  * is described in tools/profile/prof_run.c and buddyprof.h.
  */
 #define _GNU_SOURCE
-#include <dirent.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <getopt.h>
-#include <limits.h>
-#include <poll.h>
-#include <signal.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
-#include <sys/resource.h>
-#include <sys/signalfd.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
-#include <sys/uio.h>
-#include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "buddyctl.h"
@@ -38,10 +25,6 @@
 #include "replace_file.h"
 #include "timespan.h"
 
-#define BLK		4096u
-#define IOV_BATCH	1024
-#define IOV_MERGE	(1u << 20)	/* adjacent blocks: one read up to this */
-#define STOP_TIMEOUT_S	5.0
 #define STR_(x)		#x
 #define STR(x)		STR_(x)
 #define BPROF_FRAMES_STR STR(BPROF_FRAMES)

@@ -16,10 +16,10 @@
 
 #include "buddyprof.h"
 
-#define STOP_TIMEOUT_S	5.0
-#define STR_(x)		#x
-#define STR(x)		STR_(x)
-#define BPROF_FRAMES_STR STR(BPROF_FRAMES)
+const struct buddy_codec *const pf_codecs[PF_NC] = {
+	&buddy_codec_bpc, &buddy_codec_zvc, &buddy_codec_bdi, &buddy_codec_fpc,
+};
+
 double pf_now(void)
 {
 	struct timespec ts;

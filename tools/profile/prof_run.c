@@ -69,14 +69,6 @@
 #define IOV_BATCH	1024
 #define IOV_MERGE	(1u << 20)	/* adjacent blocks: one read up to this */
 #define STOP_TIMEOUT_S	5.0
-#define STR_(x)		#x
-#define STR(x)		STR_(x)
-#define BPROF_FRAMES_STR STR(BPROF_FRAMES)
-
-
-const struct buddy_codec *const pf_codecs[PF_NC] = {
-	&buddy_codec_bpc, &buddy_codec_zvc, &buddy_codec_bdi, &buddy_codec_fpc,
-};
 
 /* The raw sample of one allocation in one snapshot. */
 struct pf_piece {
