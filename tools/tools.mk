@@ -18,12 +18,25 @@ tools: $(B)/opt/libbuddytools.a $(B)/opt/libbuddycore.a
 # json-c headers are included as <json-c/json.h>, found on the default path.
 JSONC_LIBS := $(shell pkg-config --libs json-c 2>/dev/null || echo -ljson-c)
 
+# The profiler's engine (tools/profile/prof_*.c, header buddyprof.h): a
+# library of its own, libbuddyprofile.a, that `buddyctl profile` links.
+# (libbuddyprof.so is the interposer, tools/profile/profile.mk.)
+PROFILE_ENGINE_SRCS := $(wildcard tools/profile/prof_*.c)
+PROFILE_ENGINE_OBJS := $(PROFILE_ENGINE_SRCS:%.c=$(B)/opt/%.o)
+PROFILE_ENGINE_HDRS := tools/profile/buddyprof.h
+$(PROFILE_ENGINE_OBJS): $(PROFILE_ENGINE_HDRS) $(wildcard tools/lib/*.h)
+$(PROFILE_ENGINE_OBJS): CPPFLAGS += -Itools/profile
+$(B)/opt/libbuddyprofile.a: $(PROFILE_ENGINE_OBJS)
+	$(AR) rcs $@ $^
+
 BUDDYCTL_SRCS := $(wildcard tools/buddyctl/*.c)
 BUDDYCTL_OBJS := $(BUDDYCTL_SRCS:%.c=$(B)/opt/%.o)
-$(BUDDYCTL_OBJS): $(wildcard tools/buddyctl/*.h tools/lib/*.h)
+$(BUDDYCTL_OBJS): $(wildcard tools/buddyctl/*.h tools/lib/*.h) $(PROFILE_ENGINE_HDRS)
+$(BUDDYCTL_OBJS): CPPFLAGS += -Itools/profile
 
-$(B)/buddyctl: $(BUDDYCTL_OBJS) $(B)/opt/libbuddytools.a $(B)/opt/libbuddycore.a
-	$(CC) $(CFLAGS) -o $@ $(BUDDYCTL_OBJS) \
+$(B)/buddyctl: $(BUDDYCTL_OBJS) $(B)/opt/libbuddyprofile.a \
+		$(B)/opt/libbuddytools.a $(B)/opt/libbuddycore.a
+	$(CC) $(CFLAGS) -o $@ $(BUDDYCTL_OBJS) $(B)/opt/libbuddyprofile.a \
 	    $(B)/opt/libbuddytools.a $(B)/opt/libbuddycore.a $(JSONC_LIBS) \
 	    -llz4 -lz -lm
 

@@ -13,6 +13,7 @@
 
 #include "buddyctl.h"
 #include "admin_util.h"
+#include "utf8.h"
 
 const char *const au_code_keys[BUDDY_CODE_NR] = {
 	[BUDDY_CODE_ZERO] = "zero", [BUDDY_CODE_C8] = "c8",
@@ -154,67 +155,14 @@ int au_print_json(struct json_object *o)
 	return au_flush_stdout();
 }
 
-/* Length of the valid UTF-8 sequence at @s, 0 when there is none. */
-static size_t utf8_len(const unsigned char *s)
-{
-	unsigned int cp, n, i;
-
-	if (s[0] < 0x80)
-		return 1;
-	if (s[0] >= 0xc2 && s[0] <= 0xdf)
-		n = 2, cp = s[0] & 0x1f;
-	else if (s[0] >= 0xe0 && s[0] <= 0xef)
-		n = 3, cp = s[0] & 0x0f;
-	else if (s[0] >= 0xf0 && s[0] <= 0xf4)
-		n = 4, cp = s[0] & 0x07;
-	else
-		return 0;
-	for (i = 1; i < n; i++) {
-		if ((s[i] & 0xc0) != 0x80)	/* also stops at the NUL */
-			return 0;
-		cp = cp << 6 | (s[i] & 0x3f);
-	}
-	if ((n == 3 && cp < 0x800) || (n == 4 && cp < 0x10000) ||
-	    cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
-		return 0;
-	return n;
-}
-
-char *au_utf8(const char *s)
-{
-	const unsigned char *p = (const unsigned char *)s;
-	char *out = malloc(3 * strlen(s) + 1), *o = out;
-
-	if (!out)
-		return NULL;
-	while (*p) {
-		size_t n = utf8_len(p);
-
-		if (n) {
-			memcpy(o, p, n);
-			o += n;
-			p += n;
-		} else {
-			memcpy(o, "\xef\xbf\xbd", 3);	/* U+FFFD */
-			o += 3;
-			p++;
-		}
-	}
-	*o = 0;
-	return out;
-}
-
 struct json_object *au_json_string(const char *s)
 {
-	char *u = au_utf8(s);
-	struct json_object *o;
+	struct json_object *o = buddy_json_string(s);
 
-	if (!u) {
+	if (!o) {
 		buddyctl_err("%s", strerror(ENOMEM));
 		exit(1);
 	}
-	o = json_object_new_string(u);
-	free(u);
 	return o;
 }
 

@@ -62,14 +62,7 @@ int au_print_json(struct json_object *o);
 /* fflush(stdout) and report a failed write; returns 0 or 1. */
 int au_flush_stdout(void);
 
-/*
- * au_utf8() - @s as valid UTF-8: every byte that does not start a valid
- * sequence (overlong forms, surrogates and code points past U+10FFFF are
- * not valid) becomes U+FFFD.  Returns a malloc'ed string, NULL without
- * memory.  JSON must be UTF-8 (RFC 8259), file names need not be.
- */
-char *au_utf8(const char *s);
-/* A JSON string of @s made valid UTF-8 (au_utf8()). */
+/* A JSON string of @s made valid UTF-8 (buddy_utf8()); exits without memory. */
 struct json_object *au_json_string(const char *s);
 
 /*

@@ -38,10 +38,12 @@ BUDDYCTL_HDRS := $(wildcard tools/buddyctl/*.h tools/lib/*.h) $(CORE_HDRS)
 .PHONY: check-buddyctl check-buddyctl-native buddyctl-guest-bins
 
 $(BUDDYCTL_GUEST_DIR)/buddyctl: $(BUDDYCTL_SRCS) $(BUDDYCTL_HDRS) \
+		$(PROFILE_ENGINE_SRCS) $(PROFILE_ENGINE_HDRS) \
 		$(B)/opt/libbuddytools.a $(B)/opt/libbuddycore.a
 	@test $(words $(BUDDYCTL_STATIC_LIBS)) = 3 || { echo "need libjson-c.a, libpng16.a, libz.a (apt-get install libjson-c-dev libpng-dev zlib1g-dev)"; exit 1; }
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) $(WARN) $(CPPFLAGS) -static -o $@ $(BUDDYCTL_SRCS) \
+	$(CC) $(CFLAGS) $(WARN) $(CPPFLAGS) -Itools/profile -static -o $@ \
+	    $(BUDDYCTL_SRCS) $(PROFILE_ENGINE_SRCS) \
 	    $(B)/opt/libbuddytools.a $(B)/opt/libbuddycore.a \
 	    $(BUDDYCTL_STATIC_LIBS) -llz4 -lm
 

@@ -4,134 +4,30 @@
  *
  *   buddyctl profile [OPTIONS] -- COMMAND [ARGS...]
  *
- * Runs COMMAND, unmodified, with libbuddyprof.so preloaded (it records every
- * allocation of at least --min-size bytes, with a short call stack, in a
- * table shared with this process: tools/lib/profshm.h), takes snapshots of
- * the live allocations at N points of the run, classifies every 128-byte
- * entry with the codec core, and reports the Buddy Compression paper's
- * figures for the program (section II-C, III-B; Figs. 3, 7, 9, 10) plus a
- * profile file of per-label targets and codecs.  No kernel module is needed.
- *
- * A snapshot: SIGSTOP to the owner's thread group, then wait until every task
- * in /proc/PID/task is in state 'T' (no ptrace: the program may be traced or
- * debugged as usual); read /proc/PID/maps and the table; read the memory with
- * process_vm_readv() (entries no longer mapped are "stale" and skipped, an
- * EFAULT skips the block, never a crash); SIGCONT.  Classification happens
- * outside the stop.  Caveat of stopping: a few blocking calls (epoll_wait,
- * semop, sigtimedwait with a timeout, ...) return EINTR after a stop and
- * continue, as after ^Z / fg (signal(7)); most programs retry them.
- *
- * Sampling: a snapshot reads at most --sample-mib MiB: when the live tracked
- * bytes exceed that, it reads one 4 KiB block out of every k (k = ceil(live
- * / cap)), counting blocks across all allocations in allocation order, and
- * scales every count by k.  Small allocations may then have no block in
- * some snapshots (they count only in the others).
- *
- * When: by default N (--points, 10) snapshots evenly spread over a run of
- * unknown length: one every second at first; when 2N are held every other
- * one is dropped and the interval doubles; at the end N evenly spaced ones
- * are kept (raw samples are kept in memory until then and classified at the
- * end, so the program is not slowed by classification).  --interval takes
- * one every SEC seconds (N at most; 0 = no limit), --at at given times.
- * A SIGUSR2 to buddyctl, or buddyprof_snapshot() called by the program,
- * takes one more, never dropped.
+ * The command line of the profiler: options, outputs checked before the
+ * run, then the engine (tools/profile/buddyprof.h, libbuddyprofile.a):
+ * pf_run_program() runs COMMAND and takes the snapshots, pf_report() writes
+ * the report.  How snapshots are taken, and which processes are followed,
+ * is described in tools/profile/prof_run.c and buddyprof.h.
  */
 #define _GNU_SOURCE
-#include <dirent.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <getopt.h>
-#include <limits.h>
-#include <poll.h>
-#include <signal.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
-#include <sys/resource.h>
-#include <sys/signalfd.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
-#include <sys/uio.h>
-#include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "buddyctl.h"
-#include "fig3.h"
+#include "buddyprof.h"
 #include "heuristic.h"
-#include "profile.h"
 #include "replace_file.h"
 #include "timespan.h"
 
-#define BLK		4096u
-#define IOV_BATCH	1024
-#define IOV_MERGE	(1u << 20)	/* adjacent blocks: one read up to this */
-#define STOP_TIMEOUT_S	5.0
 #define STR_(x)		#x
 #define STR(x)		STR_(x)
 #define BPROF_FRAMES_STR STR(BPROF_FRAMES)
-
-const struct buddy_codec *const pf_codecs[PF_NC] = {
-	&buddy_codec_bpc, &buddy_codec_zvc, &buddy_codec_bdi, &buddy_codec_fpc,
-};
-
-/* The raw sample of one allocation in one snapshot. */
-struct pf_piece {
-	size_t alloc;			/* index into run->allocs */
-	uint64_t off;			/* into the snapshot's buffer */
-	uint64_t len;			/* bytes read (whole entries, padded) */
-	uint64_t unread;		/* entries that could not be read */
-};
-
-struct pf_raw {
-	unsigned int snap;		/* index into run->snaps */
-	struct pf_piece *pieces;
-	size_t npieces;
-	uint8_t *buf;
-	uint64_t stride;
-};
-
-struct pf_map {
-	uint64_t start, end, off;
-	bool readable;
-	int mod;			/* -1: no file */
-	char *path;
-};
-
-struct pf_state {
-	struct pf_run *r;
-	int sfd;
-	struct pf_raw *pending;		/* adaptive: unclassified snapshots */
-	size_t npending, cappending;
-	double delta;			/* adaptive interval */
-	double next;			/* next timer snapshot, s since start */
-	unsigned int timer_taken;	/* fixed/at: timer snapshots taken */
-	uint8_t *scratch;		/* immediate mode buffer */
-	uint64_t scratch_len;
-};
-
-double pf_now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
-void pf_msg(struct pf_run *r, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (r->o->quiet)
-		return;
-	fputs("buddyctl: profile: ", stderr);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-}
 
 static void *xrealloc(void *p, size_t n)
 {
@@ -143,14 +39,6 @@ static void *xrealloc(void *p, size_t n)
 	}
 	return q;
 }
-
-#define GROW(arr, n, cap)						\
-	do {								\
-		if ((n) == (cap)) {					\
-			(cap) = (cap) ? 2 * (cap) : 16;			\
-			(arr) = xrealloc((arr), (cap) * sizeof(*(arr)));\
-		}							\
-	} while (0)
 
 /* ---- options --------------------------------------------------------------- */
 
@@ -172,6 +60,16 @@ static void profile_usage(FILE *f)
 "                         1min 30s, 1.5h)\n"
 "      --points-at LIST   the same\n"
 "      --no-timer         only on SIGUSR2 to buddyctl or buddyprof_snapshot()\n"
+"      --every-allocs N   on the program's progress: from the allocation call\n"
+"                         that makes the Nth, 2Nth, ... tracked allocation\n"
+"      --every-bytes SIZE the same, each time the tracked bytes allocated\n"
+"                         pass a multiple of SIZE (K, M, G suffixes)\n"
+"                         (either one: no timer unless --interval or --at;\n"
+"                         every such snapshot is kept, whatever N is)\n"
+"Schedule: the points of a timer depend on the machine's load; those of\n"
+"--every-allocs/--every-bytes and of buddyprof_snapshot() (markers the\n"
+"program places, e.g. at fixed training steps) do not: the same program\n"
+"and input give snapshots at the same allocations on every run.\n"
 "What:\n"
 "  -m, --min-size BYTES   track allocations of at least BYTES (default 64K;\n"
 "                         K, M, G suffixes)\n"
@@ -326,7 +224,7 @@ static int cmp_double(const void *a, const void *b)
 enum {
 	OPT_FIRST = 256, OPT_AT, OPT_NO_TIMER, OPT_DEPTH, OPT_NO_UNWIND,
 	OPT_MATCH, OPT_SLOTS, OPT_ZERO, OPT_MAX_RATIO, OPT_LIB, OPT_NICE,
-	OPT_JSON_OUT, OPT_EXCLUDE,
+	OPT_JSON_OUT, OPT_EXCLUDE, OPT_EVERY_ALLOCS, OPT_EVERY_BYTES,
 };
 
 static int parse_opts(struct pf_opts *o, int argc, char **argv)
@@ -338,6 +236,8 @@ static int parse_opts(struct pf_opts *o, int argc, char **argv)
 		{ "at",		required_argument, NULL, OPT_AT },
 		{ "points-at",	required_argument, NULL, OPT_AT },
 		{ "no-timer",	no_argument,	   NULL, OPT_NO_TIMER },
+		{ "every-allocs", required_argument, NULL, OPT_EVERY_ALLOCS },
+		{ "every-bytes", required_argument, NULL, OPT_EVERY_BYTES },
 		{ "min-size",	required_argument, NULL, 'm' },
 		{ "depth",	required_argument, NULL, OPT_DEPTH },
 		{ "no-unwind",	no_argument,	   NULL, OPT_NO_UNWIND },
@@ -413,6 +313,18 @@ static int parse_opts(struct pf_opts *o, int argc, char **argv)
 			break;
 		case OPT_NO_TIMER:
 			o->timer = false;
+			break;
+		case OPT_EVERY_ALLOCS:
+			if (parse_size(optarg, &v) || !v)
+				bad = "a count of at least 1";
+			else
+				o->every_allocs = v;
+			break;
+		case OPT_EVERY_BYTES:
+			if (parse_size(optarg, &v) || !v)
+				bad = "a size of at least 1 byte (K, M, G suffixes)";
+			else
+				o->every_bytes = v;
 			break;
 		case 'm':
 			if (parse_size(optarg, &v) || !v)
@@ -532,844 +444,12 @@ static int parse_opts(struct pf_opts *o, int argc, char **argv)
 		return -1;
 	}
 	o->argv = argv + optind;
+	/* The progress schedule replaces the timer unless one is asked for. */
+	if ((o->every_allocs || o->every_bytes) && !o->interval && !o->nat)
+		o->timer = false;
 	if (o->nat)
 		qsort(o->at, o->nat, sizeof(double), cmp_double);
 	return 0;
-}
-
-/* ---- starting the program ---------------------------------------------------- */
-
-static char *find_lib(const struct pf_opts *o)
-{
-	char exe[PATH_MAX], path[PATH_MAX + 64], *slash, *res;
-	const char *env = getenv("BUDDYPROF_LIB");
-	ssize_t n;
-
-	if (o->lib)
-		return realpath(o->lib, NULL);
-	if (env && *env)
-		return realpath(env, NULL);
-	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-	if (n <= 0)
-		return NULL;
-	exe[n] = 0;
-	slash = strrchr(exe, '/');
-	if (!slash)
-		return NULL;
-	*slash = 0;
-	snprintf(path, sizeof(path), "%s/libbuddyprof.so", exe);
-	if ((res = realpath(path, NULL)) && !access(res, R_OK))
-		return res;
-	free(res);
-	snprintf(path, sizeof(path), "%s/../lib/buddy/libbuddyprof.so", exe);
-	if ((res = realpath(path, NULL)) && !access(res, R_OK))
-		return res;
-	free(res);
-	return NULL;
-}
-
-static int make_region(struct pf_run *r, char *path, size_t len)
-{
-	struct pf_opts *o = r->o;
-	uint64_t bytes = BPROF_REGION_BYTES(o->slots);
-	struct bprof_hdr *h;
-	int fd;
-
-	fd = memfd_create("buddyprof", MFD_CLOEXEC);
-	if (fd < 0) {
-		buddyctl_err("profile: memfd_create: %s", strerror(errno));
-		return -1;
-	}
-	if (ftruncate(fd, bytes)) {
-		buddyctl_err("profile: ftruncate: %s", strerror(errno));
-		close(fd);
-		return -1;
-	}
-	h = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-	if (h == MAP_FAILED) {
-		buddyctl_err("profile: mmap: %s", strerror(errno));
-		close(fd);
-		return -1;
-	}
-	h->magic = BPROF_MAGIC;
-	h->version = BPROF_VERSION;
-	h->hdr_bytes = BPROF_HDR_BYTES;
-	h->nslots = o->slots;
-	h->slot_bytes = sizeof(struct bprof_slot);
-	h->min_size = o->min_size;
-	h->depth = o->depth;
-	h->flags = o->unwind ? BPROF_F_UNWIND : 0;
-	h->profiler_pid = getpid();
-	if (o->match)
-		snprintf(h->match, sizeof(h->match), "%s", o->match);
-	r->hdr = h;
-	/* The program opens it by this path; the fd stays ours (CLOEXEC). */
-	snprintf(path, len, "/proc/%d/fd/%d", (int)getpid(), fd);
-	return fd;
-}
-
-static int set_env(const char *lib, const char *shm)
-{
-	const char *old = getenv("LD_PRELOAD");
-	char pid[16], *pre;
-
-	if (old && *old) {
-		if (asprintf(&pre, "%s:%s", lib, old) < 0)
-			return -1;
-	} else {
-		pre = strdup(lib);
-	}
-	snprintf(pid, sizeof(pid), "%d", (int)getpid());
-	if (!pre || setenv("LD_PRELOAD", pre, 1) || setenv(BPROF_ENV_SHM, shm, 1) ||
-	    setenv(BPROF_ENV_PID, pid, 1))
-		return -1;
-	free(pre);
-	return 0;
-}
-
-/* ---- stopping and reading ------------------------------------------------------ */
-
-static char task_state(pid_t pid, const char *tid)
-{
-	char path[320], buf[512], *p;
-	ssize_t n;
-	int fd;
-
-	snprintf(path, sizeof(path), "/proc/%d/task/%s/stat", (int)pid, tid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return 'X';	/* gone */
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return 'X';
-	buf[n] = 0;
-	p = strrchr(buf, ')');
-	return p && p[1] == ' ' ? p[2] : '?';
-}
-
-/*
- * Wait until every task of @pid is stopped.  Returns the number of tasks
- * still running at the deadline, or -1 when the process is gone.
- */
-static int wait_stopped(pid_t pid)
-{
-	double deadline = pf_now() + STOP_TIMEOUT_S;
-	char path[64];
-
-	snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
-	for (;;) {
-		DIR *d = opendir(path);
-		struct dirent *de;
-		int running = 0, tasks = 0;
-
-		if (!d)
-			return -1;
-		while ((de = readdir(d))) {
-			char st;
-
-			if (de->d_name[0] == '.')
-				continue;
-			tasks++;
-			st = task_state(pid, de->d_name);
-			if (st != 'T' && st != 't' && st != 'Z' && st != 'X')
-				running++;
-		}
-		closedir(d);
-		if (!tasks)
-			return -1;
-		if (!running || pf_now() > deadline)
-			return running;
-		usleep(200);
-	}
-}
-
-static int cmp_map(const void *a, const void *b)
-{
-	const struct pf_map *x = a, *y = b;
-
-	return x->start < y->start ? -1 : x->start > y->start;
-}
-
-static struct pf_map *read_maps(pid_t pid, size_t *nmaps)
-{
-	char path[64], *line = NULL;
-	struct pf_map *m = NULL;
-	size_t n = 0, cap = 0, lcap = 0;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
-	f = fopen(path, "re");
-	if (!f)
-		return NULL;
-	while (getline(&line, &lcap, f) > 0) {
-		unsigned long long s, e, off;
-		char perms[8];
-		int pos = 0;
-
-		if (sscanf(line, "%llx-%llx %7s %llx %*s %*s %n", &s, &e, perms,
-			   &off, &pos) < 4)
-			continue;
-		GROW(m, n, cap);
-		m[n].start = s;
-		m[n].end = e;
-		m[n].off = off;
-		m[n].readable = perms[0] == 'r';
-		m[n].mod = -1;
-		m[n].path = NULL;
-		if (pos && line[pos] == '/') {
-			char *nl = strchr(line + pos, '\n');
-
-			if (nl)
-				*nl = 0;
-			m[n].path = strdup(line + pos);
-		}
-		n++;
-	}
-	free(line);
-	fclose(f);
-	qsort(m, n, sizeof(*m), cmp_map);
-	*nmaps = n;
-	return m;
-}
-
-static void free_maps(struct pf_map *m, size_t n)
-{
-	for (size_t i = 0; i < n; i++)
-		free(m[i].path);
-	free(m);
-}
-
-static struct pf_map *find_map(struct pf_map *m, size_t n, uint64_t addr)
-{
-	size_t lo = 0, hi = n;
-
-	while (lo < hi) {
-		size_t mid = (lo + hi) / 2;
-
-		if (addr < m[mid].start)
-			hi = mid;
-		else if (addr >= m[mid].end)
-			lo = mid + 1;
-		else
-			return &m[mid];
-	}
-	return NULL;
-}
-
-/* Readable bytes from @addr on, at most @len, over adjacent mappings. */
-static uint64_t readable_len(struct pf_map *m, size_t n, uint64_t addr,
-			     uint64_t len)
-{
-	struct pf_map *p = find_map(m, n, addr);
-	uint64_t end = addr, want = addr + len;
-
-	while (p && p->readable && p < m + n && p->start <= end) {
-		end = p->end;
-		if (end >= want)
-			return len;
-		p++;
-	}
-	return end - addr;
-}
-
-/* ---- labels -------------------------------------------------------------------- */
-
-static int intern_module(struct pf_run *r, const char *path)
-{
-	size_t i;
-
-	for (i = 0; i < r->nmods; i++)
-		if (!strcmp(r->mods[i].path, path))
-			return i;
-	GROW(r->mods, r->nmods, r->capmods);
-	r->mods[r->nmods].path = strdup(path);
-	r->mods[r->nmods].base = strrchr(r->mods[r->nmods].path, '/');
-	r->mods[r->nmods].base = r->mods[r->nmods].base ?
-		r->mods[r->nmods].base + 1 : r->mods[r->nmods].path;
-	r->mods[r->nmods].elf = NULL;
-	return r->nmods++;
-}
-
-static uint64_t fnv(uint64_t h, const void *p, size_t n)
-{
-	const unsigned char *s = p;
-
-	while (n--) {
-		h ^= *s++;
-		h *= 0x100000001b3ULL;
-	}
-	return h;
-}
-
-/*
- * The label of an allocation: a hash of its call stack, each return address
- * as (module basename, file offset), so that it is the same in every run
- * whatever the address-space layout, and of its size, so that tensors of
- * different shapes made by one framework function get different labels.
- */
-static int label_of(struct pf_run *r, const struct bprof_slot *s,
-		    struct pf_map *maps, size_t nmaps)
-{
-	struct pf_label l = { 0 };
-	uint64_t h = 0xcbf29ce484222325ULL;
-	unsigned int i, n = s->depth > BPROF_FRAMES ? BPROF_FRAMES : s->depth;
-
-	for (i = 0; i < n; i++) {
-		uint64_t a = s->frames[i];
-		struct pf_map *m = find_map(maps, nmaps, a);
-
-		if (m && m->path) {
-			if (m->mod < 0)
-				m->mod = intern_module(r, m->path);
-			l.frames[i].mod = m->mod;
-			l.frames[i].off = a - m->start + m->off;
-			h = fnv(h, r->mods[m->mod].base,
-				strlen(r->mods[m->mod].base) + 1);
-		} else {
-			l.frames[i].mod = -1;
-			l.frames[i].off = a;
-			h = fnv(h, "?", 2);
-		}
-		h = fnv(h, &l.frames[i].off, sizeof(uint64_t));
-	}
-	h = fnv(h, &s->size, sizeof(s->size));
-	for (i = 0; i < r->nlabels; i++)
-		if (r->labels[i].key == h)
-			return i;
-	for (i = 0; i < n && !l.excluded; i++) {
-		unsigned int x;
-
-		if (l.frames[i].mod < 0)
-			continue;
-		for (x = 0; x < r->o->nexclude; x++)
-			if (strstr(r->mods[l.frames[i].mod].base, r->o->exclude[x]))
-				l.excluded = true;
-	}
-	l.key = h;
-	l.size = s->size;
-	l.kind = s->kind;
-	l.nframes = n;
-	/* 0-31 printable bytes without '/': "bp-" and 12 hex digits. */
-	snprintf(l.name, sizeof(l.name), "bp-%012llx",
-		 (unsigned long long)(h >> 16));
-	GROW(r->labels, r->nlabels, r->caplabels);
-	r->labels[r->nlabels] = l;
-	return r->nlabels++;
-}
-
-/* ---- allocations ------------------------------------------------------------------ */
-
-static size_t seq_slot(struct pf_run *r, uint64_t seq)
-{
-	return (seq * 0x9e3779b97f4a7c15ULL >> 20) & (r->seq_cap - 1);
-}
-
-static void seq_rehash(struct pf_run *r)
-{
-	size_t i;
-
-	free(r->seq_idx);
-	r->seq_cap = r->seq_cap ? 2 * r->seq_cap : 1024;
-	r->seq_idx = calloc(r->seq_cap, sizeof(size_t));
-	if (!r->seq_idx) {
-		buddyctl_err("profile: out of memory");
-		exit(1);
-	}
-	for (i = 0; i < r->nallocs; i++) {
-		size_t k = seq_slot(r, r->allocs[i].seq);
-
-		while (r->seq_idx[k])
-			k = (k + 1) & (r->seq_cap - 1);
-		r->seq_idx[k] = i + 1;
-	}
-}
-
-static size_t alloc_of(struct pf_run *r, const struct bprof_slot *s,
-		       struct pf_map *maps, size_t nmaps)
-{
-	size_t k;
-	struct pf_alloc *a;
-
-	if (2 * (r->nallocs + 1) > r->seq_cap)
-		seq_rehash(r);
-	for (k = seq_slot(r, s->seq); r->seq_idx[k];
-	     k = (k + 1) & (r->seq_cap - 1))
-		if (r->allocs[r->seq_idx[k] - 1].seq == s->seq)
-			return r->seq_idx[k] - 1;
-	GROW(r->allocs, r->nallocs, r->capallocs);
-	a = &r->allocs[r->nallocs];
-	memset(a, 0, sizeof(*a));
-	a->seq = s->seq;
-	a->addr = s->addr;
-	a->size = s->size;
-	a->kind = s->kind;
-	a->label = label_of(r, s, maps, nmaps);
-	r->seq_idx[k] = r->nallocs + 1;
-	return r->nallocs++;
-}
-
-/* ---- classification ---------------------------------------------------------------- */
-
-int pf_mkdir_p(const char *dir)
-{
-	char tmp[PATH_MAX], *p;
-
-	if (snprintf(tmp, sizeof(tmp), "%s", dir) >= (int)sizeof(tmp))
-		return -1;
-	for (p = tmp + 1; *p; p++) {
-		if (*p != '/')
-			continue;
-		*p = 0;
-		if (mkdir(tmp, 0755) && errno != EEXIST)
-			return -1;
-		*p = '/';
-	}
-	return mkdir(tmp, 0755) && errno != EEXIST ? -1 : 0;
-}
-
-static void write_dump(struct pf_run *r, const struct pf_snap *sn,
-		       const struct pf_alloc *a, const uint8_t *buf,
-		       uint64_t len)
-{
-	char dir[PATH_MAX], path[PATH_MAX + 64];
-	size_t done = 0;
-	int fd;
-
-	snprintf(dir, sizeof(dir), "%s/snap-%03u", r->o->dumps, sn->id);
-	if (pf_mkdir_p(dir)) {
-		buddyctl_err("profile: %s: %s", dir, strerror(errno));
-		return;
-	}
-	snprintf(path, sizeof(path), "%s/%llu.bin", dir,
-		 (unsigned long long)a->seq);
-	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-	if (fd < 0) {
-		buddyctl_err("profile: %s: %s", path, strerror(errno));
-		return;
-	}
-	while (done < len) {
-		ssize_t n = write(fd, buf + done, len - done);
-
-		if (n <= 0) {
-			if (n < 0 && errno == EINTR)
-				continue;
-			buddyctl_err("profile: %s: %s", path, strerror(errno));
-			break;
-		}
-		done += n;
-	}
-	close(fd);
-}
-
-static void classify(struct pf_run *r, struct pf_raw *raw)
-{
-	struct pf_snap *sn = &r->snaps[raw->snap];
-	double t0 = pf_now();
-	size_t i;
-
-	for (i = 0; i < raw->npieces; i++) {
-		struct pf_piece *pc = &raw->pieces[i];
-		struct pf_alloc *a = &r->allocs[pc->alloc];
-		const uint8_t *buf = raw->buf + pc->off;
-		uint64_t e, ents = pc->len / BUDDY_ENTRY_BYTES, k = raw->stride;
-		struct pf_obs *ob;
-		unsigned int c;
-
-		GROW(a->obs, a->nobs, a->capobs);
-		ob = &a->obs[a->nobs++];
-		memset(ob, 0, sizeof(*ob));
-		ob->snap = sn->id;
-		ob->sampled = ents;
-		ob->unread = pc->unread;
-		for (e = 0; e < ents; e++) {
-			const u8 *ent = buf + e * BUDDY_ENTRY_BYTES;
-
-			if (buddy_entry_is_zero(ent)) {
-				for (c = 0; c < PF_NC; c++)
-					ob->hist[c][BUDDY_CODE_ZERO] += k;
-				continue;
-			}
-			for (c = 0; c < PF_NC; c++) {
-				unsigned int bits = pf_codecs[c]->size(ent);
-
-				ob->hist[c][buddy_code_of_bits(bits)] += k;
-				ob->fig3[c] += (uint64_t)buddy_fig3_bytes(bits) * k;
-			}
-		}
-		if (r->o->dumps)
-			write_dump(r, sn, a, buf, pc->len);
-	}
-	sn->classify_ms = (pf_now() - t0) * 1e3;
-}
-
-static void free_raw(struct pf_raw *raw, bool keep_buf)
-{
-	free(raw->pieces);
-	if (!keep_buf)
-		free(raw->buf);
-	memset(raw, 0, sizeof(*raw));
-}
-
-/* ---- one snapshot ------------------------------------------------------------------- */
-
-struct live {
-	struct bprof_slot s;
-	uint64_t readable;
-};
-
-static int cmp_live(const void *a, const void *b)
-{
-	const struct live *x = a, *y = b;
-
-	return x->s.seq < y->s.seq ? -1 : x->s.seq > y->s.seq;
-}
-
-/* Read the @n iovecs; on a short read, one by one.  Returns bytes missed. */
-static uint64_t read_iovs(pid_t pid, struct iovec *loc, struct iovec *rem,
-			  size_t n, uint8_t *unread_flags)
-{
-	uint64_t want = 0, missed = 0;
-	ssize_t got;
-	size_t i;
-
-	for (i = 0; i < n; i++)
-		want += rem[i].iov_len;
-	got = process_vm_readv(pid, loc, n, rem, n, 0);
-	if (got == (ssize_t)want)
-		return 0;
-	for (i = 0; i < n; i++) {
-		got = process_vm_readv(pid, &loc[i], 1, &rem[i], 1, 0);
-		if (got != (ssize_t)rem[i].iov_len) {
-			memset(loc[i].iov_base, 0, loc[i].iov_len);
-			unread_flags[i] = 1;
-			missed += rem[i].iov_len;
-		}
-	}
-	return missed;
-}
-
-static int snapshot(struct pf_state *st, bool requested)
-{
-	struct pf_run *r = st->r;
-	struct pf_opts *o = r->o;
-	struct bprof_slot *slots = BPROF_SLOTS(r->hdr);
-	struct live *lv = NULL;
-	size_t nlv = 0, caplv = 0, nmaps = 0, i;
-	struct pf_map *maps;
-	struct pf_snap *sn;
-	struct pf_raw raw = { 0 };
-	uint64_t total_blocks = 0, cap_blocks, k, g = 0, bufpos = 0;
-	struct iovec loc[IOV_BATCH], rem[IOV_BATCH];
-	uint8_t unread[IOV_BATCH];
-	size_t owner_of[IOV_BATCH];
-	size_t niov = 0, cappieces = 0;
-	double t0 = pf_now();
-	pid_t pid = __atomic_load_n(&r->hdr->owner_pid, __ATOMIC_ACQUIRE);
-	int running;
-
-	if (pid <= 0)
-		return 0;	/* nobody claimed the table yet */
-	r->owner = pid;
-	if (kill(pid, SIGSTOP))
-		return -1;
-	running = wait_stopped(pid);
-	if (running < 0) {
-		kill(pid, SIGCONT);
-		return -1;
-	}
-
-	GROW(r->snaps, r->nsnaps, r->capsnaps);
-	sn = &r->snaps[r->nsnaps];
-	memset(sn, 0, sizeof(*sn));
-	sn->id = r->nsnaps;
-	sn->t = t0 - r->t_start;
-	sn->requested = requested;
-	sn->not_stopped = running;
-
-	maps = read_maps(pid, &nmaps);
-	for (i = 0; i < r->hdr->nslots; i++) {
-		struct bprof_slot *s = &slots[i];
-
-		if (__atomic_load_n(&s->state, __ATOMIC_ACQUIRE) != BPROF_LIVE)
-			continue;
-		GROW(lv, nlv, caplv);
-		memcpy(&lv[nlv].s, s, sizeof(*s));
-		if (lv[nlv].s.state != BPROF_LIVE || !lv[nlv].s.size)
-			continue;
-		nlv++;
-	}
-	qsort(lv, nlv, sizeof(*lv), cmp_live);
-
-	for (i = 0; i < nlv; i++) {
-		uint64_t len = readable_len(maps, nmaps, lv[i].s.addr,
-					    lv[i].s.size);
-
-		sn->allocs++;
-		sn->bytes += lv[i].s.size;
-		if (!len)
-			sn->stale++;
-		lv[i].readable = len;
-		sn->readable += len;
-		total_blocks += (len + BLK - 1) / BLK;
-	}
-	cap_blocks = o->sample_bytes ? o->sample_bytes / BLK : 0;
-	k = cap_blocks && total_blocks > cap_blocks ?
-		(total_blocks + cap_blocks - 1) / cap_blocks : 1;
-	raw.stride = k;
-	sn->stride = k;
-	raw.buf = malloc(((total_blocks + k - 1) / k + 1) * BLK);
-	raw.snap = r->nsnaps;
-	if (!raw.buf) {
-		buddyctl_err("profile: out of memory for a snapshot");
-		exit(1);
-	}
-
-	for (i = 0; i < nlv; i++) {
-		struct live *l = &lv[i];
-		uint64_t nb = (l->readable + BLK - 1) / BLK, b;
-		struct pf_piece *pc;
-
-		if (!l->readable)
-			continue;
-		GROW(raw.pieces, raw.npieces, cappieces);
-		pc = &raw.pieces[raw.npieces++];
-		pc->alloc = alloc_of(r, &l->s, maps, nmaps);
-		pc->off = bufpos;
-		pc->len = 0;
-		pc->unread = (l->s.size - l->readable) / BUDDY_ENTRY_BYTES;
-		for (b = 0; b < nb; b++, g++) {
-			uint64_t blen, plen;
-
-			if (g % k != k / 2)
-				continue;
-			blen = l->readable - b * BLK;
-			if (blen > BLK)
-				blen = BLK;
-			/* whole entries: the tail is zero-padded */
-			plen = (blen + BUDDY_ENTRY_BYTES - 1) &
-			       ~(uint64_t)(BUDDY_ENTRY_BYTES - 1);
-			memset(raw.buf + bufpos + blen, 0, plen - blen);
-			if (niov && owner_of[niov - 1] == raw.npieces - 1 &&
-			    (uint8_t *)loc[niov - 1].iov_base + loc[niov - 1].iov_len ==
-			    raw.buf + bufpos &&
-			    (uintptr_t)rem[niov - 1].iov_base + rem[niov - 1].iov_len ==
-			    l->s.addr + b * BLK && loc[niov - 1].iov_len < IOV_MERGE) {
-				/* adjacent on both sides: one larger read */
-				loc[niov - 1].iov_len += blen;
-				rem[niov - 1].iov_len += blen;
-				bufpos += plen;
-				pc->len += plen;
-				continue;
-			}
-			loc[niov].iov_base = raw.buf + bufpos;
-			loc[niov].iov_len = blen;
-			rem[niov].iov_base = (void *)(uintptr_t)(l->s.addr + b * BLK);
-			rem[niov].iov_len = blen;
-			unread[niov] = 0;
-			owner_of[niov] = raw.npieces - 1;
-			niov++;
-			bufpos += plen;
-			pc->len += plen;
-			if (niov == IOV_BATCH) {
-				sn->unread += read_iovs(pid, loc, rem, niov, unread);
-				for (size_t j = 0; j < niov; j++)
-					if (unread[j])
-						raw.pieces[owner_of[j]].unread +=
-							loc[j].iov_len / BUDDY_ENTRY_BYTES;
-				niov = 0;
-			}
-		}
-	}
-	if (niov) {
-		sn->unread += read_iovs(pid, loc, rem, niov, unread);
-		for (size_t j = 0; j < niov; j++)
-			if (unread[j])
-				raw.pieces[owner_of[j]].unread +=
-					loc[j].iov_len / BUDDY_ENTRY_BYTES;
-	}
-	kill(pid, SIGCONT);
-	sn->stopped_ms = (pf_now() - t0) * 1e3;
-	sn->sampled = bufpos;
-	r->nsnaps++;
-	free_maps(maps, nmaps);
-	free(lv);
-
-	if (o->timer && !o->interval && !o->nat && !requested) {
-		/* adaptive: keep the raw sample until the end */
-		GROW(st->pending, st->npending, st->cappending);
-		st->pending[st->npending++] = raw;
-	} else {
-		classify(r, &raw);
-		free_raw(&raw, false);
-	}
-	return 1;
-}
-
-/* Adaptive spacing: at 2N timer snapshots drop every other one. */
-static void thin(struct pf_state *st)
-{
-	struct pf_run *r = st->r;
-	unsigned int n = 0, keep = 0;
-	size_t i, j;
-
-	for (i = 0; i < st->npending; i++)
-		if (!r->snaps[st->pending[i].snap].dropped)
-			n++;
-	if (!r->o->points || n < 2 * r->o->points)
-		return;
-	for (i = 0, j = 0; i < st->npending; i++) {
-		struct pf_raw *p = &st->pending[i];
-
-		if ((keep++ & 1) == 0) {
-			r->snaps[p->snap].dropped = true;
-			free_raw(p, false);
-			continue;
-		}
-		st->pending[j++] = *p;
-	}
-	st->npending = j;
-	st->delta *= 2;
-}
-
-/* At the end: keep N evenly spaced pending snapshots, classify them. */
-static void finish_pending(struct pf_state *st)
-{
-	struct pf_run *r = st->r;
-	size_t m = st->npending, n = r->o->points, i;
-	bool *keep = calloc(m + 1, 1);
-
-	if (!keep)
-		exit(1);
-	if (m <= n || !n) {
-		for (i = 0; i < m; i++)
-			keep[i] = true;
-	} else {
-		for (i = 0; i < n; i++)
-			keep[((i + 1) * m + n - 1) / n - 1] = true;
-	}
-	for (i = 0; i < m; i++) {
-		struct pf_raw *p = &st->pending[i];
-
-		if (keep[i])
-			classify(r, p);
-		else
-			r->snaps[p->snap].dropped = true;
-		free_raw(p, false);
-	}
-	st->npending = 0;
-	free(keep);
-}
-
-/* Time of the next timer snapshot (s since start), or -1 for none. */
-static double next_timer(struct pf_state *st)
-{
-	struct pf_opts *o = st->r->o;
-
-	if (!o->timer)
-		return -1;
-	if (o->nat)
-		return st->timer_taken < o->nat ? o->at[st->timer_taken] : -1;
-	if (o->interval) {
-		if (o->points && st->timer_taken >= o->points)
-			return -1;
-		return (st->timer_taken + 1) * o->interval;
-	}
-	return st->next;
-}
-
-static void after_timer(struct pf_state *st, double t)
-{
-	st->timer_taken++;
-	if (st->r->o->timer && !st->r->o->interval && !st->r->o->nat) {
-		thin(st);
-		st->next = t + st->delta;
-	}
-}
-
-/* ---- the run ----------------------------------------------------------------------- */
-
-static void reap(struct pf_run *r)
-{
-	struct rusage ru;
-	int status;
-	pid_t p;
-
-	while ((p = wait4(-1, &status, WNOHANG, &ru)) > 0) {
-		if (p == r->child) {
-			r->cpu_s = ru.ru_utime.tv_sec + ru.ru_utime.tv_usec / 1e6 +
-				   ru.ru_stime.tv_sec + ru.ru_stime.tv_usec / 1e6;
-			r->maxrss_kib = ru.ru_maxrss;
-			r->status = status;
-			r->exited = true;
-			r->t_end = pf_now();
-		}
-	}
-}
-
-static void answer_requests(struct pf_run *r, uint32_t req)
-{
-	__atomic_store_n(&r->hdr->snap_done, req, __ATOMIC_RELEASE);
-	syscall(SYS_futex, &r->hdr->snap_done, 1 /* FUTEX_WAKE */, INT_MAX,
-		NULL, NULL, 0);
-}
-
-static int run_loop(struct pf_state *st)
-{
-	struct pf_run *r = st->r;
-
-	while (!r->exited) {
-		struct pollfd pfd = { .fd = st->sfd, .events = POLLIN };
-		double nt = next_timer(st), now = pf_now() - r->t_start;
-		int timeout = -1, n;
-
-		if (nt >= 0)
-			timeout = nt <= now ? 0 : (int)((nt - now) * 1000) + 1;
-		n = poll(&pfd, 1, timeout);
-		if (n < 0 && errno != EINTR)
-			return -1;
-		if (n > 0) {
-			struct signalfd_siginfo si;
-
-			while (read(st->sfd, &si, sizeof(si)) == sizeof(si)) {
-				switch (si.ssi_signo) {
-				case SIGCHLD:
-					reap(r);
-					break;
-				case SIGUSR2: {
-					uint32_t req = __atomic_load_n(
-						&r->hdr->snap_req, __ATOMIC_ACQUIRE);
-
-					if (!r->exited)
-						snapshot(st, true);
-					answer_requests(r, req);
-					break;
-				}
-				default:	/* SIGINT, SIGTERM, SIGHUP, SIGQUIT */
-					kill(r->child, si.ssi_signo);
-					break;
-				}
-			}
-			continue;
-		}
-		if (nt >= 0 && pf_now() - r->t_start >= nt && !r->exited) {
-			reap(r);
-			if (r->exited)
-				break;
-			snapshot(st, false);
-			after_timer(st, pf_now() - r->t_start);
-		}
-	}
-	return 0;
-}
-
-static int exit_code(const struct pf_run *r)
-{
-	if (WIFEXITED(r->status))
-		return WEXITSTATUS(r->status);
-	if (WIFSIGNALED(r->status))
-		return 128 + WTERMSIG(r->status);
-	return 1;
 }
 
 /*
@@ -1386,51 +466,6 @@ static const char *admin_hint(const char *s)
 	if (!strcmp(s, "clear"))
 		return "clear-profiles";
 	return NULL;
-}
-
-const char *pf_empty_reason(const struct pf_run *r, char *buf, size_t len)
-{
-	const struct bprof_hdr *h = &r->final;
-	const struct pf_opts *o = r->o;
-	char first[sizeof(h->not_followed) + 1];
-
-	if (h->nr_alloc)
-		return NULL;
-	memcpy(first, h->not_followed, sizeof(h->not_followed));
-	first[sizeof(h->not_followed)] = 0;
-	if (!h->owner_pid && !h->nr_not_followed) {
-		snprintf(buf, len,
-			 "%s never loaded libbuddyprof.so: a statically linked program ignores LD_PRELOAD (so does a setuid one, or one that clears the environment); profile a dynamically linked build",
-			 o->argv[0]);
-	} else if (!h->owner_pid) {
-		snprintf(buf, len,
-			 "no process matched --match %s; %u process%s loaded libbuddyprof.so (the first: %s): give --match one of them",
-			 o->match ? o->match : "", h->nr_not_followed,
-			 h->nr_not_followed == 1 ? "" : "es", first);
-	} else if (h->nr_not_followed) {
-		snprintf(buf, len,
-			 "pid %d (%s) made no allocation of at least %llu B, and the %u process%s it started %s not followed (the first: %s): to profile one, --match %s",
-			 (int)h->owner_pid,
-			 h->owner_pid == r->child ? o->argv[0] : "its owner",
-			 (unsigned long long)o->min_size, h->nr_not_followed,
-			 h->nr_not_followed == 1 ? "" : "es",
-			 h->nr_not_followed == 1 ? "was" : "were", first, first);
-	} else if (h->nr_forked) {
-		snprintf(buf, len,
-			 "pid %d (%s) made no allocation of at least %llu B, and the %u child%s it forked (without exec) %s not followed: buddyctl profile follows one process",
-			 (int)h->owner_pid,
-			 h->owner_pid == r->child ? o->argv[0] : "its owner",
-			 (unsigned long long)o->min_size, h->nr_forked,
-			 h->nr_forked == 1 ? "" : "ren",
-			 h->nr_forked == 1 ? "was" : "were");
-	} else {
-		snprintf(buf, len,
-			 "pid %d (%s) made no allocation of at least %llu B and started no other program; a lower --min-size tracks smaller ones",
-			 (int)h->owner_pid,
-			 h->owner_pid == r->child ? o->argv[0] : "its owner",
-			 (unsigned long long)o->min_size);
-	}
-	return buf;
 }
 
 /*
@@ -1480,10 +515,8 @@ int cmd_profile(int argc, char **argv)
 {
 	struct pf_opts o = { 0 };
 	struct pf_run r = { .o = &o };
-	struct pf_state st = { .r = &r };
-	char shm[64], *lib;
-	sigset_t mask, old;
-	int fd, ret;
+	char *lib;
+	int ret;
 
 	if (argc > 1 && admin_hint(argv[1])) {
 		buddyctl_err("profile %s: the module's profile table is 'buddyctl %s'; to profile a program named '%s': buddyctl profile -- %s",
@@ -1495,63 +528,17 @@ int cmd_profile(int argc, char **argv)
 	ret = check_outputs(&o);
 	if (ret)
 		return ret;
-	lib = find_lib(&o);
+	lib = pf_find_lib(&o);
 	if (!lib) {
 		buddyctl_err("profile: libbuddyprof.so not found (build it with make, or give --lib PATH)");
 		return 1;
 	}
-	fd = make_region(&r, shm, sizeof(shm));
-	if (fd < 0)
-		return 1;
-
-	sigemptyset(&mask);
-	sigaddset(&mask, SIGCHLD);
-	sigaddset(&mask, SIGUSR2);
-	sigaddset(&mask, SIGINT);
-	sigaddset(&mask, SIGTERM);
-	sigaddset(&mask, SIGHUP);
-	sigaddset(&mask, SIGQUIT);
-	sigprocmask(SIG_BLOCK, &mask, &old);
-	st.sfd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
-	if (st.sfd < 0) {
-		buddyctl_err("profile: signalfd: %s", strerror(errno));
+	if (pf_run_program(&r, lib)) {
+		free(lib);
 		return 1;
 	}
-
-	fflush(NULL);
-	r.t_start = pf_now();
-	r.child = fork();
-	if (r.child < 0) {
-		buddyctl_err("profile: fork: %s", strerror(errno));
-		return 1;
-	}
-	if (!r.child) {
-		sigprocmask(SIG_SETMASK, &old, NULL);
-		if (set_env(lib, shm)) {
-			fprintf(stderr, "buddyctl: profile: setenv failed\n");
-			_exit(127);
-		}
-		execvp(o.argv[0], o.argv);
-		fprintf(stderr, "buddyctl: profile: %s: %s\n", o.argv[0],
-			strerror(errno));
-		_exit(errno == ENOENT ? 127 : 126);
-	}
-	if (o.nice)
-		setpriority(PRIO_PROCESS, 0, o.nice);
-	pf_msg(&r, "pid %d, %s, tracking >= %llu B, %u points%s", (int)r.child,
-	       lib, (unsigned long long)o.min_size, o.nat ? o.nat : o.points,
-	       !o.timer ? " (on request only)" : o.interval ? " (fixed interval)" :
-	       o.nat ? " (at given times)" : " (adaptive spacing)");
-	st.delta = o.first;
-	st.next = o.first;
-
-	run_loop(&st);
-	finish_pending(&st);
-	memcpy(&r.final, r.hdr, sizeof(r.final));
-	if (!r.t_end)
-		r.t_end = pf_now();
 	pf_msg(&r, "%s exited (status %d) after %.2f s; %u snapshots taken",
-	       o.argv[0], exit_code(&r), r.t_end - r.t_start, r.nsnaps);
+	       o.argv[0], pf_exit_code(&r), r.t_end - r.t_start, r.nsnaps);
 
 	{
 		char why[512];
@@ -1565,9 +552,8 @@ int cmd_profile(int argc, char **argv)
 			       r.final.nr_not_followed == 1 ? "was" : "were");
 	}
 	ret = pf_report(&r);
-	close(fd);
 	free(lib);
 	if (ret)
 		return 1;
-	return exit_code(&r);
+	return pf_exit_code(&r);
 }

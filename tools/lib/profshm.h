@@ -38,7 +38,7 @@
 #include <stdint.h>
 
 #define BPROF_MAGIC		0x464f525059444442ULL	/* "BDDYPROF" */
-#define BPROF_VERSION		1
+#define BPROF_VERSION		2
 #define BPROF_FRAMES		12	/* return addresses kept per slot */
 #define BPROF_MAX_PROBE		4096	/* slots probed before giving up */
 #define BPROF_HDR_BYTES		4096
@@ -91,6 +91,13 @@ struct bprof_slot {
  * Counters are updated by the owner with atomic adds.
  * @snap_req, @snap_done: snapshots the program asked for with
  *	buddyprof_snapshot() and that the profiler has taken (a futex word).
+ * @every_allocs, @every_bytes: the progress schedule, written by the
+ *	profiler before the program starts (0: off).  The owner asks for a
+ *	snapshot, as buddyprof_snapshot() does, from the allocation call
+ *	whose tracked allocation number (@progress_allocs) is a multiple of
+ *	@every_allocs, or whose bytes carry @progress_bytes past a multiple of
+ *	@every_bytes: the points depend on the program's allocations only,
+ *	never on time or load.
  */
 struct bprof_hdr {
 	uint64_t magic;
@@ -119,6 +126,11 @@ struct bprof_hdr {
 					 * but did not own the table */
 	uint32_t nr_forked;		/* children the owner forked */
 	char not_followed[64];		/* basename of the first of them */
+	uint64_t every_allocs;		/* snapshot every N tracked allocations */
+	uint64_t every_bytes;		/* ... every N tracked bytes allocated */
+	uint64_t progress_allocs;	/* tracked allocations so far */
+	uint64_t progress_bytes;	/* their bytes */
+	uint64_t nr_progress_snaps;	/* snapshots asked for by the schedule */
 };
 
 #define BPROF_SLOTS(h)	((struct bprof_slot *)((char *)(h) + BPROF_HDR_BYTES))

@@ -375,6 +375,30 @@ static bool remove_addr(uint64_t addr, struct bprof_slot *old)
 	return false;
 }
 
+EXPORT int buddyprof_snapshot(void);
+
+/*
+ * The progress schedule (profshm.h): a snapshot from the allocation that
+ * reaches the next multiple of every_allocs allocations or every_bytes
+ * bytes.  Called by the owner after the allocation is in the table, so the
+ * snapshot sees it.
+ */
+static void progress(uint64_t size)
+{
+	uint64_t ea = hdr->every_allocs, eb = hdr->every_bytes, n, b;
+	bool due;
+
+	if (!ea && !eb)
+		return;
+	n = __atomic_add_fetch(&hdr->progress_allocs, 1, __ATOMIC_RELAXED);
+	b = __atomic_add_fetch(&hdr->progress_bytes, size, __ATOMIC_RELAXED);
+	due = (ea && n % ea == 0) || (eb && b / eb != (b - size) / eb);
+	if (due) {
+		__atomic_add_fetch(&hdr->nr_progress_snaps, 1, __ATOMIC_RELAXED);
+		buddyprof_snapshot();
+	}
+}
+
 /* The slow path of every allocation function. */
 static void track(void *p, size_t size, unsigned int kind, uintptr_t ra)
 {
@@ -388,6 +412,7 @@ static void track(void *p, size_t size, unsigned int kind, uintptr_t ra)
 	n = capture(frames, ra);
 	insert((uintptr_t)p, size, kind, frames, n);
 	__atomic_add_fetch(&hdr->hook_ns, now_ns() - t0, __ATOMIC_RELAXED);
+	progress(size);
 	in_hook--;
 }
 

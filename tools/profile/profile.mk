@@ -1,7 +1,9 @@
 # SPDX-License-Identifier: GPL-2.0
 # buddyctl profile: the LD_PRELOAD interposer, its tests and the evaluation
-# on real programs.  Included from the top Makefile after tools/tools.mk
-# (which builds $(B)/buddyctl, tools/buddyctl/profile*.c included).
+# on real programs.  Included from the top Makefile after tools/tools.mk,
+# which builds the profiler's engine $(B)/opt/libbuddyprofile.a
+# (tools/profile/prof_*.c, buddyprof.h) and $(B)/buddyctl, whose
+# tools/buddyctl/profile.c is the command line around it.
 #
 #   make                  also builds $(B)/libbuddyprof.so next to buddyctl
 #   make check-profile    native end-to-end tests (no QEMU, ~30 s): TAP and
@@ -13,11 +15,14 @@
 #                         buddyctl profile, and writes $(B)/eval/results.md
 #                         and $(B)/eval/results.png.  Not part of make check.
 #                         EVAL_ONLY="dl" or "hpc" or workload names limits
-#                         it; EVAL_NO_INSTALL=1 skips apt-get.
+#                         it; EVAL_NO_INSTALL=1 skips apt-get.  Each
+#                         workload runs EVAL_REPEAT times (default 3); its
+#                         figures are the medians, with their range
+#                         (results.json: "final", "final_frac", "spread").
 
 PROFILE_LIB      := $(B)/libbuddyprof.so
 PROFILE_TEST_DIR := $(B)/profile-tests
-PROFILE_TESTS    := known threaded forker
+PROFILE_TESTS    := known threaded forker progress
 PROFILE_TEST_BINS := $(PROFILE_TESTS:%=$(PROFILE_TEST_DIR)/%)
 
 # -z now: no lazy PLT resolution inside a malloc hook; libgcc_s is linked

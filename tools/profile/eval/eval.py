@@ -9,8 +9,10 @@ For every workload: prepare its input in DIR/work/NAME, then run it
   2. under the interposer only (buddyctl profile --no-timer: no snapshot;
      the interposer's own overhead),
   3. profiled (10 snapshots, adaptive spacing): the figures.
-Runs 1 and 2 are repeated --repeat times (default 1) and the fastest kept,
-since this machine is shared and timings are noisy.  Writes DIR/NAME.txt,
+Every run is repeated --repeat times (default 3): of runs 1 and 2 the
+fastest is kept, since this machine is shared and timings are noisy; the
+figures of run 3 are reported as medians with their range (aggregate();
+DIR/NAME.N.json keeps each run's report).  Writes DIR/NAME.txt,
 DIR/NAME.json, DIR/NAME.prof, DIR/results.json, DIR/results.md and (with
 python3-matplotlib) DIR/results.png.
 """
@@ -21,6 +23,7 @@ import os
 import platform
 import resource
 import shutil
+import statistics
 import subprocess
 import sys
 import time
@@ -272,12 +275,54 @@ def summarize(w, d, plain, interp):
     }
 
 
+# The figures of a profiled run that aggregate() reports with their range.
+SPREAD = ("fig3", "fig3_best", "naive", "naive_frac", "per_alloc",
+          "per_alloc_frac", "final", "final_frac", "best_codec",
+          "best_codec_frac", "per_label", "per_label_frac")
+
+
+def aggregate(runs):
+    """One workload's summaries, one per profiled run, as one summary.
+
+    Every number is the median over the runs (the mean of the two middle
+    values for an even count), each field on its own: "final" is the median
+    final ratio and "final_frac" the median of the final buddy fractions
+    (with three runs, the middle run's when both order the runs alike).
+    "spread" gives [min, max] of every SPREAD figure, "repeats" the count.
+    Lists (the Fig. 10 sweep, Fig. 9 series) and text come from the run
+    whose final ratio is the (lower) median.  Raises ValueError on no runs
+    or on runs of different workloads.
+    """
+    if not runs:
+        raise ValueError("aggregate: no runs")
+    if len({r["name"] for r in runs}) != 1:
+        raise ValueError("aggregate: runs of different workloads")
+    mid = sorted(runs, key=lambda r: r["final"])[(len(runs) - 1) // 2]
+    out = dict(mid)
+    for k, v in mid.items():
+        if isinstance(v, (int, float)) and not isinstance(v, bool):
+            out[k] = statistics.median([r[k] for r in runs])
+    out["spread"] = {k: [min(r[k] for r in runs), max(r[k] for r in runs)]
+                     for k in SPREAD if k in mid}
+    out["repeats"] = len(runs)
+    return out
+
+
+def spread(s, k, fmt):
+    """ " (lo-hi)" of figure @k of summary @s, formatted by @fmt; "" for
+    one run or none recorded."""
+    lo_hi = s.get("spread", {}).get(k)
+    if not lo_hi or s.get("repeats", 1) < 2:
+        return ""
+    return f" ({fmt(lo_hi[0])}-{fmt(lo_hi[1])})"
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--buddyctl", required=True)
     ap.add_argument("--out", required=True)
     ap.add_argument("--only", default="")
-    ap.add_argument("--repeat", type=int, default=1)
+    ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--report-only", action="store_true",
                     help="rebuild results.md/png from results.json")
     ap.add_argument("--overhead", default="",
@@ -285,6 +330,8 @@ def main():
                          "workloads, alternately, --repeat times each; "
                          "the fastest of each go into results.json")
     a = ap.parse_args()
+    if a.repeat < 1:
+        ap.error(f"--repeat: {a.repeat} is not at least 1")
     out = os.path.abspath(a.out)
     a.buddyctl = os.path.abspath(a.buddyctl)
     os.makedirs(out, exist_ok=True)
@@ -337,21 +384,30 @@ def main():
                             f"{w['name']}.plain.log / .interp.log)"))
             print(f"eval: {w['name']}: FAILED", flush=True)
             continue
-        if w["setup"] is setup_hpcc:
-            setup_hpcc(d)
-        rc = run_prof(a.buddyctl, ["--exclude", "libopenblas",
-                                   "-o", f"{out}/{w['name']}.txt", "--json-out",
-                                   f"{out}/{w['name']}.json", "-p",
-                                   f"{out}/{w['name']}.prof", "-l", "15"],
-                      w["cmd"], d, f"{out}/{w['name']}.prof.log")
+        runs = []
+        for i in range(a.repeat):
+            if w["setup"] is setup_hpcc:
+                setup_hpcc(d)
+            rc = run_prof(a.buddyctl, ["--exclude", "libopenblas",
+                                       "-o", f"{out}/{w['name']}.txt", "--json-out",
+                                       f"{out}/{w['name']}.json", "-p",
+                                       f"{out}/{w['name']}.prof", "-l", "15"],
+                          w["cmd"], d, f"{out}/{w['name']}.prof.log")
+            if rc != 0:
+                break
+            j = json.load(open(f"{out}/{w['name']}.json"))
+            shutil.copy(f"{out}/{w['name']}.json", f"{out}/{w['name']}.{i + 1}.json")
+            runs.append(summarize(w, j, best_plain, best_interp))
         if rc != 0:
             skipped.append((w["name"], f"profiled run exited {rc}"))
             continue
-        j = json.load(open(f"{out}/{w['name']}.json"))
-        s = summarize(w, j, best_plain, best_interp)
+        s = aggregate(runs)
         results.append(s)
-        print(f"eval: {w['name']}: fig3 {s['fig3']:.2f}, final {s['final']:.2f}x "
-              f"at {s['final_frac'] * 100:.2f}% buddy, {s['labels']} labels, "
+        print(f"eval: {w['name']}: {s['repeats']} runs, medians: fig3 {s['fig3']:.2f}"
+              f"{spread(s, 'fig3', lambda v: f'{v:.2f}')}, final {s['final']:.2f}x"
+              f"{spread(s, 'final', lambda v: f'{v:.2f}')} "
+              f"at {s['final_frac'] * 100:.2f}% buddy"
+              f"{spread(s, 'final_frac', lambda v: f'{v * 100:.2f}')}, {s['labels']} labels, "
               f"plain {s['wall_plain']:.1f} s / {s['cpu_plain']:.1f} s CPU, "
               f"interposer {s['wall_interp']:.1f} s / {s['cpu_interp']:.1f} s CPU",
               flush=True)
@@ -464,10 +520,11 @@ def report(out, results, skipped, host):
     L.append("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     for s in results:
         L.append(f"| {s['name']} | {s['group']} | {s['mib']:.0f} | {s['labels']} "
-                 f"| {rx(s['fig3'])} | {rx(s['fig3_best'])} "
+                 f"| {rx(s['fig3'])}{spread(s, 'fig3', rx)} | {rx(s['fig3_best'])} "
                  f"| {rx(s['naive'])}x ({s['naive_target']}), {pct(s['naive_frac'])} "
                  f"| {rx(s['per_alloc'])}x, {pct(s['per_alloc_frac'])} "
-                 f"| **{rx(s['final'])}x, {pct(s['final_frac'])}** "
+                 f"| **{rx(s['final'])}x{spread(s, 'final', rx)}, "
+                 f"{pct(s['final_frac'])}{spread(s, 'final_frac', pct)}** "
                  f"| {rx(s['best_codec'])}x, {pct(s['best_codec_frac'])} "
                  f"| {rx(s['per_label'])}x, {pct(s['per_label_frac'])} "
                  f"| {s['blas_share'] * 100:.0f}% "

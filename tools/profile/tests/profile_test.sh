@@ -12,6 +12,7 @@ set -u
 BUDDYCTL=$(realpath "$1")
 LIB=$(realpath "$2")
 T=$(realpath "$3")
+HERE=$(dirname "$(realpath "$0")")
 W=$(mktemp -d /tmp/profile-test.XXXXXX)
 trap 'rm -rf "$W"' EXIT
 export BUDDYPROF_LIB=$LIB
@@ -271,6 +272,57 @@ ln -s old.txt "$W/link.txt"
 prof --no-timer -o "$W/link.txt" -- true >/dev/null 2>&1
 check "-o through a symlink: the link stays, its target gets the report" \
 	sh -c "test -L '$W/link.txt' && grep -q 'labels: 0' '$W/old.txt'"
+
+# --- the progress schedule: the same points on every run -----------------------
+# progress allocates 40 buffers of 128 KiB from one thread, keeping at most 6
+# live: a snapshot from within allocation 4k sees min(4k, 6) of them.  The
+# snapshots' contents (allocations, bytes, the codec's figures) must be the
+# same run after run, and beside a CPU-bound load; times are not compared.
+snaps() { # the snapshots of a JSON report, without their times
+	pyj "$1" '
+for s in d["snapshots"]:
+    s.pop("t_s", None); s.pop("stop_ms", None); s.pop("classify_ms", None)
+    s.pop("stopped_ms", None)
+print(json.dumps(d["snapshots"], sort_keys=True))
+print(json.dumps([d["fig3"], d["fig7"]], sort_keys=True))
+print(json.dumps([(l["stack"][:1], l["buddy_frac"], l["histogram"]) for l in d["labels"]], sort_keys=True))
+'
+}
+./progress >"$W/pg-plain.out"
+prof --every-allocs 4 -j -o "$W/pg1.json" -- ./progress >"$W/pg1.out" 2>"$W/pg1.err"
+check "progress --every-allocs 4: exits 0, output unchanged" \
+	sh -c "test $? -eq 0 && cmp '$W/pg-plain.out' '$W/pg1.out'"
+check "... 10 snapshots, at 4, 6, 6, ... live allocations of 128 KiB" pyj "$W/pg1.json" '
+s = d["snapshots"]
+assert len(s) == 10, len(s)
+assert [x["allocations"] for x in s] == [4] + [6] * 9, [x["allocations"] for x in s]
+assert [x["bytes"] for x in s] == [4 << 17] + [6 << 17] * 9, [x["bytes"] for x in s]
+assert all(x["requested"] for x in s)
+'
+prof --every-allocs 4 -j -o "$W/pg2.json" -- ./progress >/dev/null 2>&1
+snaps "$W/pg1.json" >"$W/pg1.snaps"
+snaps "$W/pg2.json" >"$W/pg2.snaps"
+check "... a second run: the same snapshots, figures and labels" \
+	sh -c "test -s '$W/pg1.snaps' && cmp '$W/pg1.snaps' '$W/pg2.snaps'"
+busy() { while :; do :; done; }
+busy & b1=$!
+busy & b2=$!
+prof --every-allocs 4 -j -o "$W/pg3.json" -- ./progress >/dev/null 2>&1
+kill $b1 $b2; wait $b1 $b2 2>/dev/null
+snaps "$W/pg3.json" >"$W/pg3.snaps"
+check "... beside two CPU-bound loops: the same snapshots, figures and labels" \
+	cmp "$W/pg1.snaps" "$W/pg3.snaps"
+prof --every-bytes 512K -j -o "$W/pg4.json" -- ./progress >/dev/null 2>&1
+snaps "$W/pg4.json" >"$W/pg4.snaps"
+check "--every-bytes 512K (4 buffers of 128 KiB) gives the same points" \
+	cmp "$W/pg1.snaps" "$W/pg4.snaps"
+"$BUDDYCTL" profile --every-allocs 0 -- true >/dev/null 2>"$W/opt.err"
+check "--every-allocs 0: exit 2, naming the option" \
+	sh -c "test $? -eq 2 && grep -q -- '--every-allocs: 0 is not a count of at least 1' '$W/opt.err'"
+
+# --- make eval's medians and ranges, on synthetic runs ---------------------------
+check "eval.py: repeated runs as medians with their range (eval_aggregate_test.py)" \
+	$PY "$HERE/eval_aggregate_test.py" "$HERE/../eval/eval.py"
 
 # --- option errors name the option and its range ------------------------------
 "$BUDDYCTL" profile --threshold 150 -- true >/dev/null 2>"$W/opt.err"

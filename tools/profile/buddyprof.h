@@ -1,11 +1,38 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * profile.h - what the two halves of `buddyctl profile` share: profile.c
- * runs the program and takes the snapshots, profile_report.c turns them into
- * labels, decisions and the report.
+ * buddyprof.h - the profiler's engine, libbuddyprofile.a (tools/profile/):
+ * run a program under the interposer libbuddyprof.so (interpose.c), take
+ * snapshots of its tracked allocations, classify them with the codec core,
+ * and report.  `buddyctl profile` (tools/buddyctl/profile.c) is a command
+ * line around it.
+ *
+ *   prof_run.c     pf_run_program(): the region, the child, the snapshots
+ *   prof_report.c  pf_report(): labels, decisions, the report, the profile
+ *   prof_common.c  what both use; neither of the two depends on the other
+ *
+ * Usage: fill a struct pf_opts, set run.o to it, pf_find_lib(),
+ * pf_run_program(&run, lib), then pf_report(&run); pf_exit_code() is the
+ * program's exit status as a shell gives it.
+ *
+ * Which processes are followed (one place: the interposer decides, with
+ * the table's header, tools/lib/profshm.h):
+ *   - one process is profiled, the table's "owner": the first process that
+ *     loads libbuddyprof.so (COMMAND itself, unless it is statically
+ *     linked), or with --match NAME the first whose executable's basename
+ *     starts with NAME, however deep among COMMAND's descendants;
+ *   - an exec() by the owner keeps it the owner (same pid) and clears the
+ *     table: the new program is followed from its start (nr_exec_reset);
+ *   - a child of the owner is not followed, with or without exec: the owner
+ *     marks itself in a MADV_WIPEONFORK page, so a forked child never
+ *     writes into the table.  A fork without exec counts in nr_forked; a
+ *     process that loads the interposer and does not own the table counts
+ *     in nr_not_followed, the first one's name kept in not_followed, so
+ *     that the report can say "--match NAME" to profile it instead.
+ * Following every process, one table each, is not done yet (issue 15).
+ * An empty report names which of these happened (pf_empty_reason()).
  */
-#ifndef BUDDYCTL_PROFILE_H
-#define BUDDYCTL_PROFILE_H
+#ifndef BUDDYPROF_H
+#define BUDDYPROF_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -26,6 +53,8 @@ struct pf_opts {
 	double *at;			/* --at times, seconds */
 	unsigned int nat;
 	bool timer;			/* false: only on request */
+	uint64_t every_allocs;		/* progress: every N tracked allocs */
+	uint64_t every_bytes;		/* progress: every N bytes allocated */
 	uint64_t min_size;
 	unsigned int depth;
 	bool unwind;
@@ -142,10 +171,30 @@ struct pf_run {
 };
 
 double pf_now(void);
+/* "buddyctl: profile: <msg>" on stderr, unless --quiet (pf_msg). */
 void pf_msg(struct pf_run *r, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
-int pf_report(struct pf_run *r);
+/* "buddyctl: profile: <msg>" on stderr, always (errors). */
+void pf_err(const char *fmt, ...)
+	__attribute__((format(printf, 1, 2)));
 int pf_mkdir_p(const char *dir);
+
+/*
+ * pf_find_lib() - libbuddyprof.so: --lib, $BUDDYPROF_LIB, next to the
+ * running executable, or ../lib/buddy/ from it.  Malloc'd, or NULL.
+ */
+char *pf_find_lib(const struct pf_opts *o);
+/*
+ * pf_run_program() - run r->o->argv with @lib preloaded until it exits,
+ * taking the snapshots r->o asks for; r->final holds the interposer's
+ * counters at the end.  0, or -1 after a message (nothing was run when
+ * the region, the signalfd or fork failed).
+ */
+int pf_run_program(struct pf_run *r, const char *lib);
+/* pf_exit_code() - the program's status as a shell gives it (128 + sig). */
+int pf_exit_code(const struct pf_run *r);
+/* pf_report() - the text, JSON, profile and dump index outputs; 0 or -1. */
+int pf_report(struct pf_run *r);
 /*
  * pf_empty_reason() - why nothing was tracked, and what to do, in @buf:
  * the program never loaded the interposer (static), no process matched
@@ -154,4 +203,4 @@ int pf_mkdir_p(const char *dir);
  */
 const char *pf_empty_reason(const struct pf_run *r, char *buf, size_t len);
 
-#endif /* BUDDYCTL_PROFILE_H */
+#endif /* BUDDYPROF_H */

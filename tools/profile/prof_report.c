@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * buddyctl profile, second half: from the classified snapshots to the
+ * prof_report.c - the profiler's report: from the classified snapshots to the
  * decisions (tools/lib/heuristic.h), the report and the profile file.
  *
  * Figures, all over the kept snapshots (every (entry, snapshot) pair counts
@@ -45,13 +45,12 @@
 
 #include <json-c/json.h>
 
-#include "buddyctl.h"
 #include "heuristic.h"
 #include "libbuddy.h"
-#include "profile.h"
+#include "buddyprof.h"
 #include "profile_file.h"
 #include "replace_file.h"
-#include "admin_util.h"
+#include "utf8.h"
 
 #define MIB	(1024.0 * 1024.0)
 
@@ -762,6 +761,18 @@ static struct json_object *jresult(const struct buddy_heur_result *res)
 	return o;
 }
 
+/* A JSON string of @s made valid UTF-8; exits without memory. */
+static struct json_object *jstring(const char *s)
+{
+	struct json_object *o = buddy_json_string(s);
+
+	if (!o) {
+		pf_err("%s", strerror(ENOMEM));
+		exit(1);
+	}
+	return o;
+}
+
 static void jadd(struct json_object *o, const char *k, struct json_object *v)
 {
 	json_object_object_add(o, k, v);
@@ -814,9 +825,9 @@ static void report_json(FILE *f, struct rep *rp)
 
 		memcpy(first, h->not_followed, sizeof(h->not_followed));
 		first[sizeof(h->not_followed)] = 0;
-		jadd(o, "not_followed_first", au_json_string(first));
+		jadd(o, "not_followed_first", jstring(first));
 		jadd(o, "empty_reason", pf_empty_reason(r, why, sizeof(why)) ?
-		     au_json_string(why) : NULL);
+		     jstring(why) : NULL);
 	}
 	jadd(root, "interposer", o);
 
@@ -1063,14 +1074,14 @@ int pf_report(struct pf_run *r)
 	}
 	err = build(&rp);
 	if (err) {
-		buddyctl_err("profile: %s", strerror(-err));
+		pf_err("%s", strerror(-err));
 		free_rep(&rp);
 		return -1;
 	}
 	if (r->o->out) {
 		err = buddy_replace_open(&out, r->o->out);
 		if (err) {
-			buddyctl_err("profile: %s: %s", r->o->out, strerror(-err));
+			pf_err("%s: %s", r->o->out, strerror(-err));
 			free_rep(&rp);
 			return -1;
 		}
@@ -1084,11 +1095,11 @@ int pf_report(struct pf_run *r)
 		/* a failed write leaves the old report as it was */
 		err = buddy_replace_commit(&out);
 		if (err) {
-			buddyctl_err("profile: %s: %s", r->o->out, strerror(-err));
+			pf_err("%s: %s", r->o->out, strerror(-err));
 			ret = -1;
 		}
 	} else if (fflush(f) || ferror(f)) {
-		buddyctl_err("profile: writing the report: %s", strerror(errno));
+		pf_err("writing the report: %s", strerror(errno));
 		ret = -1;
 	}
 	if (r->o->json_out) {
@@ -1098,7 +1109,7 @@ int pf_report(struct pf_run *r)
 			err = buddy_replace_commit(&out);
 		}
 		if (err) {
-			buddyctl_err("profile: %s: %s", r->o->json_out,
+			pf_err("%s: %s", r->o->json_out,
 				     strerror(-err));
 			ret = -1;
 		}
@@ -1106,7 +1117,7 @@ int pf_report(struct pf_run *r)
 	if (r->o->profile_out) {
 		err = write_profile(&rp);
 		if (err) {
-			buddyctl_err("profile: %s: %s", r->o->profile_out,
+			pf_err("%s: %s", r->o->profile_out,
 				     strerror(-err));
 			ret = -1;
 		} else {
@@ -1118,7 +1129,7 @@ int pf_report(struct pf_run *r)
 	if (r->o->dumps) {
 		err = write_index(&rp);
 		if (err) {
-			buddyctl_err("profile: %s/index.tsv: %s", r->o->dumps,
+			pf_err("%s/index.tsv: %s", r->o->dumps,
 				     strerror(-err));
 			ret = -1;
 		}
