@@ -491,6 +491,12 @@ class Scanner:
         funcs = {}
         self.walk(tree, lambda n: n.get("Type") == "FuncDecl" and
                   funcs.__setitem__(n["Name"]["Value"], runs_args(n)))
+        # ". FILE" / "source FILE": FILE's functions are this script's too
+        # (". "$(dirname "$0")/../lib/tap.sh"); FILE itself is scanned
+        self.walk(tree, lambda n: n.get("Type") == "CallExpr" and
+                  len(n.get("Args") or []) > 1 and
+                  word_lit(n["Args"][0]) in (".", "source") and
+                  funcs.update(self.sourced_funcs(n["Args"][1], base_dir)))
         file_rel = where.split(":")[0]
 
         def visit(node):
@@ -506,6 +512,25 @@ class Scanner:
                 self.call(words[skip + 1:], loc, base_dir, funcs)
             self.call(words, loc, base_dir, funcs)
         self.walk(tree, visit)
+
+    def sourced_funcs(self, word, base_dir):
+        """The functions a sourced project file defines, {} if unknown."""
+        path = word_lit(word) or word_tail(word)
+        f = self.repo_file(path, base_dir) if path and "/" in path else None
+        if not f:
+            return {}
+        self.scan_file(f)
+        with open(f, errors="replace") as fh:
+            r = subprocess.run(["shfmt", "--to-json"], input=fh.read(),
+                               stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, text=True)
+        if r.returncode != 0:
+            return {}
+        funcs = {}
+        self.walk(json.loads(r.stdout), lambda n: n.get("Type") ==
+                  "FuncDecl" and funcs.__setitem__(n["Name"]["Value"],
+                                                   runs_args(n)))
+        return funcs
 
     def walk(self, node, fn):
         if isinstance(node, dict):

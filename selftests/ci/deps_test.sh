@@ -27,8 +27,12 @@ PY=${PYTHON:-python3}
 run() { what=$1; shift; "$@"; }
 run "version" groff -v
 timeout 5 FROBNICATE_PROG --x
+. "$(dirname "$0")/lib.sh"
+libfn sed -n p /dev/null
 S
 chmod +x "$p/scripts/a.sh"
+# a sourced file's functions are the script's own, not programs
+printf 'libfn() { "$@"; }\n' >"$p/scripts/lib.sh"
 
 # run_check MANIFEST-TEXT...: each argument one or more manifest lines;
 # check-deps.py's output in $work/out, its status in $rc
@@ -57,7 +61,8 @@ command sh dash
 command sed sed
 command python3 python3
 command groff groff-base
-command timeout coreutils"
+command timeout coreutils
+command dirname coreutils"
 
 # 1. a program the stage runs that the manifest does not name
 run_check "$good"
@@ -103,7 +108,7 @@ has "a wrong package is caught: manifest vs dpkg -S" \
 # 6. a bad manifest line
 run_check "$good" "comand typo x"
 has "a malformed manifest line is reported with its line number" \
-	"^# .*manifest:10: not 'package PKG' or 'command CMD PKG': comand typo x"
+	"^# .*manifest:11: not 'package PKG' or 'command CMD PKG': comand typo x"
 
 echo "1..$n"
 echo "# Totals: pass:$pass fail:$fail xfail:0 xpass:0 skip:0 error:0"

@@ -11,22 +11,14 @@
 #   selftests/daemon/check_config_test.sh [path/to/buddyd]
 
 BUDDYD=${1:-build/buddyd}
-pass=0 fail=0 n=0
-T=$(mktemp -d "${TMPDIR:-/tmp}/buddyd_check.XXXXXX") || exit 1
-trap 'rm -rf "$T"' EXIT INT TERM
-
-ok()  { n=$((n + 1)); pass=$((pass + 1)); echo "ok $n - $1"; }
-nok() { n=$((n + 1)); fail=$((fail + 1)); echo "not ok $n - $1"; }
-diag() { sed 's/^/# /' "$@" | head -10; }
+. "$(dirname "$0")/../lib/tap.sh"
+tap_init buddyd_check
 
 # run WANT_RC DESCRIPTION ARGS...: stdout in $T/out, stderr in $T/err
 run() {
-	want=$1 d=$2
+	rw=$1 rd=$2
 	shift 2
-	"$BUDDYD" "$@" >"$T/out" 2>"$T/err"
-	rc=$?
-	if [ "$rc" = "$want" ]; then ok "$d (exit $want)"; else
-		nok "$d: exit $rc, want $want"; diag "$T/err"; fi
+	tap_run "$rw" "$rd" "$BUDDYD" "$@"
 }
 has() { # has DESCRIPTION FILE TEXT
 	if grep -qF -- "$3" "$2"; then ok "$1"; else
@@ -37,7 +29,6 @@ lacks() {
 		ok "$1"; fi
 }
 
-echo "TAP version 13"
 C=$T/buddyd.conf
 mkdir -p "$C.d" "$T/state"
 # a byte-order mark, a span with a TAB and days, a drop-in on top
@@ -77,6 +68,5 @@ has "the warning names the value in force" "$T/err" "unknown key 'threshold' in 
 has "and then the device is the error" "$T/err" "no-such-device"
 run 2 "--check-config with --once is a usage error" --check-config --once
 
-echo "1..$n"
-echo "# Totals: pass:$pass fail:$fail xfail:0 xpass:0 skip:0 error:0"
+tap_end
 [ "$fail" = 0 ]

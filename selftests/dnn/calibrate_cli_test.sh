@@ -10,29 +10,16 @@
 
 BUDDYCTL=${1:-build/buddyctl}
 PY=${PYTHON:-python3}
-pass=0 fail=0 n=0
-T=$(mktemp -d "${TMPDIR:-/tmp}/calibrate_cli.XXXXXX") || exit 1
-trap 'rm -rf "$T"' EXIT INT TERM
-
-ok()  { n=$((n + 1)); pass=$((pass + 1)); echo "ok $n - $1"; }
-nok() { n=$((n + 1)); fail=$((fail + 1)); echo "not ok $n - $1"; }
-diag() { sed 's/^/# /' "$@" | head -10; }
+. "$(dirname "$0")/../lib/tap.sh"
+tap_init calibrate_cli
 
 # run WANT_RC DESCRIPTION ARGS...: stdout in $T/out, stderr in $T/err
 run() {
-	want=$1 d=$2
+	rw=$1 rd=$2
 	shift 2
-	"$BUDDYCTL" calibrate "$@" >"$T/out" 2>"$T/err"
-	rc=$?
-	if [ "$rc" = "$want" ]; then ok "$d (exit $want)"; else
-		nok "$d: exit $rc, want $want"; diag "$T/err"; fi
-}
-err_has() {
-	if grep -qF -- "$2" "$T/err"; then ok "$1"; else
-		nok "$1: stderr lacks '$2'"; diag "$T/err"; fi
+	tap_run "$rw" "$rd" "$BUDDYCTL" calibrate "$@"
 }
 
-echo "TAP version 13"
 SMALL="-s 4096,16384 -p 0.2,0.8 -r 1"
 
 run 0 "small run of three codecs to a file" $SMALL -c zvc,csr,dpr8 -o "$T/m.json"
@@ -113,6 +100,5 @@ if [ -e "$T/no" ]; then nok "nothing left behind"; else ok "nothing left behind"
 run 0 "--help" --help
 if grep -q -- "--sparsities" "$T/out"; then ok "--help lists the options"; else nok "--help lists the options"; fi
 
-echo "1..$n"
-echo "# Totals: pass:$pass fail:$fail xfail:0 xpass:0 skip:0 error:0"
+tap_end
 [ $fail -eq 0 ]

@@ -12,32 +12,14 @@
 
 BUDDYCTL=${1:-build/buddyctl}
 PY=${PYTHON:-python3}
-pass=0 fail=0 skip=0 n=0
-T=$(mktemp -d "${TMPDIR:-/tmp}/buddyctl_cli.XXXXXX") || exit 1
-trap 'rm -rf "$T"' EXIT INT TERM
-
-ok()  { n=$((n + 1)); pass=$((pass + 1)); echo "ok $n - $1"; }
-nok() { n=$((n + 1)); fail=$((fail + 1)); echo "not ok $n - $1"; }
-skp() { n=$((n + 1)); skip=$((skip + 1)); echo "ok $n - $1 # SKIP $2"; }
-diag() { sed 's/^/# /' "$@" | head -10; }
+. "$(dirname "$0")/../lib/tap.sh"
+tap_init buddyctl_cli
 
 # run WANT_RC DESCRIPTION ARGS...: stdout in $T/out, stderr in $T/err
 run() {
-	want=$1 d=$2
+	rw=$1 rd=$2
 	shift 2
-	"$BUDDYCTL" "$@" >"$T/out" 2>"$T/err"
-	rc=$?
-	if [ "$rc" = "$want" ]; then
-		ok "$d (exit $want)"
-	else
-		nok "$d: exit $rc, want $want"
-		diag "$T/err"
-	fi
-}
-# err_has DESCRIPTION TEXT: the last command's stderr holds TEXT
-err_has() {
-	if grep -qF -- "$2" "$T/err"; then ok "$1"; else
-		nok "$1: stderr lacks '$2'"; diag "$T/err"; fi
+	tap_run "$rw" "$rd" "$BUDDYCTL" "$@"
 }
 # pycheck DESCRIPTION PYTHON-EXPR-ON-j: the last stdout parsed as JSON in j
 pycheck() {
@@ -53,7 +35,6 @@ pycheck() {
 	fi
 }
 
-echo "TAP version 13"
 if [ ! -x "$BUDDYCTL" ]; then
 	echo "not ok 1 - $BUDDYCTL is built"
 	echo "1..1"
@@ -201,6 +182,5 @@ pycheck "4096 profiles printed, the last one l4095" "len(j) == 4096 and j[-1]['l
 run 1 "load-profiles of a missing file" load-profiles --dry-run "$T/none.state"
 err_has "the missing file is named" "$T/none.state: No such file or directory"
 
-echo "1..$n"
-echo "# Totals: pass:$pass fail:$fail xfail:0 xpass:0 skip:$skip error:0"
+tap_end
 [ "$fail" = 0 ]
