@@ -48,6 +48,7 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/uio.h>
 #include <sys/wait.h>
@@ -1795,6 +1796,13 @@ static void worker(int idx)
 		fail("open /dev/buddy: %s", strerror(errno));
 	if (!W.admin && (setresgid(W.uid, W.uid, W.uid) || setresuid(W.uid, W.uid, W.uid)))
 		fail("cannot become uid %u: %s", W.uid, strerror(errno));
+	/*
+	 * Changing uid makes the task non-dumpable, and /proc/<pid>/ of a
+	 * non-dumpable task belongs to root: without this the worker (and
+	 * its forked children) could not open their own fail-nth.
+	 */
+	if (!W.admin && prctl(PR_SET_DUMPABLE, 1, 0, 0, 0))
+		fail("PR_SET_DUMPABLE: %s", strerror(errno));
 	if (fault_inject) {
 		snprintf(path, sizeof(path), "/proc/thread-self/fail-nth");
 		failnth_fd = open(path, O_RDWR | O_CLOEXEC);
