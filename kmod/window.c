@@ -97,7 +97,7 @@ void buddy_win_init(struct buddy_allocation *a)
 {
 	unsigned int i;
 
-	BUILD_BUG_ON(PAGE_SIZE != BUDDY_STRIPE_ENTRIES * BUDDY_ENTRY_BYTES);
+	BUILD_BUG_ON(BUDDY_STRIPE_ENTRIES * BUDDY_ENTRY_BYTES != PAGE_SIZE);
 	xa_init(&a->win.pages);
 	for (i = 0; i < BUDDY_WIN_LOCKS; i++)
 		mutex_init(&a->win.locks[i]);
