@@ -8,6 +8,8 @@
  *   - mmap stores, mmap loads, pread and pwrite on the same bytes from
  *     threads and from forked processes, against shadow copies;
  *   - dirty data survives eviction, msync, munmap, close, re-target, fork;
+ *   - io_uring READ/WRITE are coherent with the mapping; GUP works on it
+ *     (process_vm_readv/writev);
  *   - SIGBUS past the end; the partial last page reads zeros and drops
  *     writes; MAP_PRIVATE, mremap and mprotect as documented;
  *   - shrinking window_mb evicts down; unload is refused while mapped;
@@ -26,6 +28,7 @@
 #include <time.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
+#include <sys/uio.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -140,6 +143,29 @@ static void check_all(struct __test_metadata *_metadata, int afd,
 		TH_LOG("first difference at byte %ld", first_diff(want, got, m->size));
 	free(got);
 	free(want);
+}
+
+/*
+ * Fault 300 pages of another allocation through a 1 MiB window: every page
+ * resident before (FIFO) is evicted, so later preads read the entries.
+ */
+static void evict_all(struct __test_metadata *_metadata, int fd)
+{
+	struct buddy_alloc b = alloc_req(300 * PG, BUDDY_TARGET_1X,
+					 BUDDY_CODEC_BPC);
+	volatile uint8_t sink = 0;
+	uint8_t *m2;
+	uint64_t p;
+
+	ASSERT_EQ(0, kparam_write("window_mb", 1));
+	ASSERT_EQ(0, ioctl(fd, BUDDY_IOC_ALLOC, &b));
+	m2 = mmap(NULL, 300 * PG, PROT_READ, MAP_SHARED, b.fd, 0);
+	ASSERT_NE(MAP_FAILED, m2);
+	for (p = 0; p < 300; p++)
+		sink += m2[p * PG];
+	munmap(m2, 300 * PG);
+	close(b.fd);
+	(void)sink;
 }
 
 static uint64_t link_ns_formula(const struct buddy_counters *c, uint64_t gbps,
@@ -449,25 +475,12 @@ TEST_F(mm, dirty_survives)
 	page_bytes(4, 7, map + 4 * PG);
 	ASSERT_EQ(0, munmap(map, 32 * PG));
 	/* another allocation's faults evict every page: read the entries */
-	ASSERT_EQ(0, kparam_write("window_mb", 1));
+	evict_all(_metadata, self->fd);
 	{
-		struct buddy_alloc b = alloc_req(300 * PG, BUDDY_TARGET_1X,
-						 BUDDY_CODEC_BPC);
-		volatile uint8_t sink = 0;
-		uint8_t *m2;
 		uint64_t p;
 
-		ASSERT_EQ(0, ioctl(self->fd, BUDDY_IOC_ALLOC, &b));
-		m2 = mmap(NULL, 300 * PG, PROT_READ, MAP_SHARED, b.fd, 0);
-		ASSERT_NE(MAP_FAILED, m2);
-		for (p = 0; p < 300; p++)
-			sink += m2[p * PG];
-		munmap(m2, 300 * PG);
-		close(b.fd);
-		(void)sink;
 		get_stat(_metadata, afd2, &st);
 		EXPECT_EQ(0, st.window_resident);
-
 		for (p = 1; p <= 4; p++) {
 			uint8_t want[PG];
 
@@ -529,6 +542,61 @@ TEST_F(mm, unload_refused_while_mapped)
 	EXPECT_EQ(-1, syscall(SYS_delete_module, "buddy", O_NONBLOCK));
 	EXPECT_TRUE(errno == EWOULDBLOCK || errno == EBUSY) TH_LOG("%s", strerror(errno));
 	munmap(map, PG);
+}
+
+/*
+ * io_uring READ/WRITE see the mapping's bytes and the other way round, and
+ * get_user_pages works on a mapping (process_vm_readv/writev, as the
+ * profiler uses): the window's pages are ordinary struct pages.
+ */
+TEST_F(mm, io_uring_and_gup)
+{
+	struct buddy_aio_completion c;
+	struct buddy_aio *ctx;
+	struct iovec lv, rv;
+	uint8_t buf[PG], want[PG], *map;
+	int err;
+
+	SETUP_DONE();
+	OPEN_ALLOC(8 * PG, self->info.buddy_bytes ? BUDDY_TARGET_2X :
+		   BUDDY_TARGET_1X);
+	map = mmap(NULL, 8 * PG, PROT_READ | PROT_WRITE, MAP_SHARED, self->afd, 0);
+	ASSERT_NE(MAP_FAILED, map);
+	page_bytes(1, 9, map + PG);
+	ctx = buddy_aio_init(4, &err);
+	if (ctx) {
+		ASSERT_EQ(0, buddy_aio_read(ctx, self->afd, buf, PG, PG, 1));
+		ASSERT_EQ(1, buddy_aio_submit(ctx));
+		ASSERT_EQ(1, buddy_aio_wait(ctx, &c, 1));
+		EXPECT_EQ((int64_t)PG, c.res);
+		EXPECT_EQ(0, memcmp(buf, map + PG, PG)) TH_LOG("io_uring READ of a dirty mapped page");
+		page_bytes(2, 9, want);
+		ASSERT_EQ(0, buddy_aio_write(ctx, self->afd, want, PG, 2 * PG, 2));
+		ASSERT_EQ(1, buddy_aio_submit(ctx));
+		ASSERT_EQ(1, buddy_aio_wait(ctx, &c, 1));
+		EXPECT_EQ((int64_t)PG, c.res);
+		EXPECT_EQ(0, memcmp(want, map + 2 * PG, PG)) TH_LOG("io_uring WRITE not seen by the mapping");
+		buddy_aio_exit(ctx);
+	} else {
+		TH_LOG("no io_uring (%s): only the GUP part", strerror(-err));
+	}
+	/* GUP: read and write the mapping through another "process" view */
+	lv = (struct iovec){ .iov_base = buf, .iov_len = PG };
+	rv = (struct iovec){ .iov_base = map + PG, .iov_len = PG };
+	ASSERT_EQ((ssize_t)PG, process_vm_readv(getpid(), &lv, 1, &rv, 1, 0))
+		TH_LOG("process_vm_readv: %s", strerror(errno));
+	EXPECT_EQ(0, memcmp(buf, map + PG, PG));
+	page_bytes(5, 9, want);
+	lv.iov_base = want;
+	rv.iov_base = map + 5 * PG;
+	ASSERT_EQ((ssize_t)PG, process_vm_writev(getpid(), &lv, 1, &rv, 1, 0))
+		TH_LOG("process_vm_writev: %s", strerror(errno));
+	ASSERT_EQ(0, msync(map, 8 * PG, MS_SYNC));
+	munmap(map, 8 * PG);
+	/* evict everything: the bytes written through GUP reached the entries */
+	evict_all(_metadata, self->fd);
+	ASSERT_EQ((ssize_t)PG, pread(self->afd, buf, PG, 5 * PG));
+	EXPECT_EQ(0, memcmp(want, buf, PG)) TH_LOG("process_vm_writev's bytes lost");
 }
 
 /* ---- mmap and pread/pwrite on the same bytes, against shadows ---- */
