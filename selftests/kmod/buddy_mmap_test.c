@@ -427,6 +427,30 @@ TEST_F(mm, private_mremap_mprotect)
 	munmap(map, PG);
 }
 
+/* MADV_DONTNEED drops page table entries only: the window keeps the data. */
+TEST_F(mm, madv_dontneed_keeps_window_pages)
+{
+	struct buddy_alloc_stat st;
+	uint8_t *map;
+
+	SETUP_DONE();
+	OPEN_ALLOC(4 * PG, BUDDY_TARGET_1X);
+	map = mmap(NULL, 4 * PG, PROT_READ | PROT_WRITE, MAP_SHARED, self->afd, 0);
+	ASSERT_NE(MAP_FAILED, map);
+	map[PG + 9] = 0x3c;
+	ASSERT_EQ(0, madvise(map, 4 * PG, MADV_DONTNEED));
+	get_stat(_metadata, self->afd, &st);
+	EXPECT_EQ(1, st.window_resident);
+	EXPECT_EQ(0, st.window_writebacks);
+	EXPECT_EQ(0x3c, map[PG + 9]);
+	get_stat(_metadata, self->afd, &st);
+	EXPECT_EQ(1, st.window_faults) TH_LOG("the page was faulted in again");
+	EXPECT_EQ(1, st.window_hits);
+	munmap(map, 4 * PG);
+	get_stat(_metadata, self->afd, &st);
+	EXPECT_EQ(1, st.window_writebacks);
+}
+
 /* Dirty data survives msync, munmap, close, re-target and fork. */
 TEST_F(mm, dirty_survives)
 {
