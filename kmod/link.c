@@ -1,15 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * The link model: every access to the stored entries adds modeled time to
- * its allocation and to the device,
- *
- *   buddy sectors * 32 B / link_gbps + buddy accesses * link_latency_ns
- *   + device sectors * 32 B / device_gbps
- *
- * (1 GB/s moves one byte per nanosecond).  It is summed in picoseconds,
- * rounded down once per I/O call (a pread or pwrite, a fault, a write-back)
- * with the parameters in force at that moment, and reported in nanoseconds.
- * It depends only on the traffic, never on how fast the host (or TCG) runs.
+ * The link model's parameters and sums: every access to the stored entries
+ * adds modeled time (core/link.h, the formula libbuddy's in-process device
+ * shares) to its allocation and to the device.  It is summed in
+ * picoseconds, rounded down once per I/O call (a pread or pwrite, a fault,
+ * a write-back) with the parameters in force at that moment, and reported
+ * in nanoseconds.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -17,26 +13,22 @@
 #include <linux/moduleparam.h>
 
 #include "buddy.h"
+#include "../core/link.h"
 
-static unsigned int link_gbps = 150;
-static unsigned int link_latency_ns = 500;
-static unsigned int device_gbps = 900;
+static unsigned int link_gbps = BUDDY_LINK_GBPS_DEFAULT;
+static unsigned int link_latency_ns = BUDDY_LINK_LATENCY_NS_DEFAULT;
+static unsigned int device_gbps = BUDDY_DEVICE_GBPS_DEFAULT;
 static atomic64_t device_link_ps = ATOMIC64_INIT(0);
 
 void buddy_link_account(struct buddy_allocation *a,
 			const struct buddy_counters *c)
 {
-	u64 bud = (c->buddy_sectors_read + c->buddy_sectors_written) *
-		  BUDDY_SECTOR_SIZE * 1000;
-	u64 dev = (c->device_sectors_read + c->device_sectors_written) *
-		  BUDDY_SECTOR_SIZE * 1000;
-	u64 ps;
+	u64 ps = buddy_link_ps(c, READ_ONCE(link_gbps),
+			       READ_ONCE(link_latency_ns),
+			       READ_ONCE(device_gbps));
 
-	if (!bud && !dev)
+	if (!ps)
 		return;
-	ps = div_u64(bud, READ_ONCE(link_gbps)) +
-	     c->buddy_accesses * READ_ONCE(link_latency_ns) * 1000 +
-	     div_u64(dev, READ_ONCE(device_gbps));
 	atomic64_add(ps, &a->win.link_ps);
 	atomic64_add(ps, &device_link_ps);
 }
@@ -55,7 +47,7 @@ static int gbps_set(const char *val, const struct kernel_param *kp)
 
 	if (ret)
 		return ret;
-	if (!v || v > 1000000)
+	if (!buddy_link_gbps_valid(v))
 		return -EINVAL;
 	WRITE_ONCE(*(unsigned int *)kp->arg, v);
 	return 0;
