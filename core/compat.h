@@ -18,6 +18,7 @@
 #include <linux/bug.h>
 #include <linux/kernel.h>
 #include <linux/math.h>
+#include <linux/math64.h>
 #include <linux/bitmap.h>
 #include <asm/unaligned.h>
 #else
@@ -77,6 +78,11 @@ static inline u64 get_unaligned_be64(const void *p)
 #ifndef ARRAY_SIZE
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 #endif
+static inline u64 div_u64(u64 dividend, u32 divisor)
+{
+	return dividend / divisor;
+}
+
 #ifndef DIV_ROUND_UP
 #define DIV_ROUND_UP(n, d) (((n) + (d) - 1) / (d))
 #endif

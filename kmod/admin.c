@@ -145,6 +145,8 @@ long buddy_admin_set_target(struct file *file, void *kdata,
 		ret = -ENOENT;
 		goto out_unlock;
 	}
+	/* dirty window pages first, so that the new stripes hold them */
+	buddy_win_writeback(a, 0, ULONG_MAX);
 	codec = req->codec == BUDDY_CODEC_DEFAULT ? a->codec :
 		buddy_codec_by_id(req->codec);
 	if (req->target == a->target && codec == a->codec && !a->mixed)

@@ -9,7 +9,9 @@
  * only while the chunk is re-striped); inside it, a hashed spinlock per
  * stripe of BUDDY_STRIPE_ENTRIES aligned entries covers whole metadata
  * bytes.  User memory is copied to and from a bounce buffer outside any
- * spinlock; long I/O yields between stripes and stops on a fatal signal.
+ * lock; long I/O yields between stripes and stops on a fatal signal.  A
+ * stripe is one page: a page resident in the window (window.c, mmap) is
+ * read and written there instead.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -207,6 +209,7 @@ static void buddy_alloc_release_ref(struct kref *ref)
 	unsigned int i;
 
 	trace_buddy_free(a);
+	buddy_win_release(a);
 	buddy_chunks_free(&buddy_chunk_ops, a, a->nr_chunks);
 	for (i = 0; i < BUDDY_CODE_NR; i++)
 		delta[i] = -a->codes[i];
@@ -287,6 +290,7 @@ long buddy_ioctl_alloc(struct buddy_alloc *req, struct file **filep)
 	for (i = 0; i < BUDDY_STRIPE_LOCKS; i++)
 		spin_lock_init(&a->locks[i]);
 	a->codes[BUDDY_CODE_ZERO] = a->nr_entries;
+	buddy_win_init(a);
 
 	/* Decide E2BIG from the layout before touching the pools. */
 	a->chunk_entries = buddy_chunk_kb * 1024 / BUDDY_ENTRY_BYTES;
@@ -349,6 +353,7 @@ long buddy_ioctl_alloc(struct buddy_alloc *req, struct file **filep)
 		goto err_extents;
 	}
 	inode->i_size = a->size;
+	a->win.mapping = inode->i_mapping;
 	__module_get(THIS_MODULE);	/* dropped by fops_put() in __fput() */
 	file = alloc_file_pseudo(inode, bd->mnt, "buddy", O_RDWR | O_LARGEFILE,
 				 &buddy_alloc_fops);
@@ -413,7 +418,7 @@ static int buddy_alloc_release(struct inode *inode, struct file *file)
 
 /* ---- the data path ---- */
 
-static void acct_flush(struct buddy_allocation *a, struct buddy_io_acct *acct)
+void buddy_acct_flush(struct buddy_allocation *a, struct buddy_io_acct *acct)
 {
 	const __u64 *c = (const __u64 *)&acct->c;
 	unsigned int i;
@@ -424,6 +429,7 @@ static void acct_flush(struct buddy_allocation *a, struct buddy_io_acct *acct)
 		atomic64_add(c[i], &a->counters[i]);
 		atomic64_add(c[i], &buddy_dev->counters[i]);
 	}
+	buddy_link_account(a, &acct->c);
 	for (i = 0; i < BUDDY_CODE_NR; i++) {
 		if (acct->codes[i]) {
 			buddy_codes_add(a, acct->codes);
@@ -437,9 +443,9 @@ static void acct_flush(struct buddy_allocation *a, struct buddy_io_acct *acct)
  * Run one stripe: @pos..@pos+@len (inside one stripe) from or to @buf.
  * Called with no spinlock held; takes the chunk and stripe locks.
  */
-static int stripe_io(struct buddy_allocation *a, u64 pos, u8 *buf,
-		     unsigned int len, bool write, bool nowait,
-		     struct buddy_io_acct *acct)
+int buddy_stripe_io(struct buddy_allocation *a, u64 pos, u8 *buf,
+		    unsigned int len, bool write, bool nowait,
+		    struct buddy_io_acct *acct)
 {
 	spinlock_t *lock = &a->locks[(pos / STRIPE_BYTES) % BUDDY_STRIPE_LOCKS];
 	unsigned int c, i, off;
@@ -525,8 +531,9 @@ static ssize_t buddy_rw(struct kiocb *iocb, struct iov_iter *iter, bool write)
 		}
 		for (p = pos, k = 0; p < piece_end; p += n, k += n) {
 			n = buddy_stripe_end(p, piece_end) - p;
-			ret = stripe_io(a, p, bounce + k, n, write, nowait,
-					&acct);
+			/* a resident page is served from the window */
+			ret = buddy_win_stripe_io(a, p, bounce + k, n, write,
+						  nowait, &acct);
 			if (ret)
 				break;
 		}
@@ -559,7 +566,7 @@ static ssize_t buddy_rw(struct kiocb *iocb, struct iov_iter *iter, bool write)
 		kfree(bounce);
 	if (nowait)
 		up_read(&a->rt_sem);
-	acct_flush(a, &acct);
+	buddy_acct_flush(a, &acct);
 	iocb->ki_pos = pos;
 	return done ? done : ret;
 }
@@ -607,6 +614,7 @@ void buddy_fill_stat(struct buddy_allocation *a, struct buddy_alloc_stat *st)
 	} while (read_seqretry(&a->codes_seq, seq));
 	for (i = 0; i < BUDDY_NR_COUNTERS; i++)
 		c[i] = atomic64_read(&a->counters[i]);
+	buddy_win_fill_stat(a, st);
 }
 
 static long buddy_alloc_stat(struct file *file, void *kdata,
@@ -704,6 +712,7 @@ static void buddy_alloc_show_fdinfo(struct seq_file *m, struct file *file)
 	seq_printf(m, "buddy_label:\t%s\n", a->label);
 	seq_printf(m, "buddy_device_bytes:\t%llu\n", READ_ONCE(a->dev_bytes));
 	seq_printf(m, "buddy_buddy_bytes:\t%llu\n", READ_ONCE(a->bud_bytes));
+	buddy_win_show_fdinfo(m, a);
 }
 
 const struct file_operations buddy_alloc_fops = {
@@ -715,5 +724,8 @@ const struct file_operations buddy_alloc_fops = {
 	.compat_ioctl = compat_ptr_ioctl,
 	.uring_cmd = buddy_alloc_uring_cmd,
 	.release = buddy_alloc_release,
+	.mmap = buddy_mmap,
+	.fsync = buddy_fsync,
+	.flush = buddy_flush,
 	.show_fdinfo = buddy_alloc_show_fdinfo,
 };

@@ -19,6 +19,7 @@
 #include <linux/xarray.h>
 
 #include "../core/chunk.h"
+#include "window.h"
 
 #define BUDDY_NR_COUNTERS	(sizeof(struct buddy_counters) / sizeof(__u64))
 #define BUDDY_STRIPE_LOCKS	64	/* hashed stripe locks per allocation */
@@ -105,6 +106,7 @@ struct buddy_allocation {
 	atomic64_t counters[BUDDY_NR_COUNTERS];
 	seqlock_t codes_seq;
 	s64 codes[BUDDY_CODE_NR];
+	struct buddy_win win;
 };
 
 /**
@@ -148,6 +150,10 @@ long buddy_alloc_file_ioctl(struct file *file, unsigned int cmd,
 extern const struct file_operations buddy_alloc_fops;
 
 void buddy_fill_stat(struct buddy_allocation *a, struct buddy_alloc_stat *st);
+int buddy_stripe_io(struct buddy_allocation *a, u64 pos, u8 *buf,
+		    unsigned int len, bool write, bool nowait,
+		    struct buddy_io_acct *acct);
+void buddy_acct_flush(struct buddy_allocation *a, struct buddy_io_acct *acct);
 long buddy_map_codes(struct buddy_allocation *a, struct buddy_map *m);
 extern const struct buddy_chunk_ops buddy_chunk_ops;
 struct buddy_allocation *buddy_alloc_get(u64 id);

@@ -162,7 +162,8 @@ static void fill_info(struct buddy_info *info)
 	info->max_ratio = buddy_max_ratio;
 	info->features = BUDDY_FEAT_RW | BUDDY_FEAT_IO_URING |
 			 BUDDY_FEAT_GET_MAP | BUDDY_FEAT_AUTO | BUDDY_FEAT_ADMIN |
-			 BUDDY_FEAT_URING_CMD;
+			 BUDDY_FEAT_URING_CMD | BUDDY_FEAT_MMAP |
+			 BUDDY_FEAT_LINK_MODEL;
 	for (n = 0; buddy_codecs[n]; n++)
 		info->codecs |= 1ULL << buddy_codecs[n]->id;
 	info->device_bytes = buddy_pool_bytes(&bd->device);
@@ -325,6 +326,20 @@ static ssize_t buddy_node_pages_show(struct device *dev,
 }
 static DEVICE_ATTR_RO(buddy_node_pages);
 
+static ssize_t window_stat_show(struct device *dev,
+				struct device_attribute *attr, char *buf)
+{
+	return buddy_window_stat(buf);
+}
+static DEVICE_ATTR_RO(window_stat);
+
+static ssize_t link_stat_show(struct device *dev,
+			      struct device_attribute *attr, char *buf)
+{
+	return sysfs_emit(buf, "%llu\n", buddy_link_device_ns());
+}
+static DEVICE_ATTR_RO(link_stat);
+
 static struct attribute *buddy_attrs[] = {
 	&dev_attr_mm_stat.attr,
 	&dev_attr_io_stat.attr,
@@ -332,6 +347,8 @@ static struct attribute *buddy_attrs[] = {
 	&dev_attr_codecs.attr,
 	&dev_attr_device_node_pages.attr,
 	&dev_attr_buddy_node_pages.attr,
+	&dev_attr_window_stat.attr,
+	&dev_attr_link_stat.attr,
 	NULL,
 };
 ATTRIBUTE_GROUPS(buddy);
@@ -445,6 +462,7 @@ static void __exit buddy_exit(void)
 	WARN_ON(!xa_empty(&bd->allocs) || !list_empty(&bd->users));
 	xa_destroy(&bd->allocs);
 	buddy_profile_clear();
+	buddy_window_exit();
 	buddy_fs_exit();
 	buddy_pool_destroy(&bd->buddy);
 	buddy_pool_destroy(&bd->device);

@@ -158,7 +158,10 @@ TEST(abi_checks)
 {
 	struct buddy_alloc a = { .size = 1, .target = 64 };
 	struct buddy_map m = { .first = 3, .count = 5 };
-	struct buddy_list l = { .stat_size = sizeof(struct buddy_alloc_stat) };
+	/* ABI version 1's stat, before link_ns and the window counters */
+	struct buddy_list l = {
+		.stat_size = offsetofend(struct buddy_alloc_stat, counters),
+	};
 
 	EXPECT_EQ(0, buddy_alloc_check(&a));
 	a.size = (1ULL << 50) + 1;
@@ -175,6 +178,8 @@ TEST(abi_checks)
 	EXPECT_EQ(-EINVAL, buddy_list_check(&l));
 	EXPECT_EQ(sizeof(struct buddy_alloc),
 		  buddy_ioctl_min_size(BUDDY_IOC_ALLOC));
+	EXPECT_EQ(offsetofend(struct buddy_alloc_stat, counters),
+		  buddy_ioctl_min_size(BUDDY_IOC_ALLOC_STAT));
 	EXPECT_EQ(0, buddy_ioctl_min_size(_IOR(BUDDY_IOC_MAGIC, 0x30, int)));
 }
 

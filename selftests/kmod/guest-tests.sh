@@ -104,6 +104,8 @@ fresh_state() {
 	check "/dev/buddy is a character device" test -c /dev/buddy
 	check_eq "mm_stat" "$dev 0 $bud 0 0 0 0" "$(cat $SYS/mm_stat)"
 	check_eq "io_stat" "0 0 0 0 0 0 0 0" "$(cat $SYS/io_stat)"
+	check_eq "window_stat" "$(($(param window_mb) * 256)) 0 0 0 0 0 0" "$(cat $SYS/window_stat)"
+	check_eq "link_stat" "0" "$(cat $SYS/link_stat)"
 	check_eq "code_stat" "0 0 0 0 0 0" "$(cat $SYS/code_stat)"
 	check_eq "codecs" "[bpc] zvc bdi fpc none" "$(cat $SYS/codecs)"
 	check_eq "device_node_pages add up" $(($dev / 4096)) "$(sum_words $SYS/device_node_pages)"
@@ -111,7 +113,8 @@ fresh_state() {
 	nodes=$(ls -d /sys/devices/system/node/node[0-9]* | wc -l)
 	check_eq "device_node_pages has a column per node" "$nodes" "$(wc -w <$SYS/device_node_pages)"
 	check_eq "buddy_node_pages has a column per node" "$nodes" "$(wc -w <$SYS/buddy_node_pages)"
-	for f in mm_stat io_stat code_stat codecs device_node_pages buddy_node_pages; do
+	for f in mm_stat io_stat code_stat codecs device_node_pages buddy_node_pages \
+		window_stat link_stat; do
 		check_eq "$f is one line" 1 "$(wc -l <$SYS/$f)"
 	done
 }
@@ -141,7 +144,8 @@ full() {
 	if loaded; then
 		fresh_state 64 192
 		for p in device_mb:64 max_ratio:4 device_node:-1 buddy_node:-1 \
-			chunk_kb:2048 user_limit_mb:0 auto_target:128; do
+			chunk_kb:2048 user_limit_mb:0 auto_target:128 window_mb:16 \
+			link_gbps:150 link_latency_ns:500 device_gbps:900; do
 			check_eq "parameter ${p%%:*} defaults to ${p#*:}" "${p#*:}" "$(param ${p%%:*})"
 		done
 	else
@@ -155,6 +159,7 @@ full() {
 	run_bin default-quota buddy_quota_test
 	run_bin default-stress buddy_stress_test
 	run_bin default-hostile buddy_hostile_test
+	run_bin default-mmap buddy_mmap_test
 	tracepoints
 
 	sec_begin unload-reload
@@ -195,6 +200,7 @@ full() {
 		run_bin chunk64-pool buddy_pool_test
 		run_bin chunk64-stress buddy_stress_test
 		run_bin chunk64-hostile buddy_hostile_test
+		run_bin chunk64-mmap buddy_mmap_test
 		sec_begin chunk64-after
 		no_leak "after the chunk_kb=64 run"
 		check "rmmod" rmmod buddy
@@ -227,6 +233,7 @@ full() {
 		run_bin tiny-pool buddy_pool_test
 		run_bin tiny-stress buddy_stress_test
 		run_bin tiny-hostile buddy_hostile_test
+		run_bin tiny-mmap buddy_mmap_test
 		sec_begin tiny-after
 		no_leak "after the tiny run"
 		check "rmmod" rmmod buddy
@@ -241,6 +248,7 @@ full() {
 	if loaded; then
 		run_bin nocarve-pool buddy_pool_test
 		run_bin nocarve-io buddy_io_test
+		run_bin nocarve-mmap buddy_mmap_test
 		sec_begin nocarve-after
 		no_leak "after the max_ratio=1 run"
 		check "rmmod" rmmod buddy

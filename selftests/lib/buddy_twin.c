@@ -12,7 +12,10 @@
  * every allocation's ALLOC_STAT (histogram, counters, pool bytes, target,
  * codec, source), GET_INFO (pool usage, logical bytes, ratio) and the
  * device-wide counters and histogram (sysfs io_stat/code_stat, or the
- * in-process device's), and the errno of every call.  The two runs must
+ * in-process device's), and the errno of every call.  link_ns (the link
+ * model, core/link.h) is compared like the counters; the window counters
+ * are compared too, 0 on both since nothing is mapped; BUDDY_FEAT_MMAP is
+ * the one feature bit the in-process device lacks.  The two runs must
  * agree on all of it: one TAP line per checkpoint and kind.
  *
  * `make check-lib` runs it in the guest on a freshly loaded buddy.ko
@@ -220,6 +223,14 @@ static bool same_stat(const struct buddy_alloc_stat *a,
 	} while (0)
 	F(id); F(size); F(target); F(codec); F(owner_uid); F(owner_pid);
 	F(device_bytes); F(buddy_bytes); F(nr_entries); F(target_source);
+	/*
+	 * The link model is one formula over the counters (core/link.h).
+	 * The in-process device has no mmap and the workload maps nothing:
+	 * the window counters are 0 on both (a pread/pwrite counts a window
+	 * hit only for a resident page).
+	 */
+	F(link_ns); F(window_faults); F(window_hits); F(window_writebacks);
+	F(window_evictions); F(window_resident);
 	for (k = 0; k < BUDDY_CODE_SLOTS; k++)
 		F(codes[k]);
 #undef F
@@ -269,7 +280,11 @@ static void compare(struct run *a, struct run *b)
 		     i->nr_allocs == j->nr_allocs &&
 		     i->chunk_bytes == j->chunk_bytes &&
 		     i->max_ratio == j->max_ratio &&
-		     i->features == j->features && i->codecs == j->codecs;
+		     /* mmap is buddy.ko's alone (userspace-api.rst) */
+		     (i->features & ~BUDDY_FEAT_MMAP) ==
+		     (j->features & ~BUDDY_FEAT_MMAP) &&
+		     (i->features & BUDDY_FEAT_LINK_MODEL) &&
+		     i->codecs == j->codecs;
 		if (!ok)
 			printf("# checkpoint %u: device used %llu/%llu buddy used %llu/%llu logical %llu/%llu allocs %u/%u\n",
 			       cp, (unsigned long long)i->device_used,
@@ -336,6 +351,20 @@ int main(int argc, char **argv)
 		/* pwrite at the end (25), ALLOC and the re-target of "big" */
 		tap(nospc >= 25 + 2 && big >= 1,
 		    "the workload met -ENOSPC and -E2BIG (%u)", nospc + big);
+	}
+	{
+		/* the link model saw the traffic: every written allocation */
+		const struct snap *s = &a.snap[0];
+		unsigned int k, timed = 0, written = 0;
+
+		for (k = 0; k < s->nr; k++) {
+			if (!s->st[k].counters.device_sectors_written)
+				continue;
+			written++;
+			timed += s->st[k].link_ns > 0;
+		}
+		tap(written > 0 && timed == written,
+		    "link_ns > 0 for every allocation written (%u)", timed);
 	}
 	compare(&a, &b);
 	printf("1..%u\n", tap_n);

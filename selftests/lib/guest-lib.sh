@@ -51,7 +51,8 @@ rmmod buddy || status=1
 # The same workload on a freshly loaded buddy.ko and on the in-process
 # device with the module's parameters: every errno, histogram, counter and
 # pool byte must agree (buddy_twin prints its own TAP and totals).
-params="device_mb=16 max_ratio=4 chunk_kb=256"
+# Link parameters not the defaults: both must apply what they are given.
+params="device_mb=16 max_ratio=4 chunk_kb=256 link_gbps=100 link_latency_ns=300 device_gbps=700"
 if insmod "$dir/buddy.ko" $params; then
 	"$dir/buddy_twin" /dev/buddy "inproc:$(echo $params | tr ' ' ,)" ||
 		status=1

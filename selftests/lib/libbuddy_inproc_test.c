@@ -270,6 +270,8 @@ TEST(open_options)
 		"device_mb=0", "max_ratio=0", "max_ratio=17", "chunk_kb=6",
 		"chunk_kb=0", "auto_target=100", "bogus=1", "device_mb",
 		"device_mb=x", "device_mb=-1", "device_mb=1048577",
+		"link_gbps=0", "link_gbps=1000001", "device_gbps=0",
+		"device_gbps=1000001",
 	};
 	struct buddy_info info;
 	unsigned int k;
@@ -298,6 +300,66 @@ TEST(open_options)
 	buddy_close(fd);
 	buddy_close(fd2);
 	EXPECT_FALSE(buddy_is_inproc(-1));
+}
+
+/*
+ * The link model (core/link.h) with the parameters the device was opened
+ * with, per call: link_ns is the sum of each call's rounded-down ps / 1000,
+ * written out here independently.  No mmap: the window counters stay 0.
+ */
+static uint64_t link_ps(const struct buddy_counters *c, uint64_t gbps,
+			uint64_t lat, uint64_t dev_gbps)
+{
+	uint64_t bud = c->buddy_sectors_read + c->buddy_sectors_written;
+	uint64_t dev = c->device_sectors_read + c->device_sectors_written;
+
+	return bud * 32000 / gbps + c->buddy_accesses * lat * 1000 +
+	       dev * 32000 / dev_gbps;
+}
+
+TEST(link_model)
+{
+	size_t size = 64 * 1024;
+	uint8_t *buf = malloc(size);
+	struct buddy_alloc_stat s1, s2;
+	struct buddy_counters d;
+	struct buddy_info info;
+	uint64_t *a, *b, *o, want;
+	unsigned int k;
+	int fd, afd;
+
+	ASSERT_TRUE(buf != NULL);
+	fd = buddy_open_inproc("device_mb=8,max_ratio=4,link_gbps=7,link_latency_ns=3,device_gbps=11");
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, buddy_get_info(fd, &info));
+	EXPECT_TRUE(info.features & BUDDY_FEAT_LINK_MODEL);
+	EXPECT_FALSE(info.features & BUDDY_FEAT_MMAP);
+	/* random data at 4x spills into buddy memory: all three terms count */
+	afd = buddy_alloc_simple(fd, size, BUDDY_TARGET_4X, BUDDY_CODEC_BPC,
+				 "link", NULL);
+	ASSERT_LE(0, afd);
+	datagen_fill(DATAGEN_RANDOM, 3, buf, size);
+	ASSERT_EQ((ssize_t)size, buddy_pwrite(afd, buf, size, 0));
+	ASSERT_EQ(0, buddy_alloc_stat(afd, &s1));
+	EXPECT_LT(0, s1.counters.buddy_accesses);
+	want = link_ps(&s1.counters, 7, 3, 11);
+	EXPECT_EQ(want / 1000, s1.link_ns);
+	/* a second call: its own ps, rounded down, added to the sum */
+	ASSERT_EQ(1000, buddy_pread(afd, buf, 1000, 333));
+	ASSERT_EQ(0, buddy_alloc_stat(afd, &s2));
+	a = (uint64_t *)&s1.counters;
+	b = (uint64_t *)&s2.counters;
+	o = (uint64_t *)&d;
+	for (k = 0; k < sizeof(d) / 8; k++)
+		o[k] = b[k] - a[k];
+	EXPECT_LT(0, d.entry_reads);
+	want += link_ps(&d, 7, 3, 11);
+	EXPECT_EQ(want / 1000, s2.link_ns);
+	EXPECT_EQ(0, s2.window_faults + s2.window_hits + s2.window_writebacks +
+		     s2.window_evictions + s2.window_resident);
+	buddy_close(afd);
+	buddy_close(fd);
+	free(buf);
 }
 
 /* The module's errno for every bad input (Documentation/userspace-api.rst). */
@@ -381,7 +443,8 @@ TEST_F(dev, errnos)
 	EXPECT_EQ(-EFAULT, buddy_ioctl(afd, BUDDY_IOC_GET_MAP, &map));
 	EXPECT_EQ(-ENOENT, buddy_get_map_id(self->devfd, id + 7, 0, 1, codes));
 	memset(&l, 0, sizeof(l));
-	l.stat_size = sizeof(st) - 1;
+	/* ABI version 1's stat ends at @counters; one byte less is EINVAL */
+	l.stat_size = offsetofend(struct buddy_alloc_stat, counters) - 1;
 	EXPECT_EQ(-EINVAL, buddy_ioctl(self->devfd, BUDDY_IOC_LIST, &l));
 
 	/* set-target arguments */

@@ -34,7 +34,8 @@ COUNTER_KEYS = ["entry_reads", "entry_writes", "device_sectors_read",
                 "buddy_sectors_written", "buddy_accesses", "overflows"]
 INFO_KEYS = ["device", "abi_version", "features", "codecs", "default_codec",
              "max_ratio", "carve_out_ratio", "ratio", "ratio_milli",
-             "nr_allocs", "logical_bytes", "chunk_bytes", "nr_nodes", "pools"]
+             "nr_allocs", "logical_bytes", "chunk_bytes", "nr_nodes",
+             "numa_distance", "pools"]
 POOL_KEYS = ["pool", "size", "used", "free", "node_requested", "nodes",
              "node_pages"]
 PROFILE_KEYS = ["uid", "label", "target", "target_bytes", "codec"]
@@ -399,6 +400,9 @@ def main():
            bud["node_pages"] == [{"node": 1, "pages": 24576,
                                   "bytes": 96 * MIB}],
            f"{name}: pages per node", (dev["node_pages"], bud["node_pages"]))
+        ok(isinstance(j["numa_distance"], int) and j["numa_distance"] > 10,
+           f"{name}: numa_distance() of nodes 0 and 1 is a remote one",
+           j["numa_distance"])
         ok(j["codecs"] == ["bpc", "zvc", "bdi", "fpc", "none"] and
            j["default_codec"] == "bpc",
            f"{name}: codecs by name, default bpc", j["codecs"])

@@ -23,14 +23,15 @@
 # json-c's, libpng's and zlib's static libraries.
 
 BUDDYCTL_PNG_LIBS := $(shell pkg-config --libs libpng 2>/dev/null || echo -lpng) -lz -lm
-# The native rule (tools/tools.mk) links $(JSONC_LIBS): add libpng for it.
-$(B)/buddyctl: JSONC_LIBS += $(BUDDYCTL_PNG_LIBS)
+# The native rule (tools/tools.mk) links $(JSONC_LIBS): add libpng for it,
+# and libnuma (info: numa_distance() between the pools' nodes).
+$(B)/buddyctl: JSONC_LIBS += $(BUDDYCTL_PNG_LIBS) -lnuma
 
 BUDDYCTL_GUEST_DIR := $(B)/guest/buddyctl
 BUDDYCTL_GUEST_OUT := $(B)/buddyctl-guest
 BUDDYCTL_GUEST_TIMEOUT ?= 180
 BUDDYCTL_GUEST_MEM ?= 256
-BUDDYCTL_STATIC_LIBS := $(foreach l,json-c png16 z,$(firstword $(wildcard \
+BUDDYCTL_STATIC_LIBS := $(foreach l,json-c png16 z numa,$(firstword $(wildcard \
 	/usr/lib/x86_64-linux-gnu/lib$(l).a /usr/lib/lib$(l).a \
 	/usr/local/lib/lib$(l).a)))
 BUDDYCTL_HDRS := $(wildcard tools/buddyctl/*.h tools/lib/*.h) $(CORE_HDRS)
@@ -40,7 +41,7 @@ BUDDYCTL_HDRS := $(wildcard tools/buddyctl/*.h tools/lib/*.h) $(CORE_HDRS)
 $(BUDDYCTL_GUEST_DIR)/buddyctl: $(BUDDYCTL_SRCS) $(BUDDYCTL_HDRS) \
 		$(PROFILE_ENGINE_SRCS) $(PROFILE_ENGINE_HDRS) \
 		$(B)/opt/libbuddytools.a $(B)/opt/libbuddycore.a
-	@test $(words $(BUDDYCTL_STATIC_LIBS)) = 3 || { echo "need libjson-c.a, libpng16.a, libz.a (apt-get install libjson-c-dev libpng-dev zlib1g-dev)"; exit 1; }
+	@test $(words $(BUDDYCTL_STATIC_LIBS)) = 4 || { echo "need libjson-c.a, libpng16.a, libz.a, libnuma.a (apt-get install libjson-c-dev libpng-dev zlib1g-dev libnuma-dev)"; exit 1; }
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(WARN) $(CPPFLAGS) -Itools/profile -static -o $@ \
 	    $(BUDDYCTL_SRCS) $(PROFILE_ENGINE_SRCS) \

@@ -15,13 +15,16 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <numa.h>
+
 #include "buddyctl.h"
 #include "admin_util.h"
 
 #define NODE_PAGE_BYTES	4096ULL	/* the *_node_pages unit (sysfs ABI) */
 
 static const char *const feature_names[] = {
-	"rw", "io_uring", "get_map", "admin", "auto", "uring_cmd",
+	"rw", "io_uring", "get_map", "admin", "auto", "uring_cmd", "mmap",
+	"link_model",
 };
 
 static const char *sysfs_dir(void)
@@ -94,6 +97,35 @@ static unsigned int nr_nodes(const struct buddy_info *in)
 	return in->nr_nodes < BUDDY_MAX_NODES ? in->nr_nodes : BUDDY_MAX_NODES;
 }
 
+/* The node of a pool: the one asked for, else the only one with pages. */
+static int pool_node(const struct pool_view *p, unsigned int nodes)
+{
+	unsigned int n;
+	int node = -1;
+
+	if (p->node >= 0)
+		return p->node;
+	for (n = 0; n < nodes; n++) {
+		if (!p->pages[n])
+			continue;
+		if (node >= 0)
+			return -1;
+		node = (int)n;
+	}
+	return node;
+}
+
+/* numa_distance() between the two pools' nodes (libnuma); -1: unknown. */
+static int pools_distance(const struct pool_view *pv, unsigned int nodes)
+{
+	int a = pool_node(&pv[0], nodes), b = pool_node(&pv[1], nodes), d;
+
+	if (a < 0 || b < 0 || numa_available() < 0)
+		return -1;
+	d = numa_distance(a, b);
+	return d > 0 ? d : -1;
+}
+
 static struct json_object *pool_json(const struct pool_view *p,
 				     unsigned int nodes, bool human)
 {
@@ -138,6 +170,7 @@ static int info_json(const struct buddy_info *in, const struct pool_view *pv,
 	struct json_object *pools = json_object_new_array();
 	char name[32];
 	unsigned int b;
+	int dist;
 
 	json_object_object_add(o, "device", json_object_new_string(au_dev_path()));
 	json_object_object_add(o, "abi_version",
@@ -174,6 +207,9 @@ static int info_json(const struct buddy_info *in, const struct pool_view *pv,
 	json_object_object_add(o, "chunk_bytes",
 			       au_json_size(in->chunk_bytes, human));
 	json_object_object_add(o, "nr_nodes", json_object_new_int(in->nr_nodes));
+	dist = pools_distance(pv, nr_nodes(in));
+	json_object_object_add(o, "numa_distance",
+			       dist < 0 ? NULL : json_object_new_int(dist));
 	for (b = 0; b < 2; b++)
 		json_object_array_add(pools, pool_json(&pv[b], nr_nodes(in),
 						       human));
@@ -241,6 +277,13 @@ static int info_text(const struct buddy_info *in, const struct pool_view *pv,
 	printf("%-13s %u\n", "allocations", in->nr_allocs);
 	printf("%-13s %s\n", "chunk", au_size(in->chunk_bytes, human, a,
 					      sizeof(a)));
+	if (pools_distance(pv, nr_nodes(in)) < 0)
+		printf("%-13s -\n", "numa_distance");
+	else
+		printf("%-13s %d (device pool on node %d, carve-out on node %d)\n",
+		       "numa_distance", pools_distance(pv, nr_nodes(in)),
+		       pool_node(&pv[0], nr_nodes(in)),
+		       pool_node(&pv[1], nr_nodes(in)));
 	printf("\n%-7s %14s %14s %14s %-5s %-8s %s\n", "pool", "size", "used",
 	       "free", "asked", "nodes", "pages(node:count)");
 	for (k = 0; k < 2; k++) {

@@ -8,7 +8,7 @@
  * does is the module's own code, compiled from core/: the ABI checks and
  * the chunk table (core/chunk.c), the admission rules (core/layout.h), the
  * codecs and the striping (core/stripe.c), next-fit extent reservation and
- * re-targeting with rollback.  What is here is what the kernel gets from
+ * re-targeting with rollback, the link model (core/link.h).  What is here is what the kernel gets from
  * its own environment: memory (two anonymous mappings for the pools), the
  * granule bitmaps, locks (pthreads), file descriptors (memfds, one per
  * allocation, so that close() frees it), the ioctl dispatcher's copies and
@@ -17,7 +17,8 @@
  * Differences from /dev/buddy, all documented in userspace-api.rst: the
  * process is the device's administrator (no -EPERM); a bad user pointer
  * faults instead of -EFAULT (NULL is -EFAULT); every allocation belongs to
- * the process's uid; an allocation whose descriptor was closed is freed at
+ * the process's uid; no mmap (BUDDY_FEAT_MMAP, the window_* counters stay
+ * 0); an allocation whose descriptor was closed is freed at
  * the next call that looks at the device (open, alloc, info, list, admin).
  */
 #define _GNU_SOURCE
@@ -33,6 +34,7 @@
 #include <unistd.h>
 
 #include "core/chunk.h"
+#include "core/link.h"
 #include "inproc.h"
 
 #define NR_LOCKS	64	/* hashed stripe locks per allocation */
@@ -73,6 +75,7 @@ struct alloc {
 	pthread_mutex_t locks[NR_LOCKS];
 	pthread_mutex_t stat_lock;	/* @cnt and @codes */
 	struct buddy_counters cnt;
+	u64 link_ps;			/* the link model's sum (core/link.h) */
 	s64 codes[BUDDY_CODE_NR];
 };
 
@@ -82,6 +85,7 @@ struct dev {
 	bool shared;		/* the BUDDY_DEVICE one, reused by buddy_open() */
 	unsigned int device_mb, max_ratio, chunk_kb, user_limit_mb;
 	unsigned int auto_target;
+	unsigned int link_gbps, link_latency_ns, device_gbps;
 	struct pool pool[2];
 	struct buddy_space space;
 	u64 held;		/* this uid's share: device + carve-out bytes */
@@ -376,6 +380,9 @@ static int parse_opts(struct dev *d, const char *opts)
 	d->chunk_kb = 2048;
 	d->user_limit_mb = 0;
 	d->auto_target = BUDDY_TARGET_1X;
+	d->link_gbps = BUDDY_LINK_GBPS_DEFAULT;
+	d->link_latency_ns = BUDDY_LINK_LATENCY_NS_DEFAULT;
+	d->device_gbps = BUDDY_DEVICE_GBPS_DEFAULT;
 	if (strlen(opts) >= sizeof(buf))
 		return -EINVAL;
 	strcpy(buf, opts);
@@ -383,11 +390,13 @@ static int parse_opts(struct dev *d, const char *opts)
 	     tok = strtok_r(NULL, ",", &save)) {
 		static const char *const keys[] = {
 			"device_mb", "max_ratio", "chunk_kb", "user_limit_mb",
-			"auto_target",
+			"auto_target", "link_gbps", "link_latency_ns",
+			"device_gbps",
 		};
 		unsigned int *vals[] = {
 			&d->device_mb, &d->max_ratio, &d->chunk_kb,
-			&d->user_limit_mb, &d->auto_target,
+			&d->user_limit_mb, &d->auto_target, &d->link_gbps,
+			&d->link_latency_ns, &d->device_gbps,
 		};
 		char *eq = strchr(tok, '='), *end;
 		unsigned long v;
@@ -410,7 +419,9 @@ static int parse_opts(struct dev *d, const char *opts)
 	/* the module's load-time checks (kmod/main.c, check_params()) */
 	if (!d->device_mb || d->device_mb > (1U << 20) || !d->max_ratio ||
 	    d->max_ratio > 16 || d->chunk_kb < 4 || d->chunk_kb % 4 ||
-	    d->chunk_kb > (1U << 20) || !buddy_target_valid(d->auto_target))
+	    d->chunk_kb > (1U << 20) || !buddy_target_valid(d->auto_target) ||
+	    !buddy_link_gbps_valid(d->link_gbps) ||
+	    !buddy_link_gbps_valid(d->device_gbps))
 		return -EINVAL;
 	return 0;
 }
@@ -481,7 +492,8 @@ static void fill_info(struct dev *d, struct buddy_info *info)
 	info->max_ratio = d->max_ratio;
 	info->features = BUDDY_FEAT_RW | BUDDY_FEAT_IO_URING |
 			 BUDDY_FEAT_GET_MAP | BUDDY_FEAT_AUTO |
-			 BUDDY_FEAT_ADMIN | BUDDY_FEAT_URING_CMD;
+			 BUDDY_FEAT_ADMIN | BUDDY_FEAT_URING_CMD |
+			 BUDDY_FEAT_LINK_MODEL;	/* no BUDDY_FEAT_MMAP */
 	for (n = 0; buddy_codecs[n]; n++)
 		info->codecs |= 1ULL << buddy_codecs[n]->id;
 	pthread_mutex_lock(&d->lock);
@@ -682,7 +694,9 @@ static void fill_stat(struct alloc *a, struct buddy_alloc_stat *st)
 	for (i = 0; i < BUDDY_CODE_NR; i++)
 		st->codes[i] = a->codes[i];
 	st->counters = a->cnt;
+	st->link_ns = a->link_ps / 1000;
 	pthread_mutex_unlock(&a->stat_lock);
+	/* no mmap, no resident window: the window_* fields stay zero */
 }
 
 static struct alloc *find_id(struct dev *d, u64 id)
@@ -776,6 +790,9 @@ ssize_t inproc_rw(int fd, void *buf, size_t len, uint64_t off, bool write)
 
 	pthread_mutex_lock(&a->stat_lock);
 	buddy_counters_add(&a->cnt, &acct.c);
+	/* the module's parameters are read once per call, as it does */
+	a->link_ps += buddy_link_ps(&acct.c, a->d->link_gbps,
+				    a->d->link_latency_ns, a->d->device_gbps);
 	for (k = 0; k < BUDDY_CODE_NR; k++)
 		a->codes[k] += acct.codes[k];
 	pthread_mutex_unlock(&a->stat_lock);

@@ -750,6 +750,8 @@ const char *buddy_feature_name(uint64_t feature)
 		{ BUDDY_FEAT_ADMIN, "admin" },
 		{ BUDDY_FEAT_AUTO, "auto" },
 		{ BUDDY_FEAT_URING_CMD, "uring-cmd" },
+		{ BUDDY_FEAT_MMAP, "mmap" },
+		{ BUDDY_FEAT_LINK_MODEL, "link-model" },
 	};
 	size_t i;
 

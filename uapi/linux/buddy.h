@@ -6,9 +6,10 @@
  *
  * /dev/buddy answers BUDDY_IOC_GET_INFO and BUDDY_IOC_ALLOC.  ALLOC returns a
  * new file descriptor for the allocation: pread/pwrite/readv/writev/lseek and
- * io_uring READ/WRITE move its logical bytes, BUDDY_IOC_ALLOC_STAT and
- * BUDDY_IOC_GET_MAP describe it, and closing its last reference frees it.
- * There is no mmap.
+ * io_uring READ/WRITE move its logical bytes, mmap(MAP_SHARED) maps it
+ * through the module's resident window of decompressed pages,
+ * BUDDY_IOC_ALLOC_STAT and BUDDY_IOC_GET_MAP describe it, and closing its
+ * last reference (mappings hold one) frees it.
  *
  * Every struct may grow at its end: a caller's _IOC_SIZE may be anything
  * from ABI version 1's size up (smaller is -EINVAL); the kernel zero-fills
@@ -65,6 +66,8 @@
 #define BUDDY_FEAT_ADMIN	(1ULL << 3)	/* list, set-target, profiles */
 #define BUDDY_FEAT_AUTO		(1ULL << 4)	/* BUDDY_TARGET_AUTO */
 #define BUDDY_FEAT_URING_CMD	(1ULL << 5)	/* ioctls as IORING_OP_URING_CMD */
+#define BUDDY_FEAT_MMAP		(1ULL << 6)	/* mmap through the window */
+#define BUDDY_FEAT_LINK_MODEL	(1ULL << 7)	/* buddy_alloc_stat.link_ns */
 
 #define BUDDY_MAX_NODES		64
 #define BUDDY_LABEL_LEN		32
@@ -188,6 +191,18 @@ struct buddy_counters {
  * @reserved:		zero.
  * @codes:		entries per size code (index BUDDY_CODE_*).
  * @counters:		access counters since allocation.
+ *
+ * Since BUDDY_FEAT_MMAP and BUDDY_FEAT_LINK_MODEL (a caller passing the
+ * older, shorter struct does not get these):
+ * @link_ns:		modeled link time of the allocation's accesses, ns:
+ *			buddy sectors * 32 / link_gbps + buddy accesses *
+ *			link_latency_ns + device sectors * 32 / device_gbps.
+ * @window_faults:	pages decompressed into the resident window.
+ * @window_hits:	page accesses served by a resident page (pread/pwrite
+ *			of a page, a mapping's fault on a resident page).
+ * @window_writebacks:	dirty pages compressed back into their entries.
+ * @window_evictions:	pages taken out of the window.
+ * @window_resident:	pages of the allocation resident now.
  */
 struct buddy_alloc_stat {
 	__u64 id;
@@ -205,6 +220,12 @@ struct buddy_alloc_stat {
 	__u32 reserved;
 	__u64 codes[BUDDY_CODE_SLOTS];
 	struct buddy_counters counters;
+	__u64 link_ns;
+	__u64 window_faults;
+	__u64 window_hits;
+	__u64 window_writebacks;
+	__u64 window_evictions;
+	__u64 window_resident;
 };
 
 /**
