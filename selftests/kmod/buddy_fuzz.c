@@ -288,7 +288,14 @@ static void expect(enum op op, long ret, int err, u64t allowed,
 		count(op, 1);
 		return;
 	}
-	if (fired && (err == ENOMEM || err == ENOSPC || err == EFAULT)) {
+	/*
+	 * An injected allocation failure surfaces as ENOMEM, ENOSPC (the
+	 * pool allocator) or EFAULT (a user copy); io_uring answers
+	 * ECANCELED when it cannot set up the io-wq worker that would have
+	 * run the request.  buddy.ko itself never returns ECANCELED.
+	 */
+	if (fired && (err == ENOMEM || err == ENOSPC || err == EFAULT ||
+		      err == ECANCELED)) {
 		count(op, 2);
 		return;
 	}
