@@ -63,6 +63,10 @@ class BuddyAllocStat(ctypes.Structure):
         ("target_source", c_u32), ("reserved", c_u32),
         ("codes", c_u64 * BUDDY_CODE_SLOTS),
         ("counters", BuddyCounters),
+        ("link_ns", c_u64),
+        ("window_faults", c_u64), ("window_hits", c_u64),
+        ("window_writebacks", c_u64), ("window_evictions", c_u64),
+        ("window_resident", c_u64),
     ]
 
 
