@@ -537,6 +537,22 @@ static ssize_t buddy_rw(struct kiocb *iocb, struct iov_iter *iter, bool write)
 			if (ret)
 				break;
 		}
+		if (ret == -EAGAIN) {
+			/*
+			 * IOCB_NOWAIT met a busy page or chunk lock after
+			 * progress.  A short count here would reach the
+			 * program as is (io_uring completes short I/O on
+			 * files that are not regular), so take the progress
+			 * back: the position stays, the caller retries the
+			 * whole request (io_uring from io-wq, with its iter
+			 * restored), and the bytes already moved are moved
+			 * again with the same data.  The counters keep what
+			 * the first attempt really did.
+			 */
+			pos = iocb->ki_pos;
+			done = 0;
+			break;
+		}
 		if (ret) {
 			if (write) {
 				/* what was stored before the failure counts */

@@ -12,6 +12,9 @@
  *  - nowait_never_short_mid_range: RWF_NOWAIT reads and writes during a
  *    re-target either move everything or fail with EAGAIN, never a short
  *    count in the middle;
+ *  - nowait_never_short_beside_faults: the same while another thread
+ *    faults pages of the allocation in through a mapping and writes them
+ *    back (msync), so that the page locks are busy mid-range;
  *  - histogram_sums_to_entries: ALLOC_STAT's size-code histogram sums to
  *    nr_entries at every instant, while writers and re-targets run;
  *  - failed_retarget_leaves_all_as_it_was: a re-target that runs out of
@@ -269,6 +272,86 @@ TEST_F(hostile, nowait_never_short_mid_range)
 		EXPECT_EQ((ssize_t)size, preadv2(afd, &iov, 1, 0, RWF_NOWAIT));
 		EXPECT_EQ((ssize_t)size, pwritev2(afd, &iov, 1, 0, RWF_NOWAIT));
 	}
+	close(afd);
+	free(buf);
+}
+
+struct toucher_arg {
+	volatile uint8_t *map;
+	uint64_t size;
+	atomic_int stop;
+	atomic_int rounds;
+	atomic_int err;
+};
+
+/* dirty every page through the mapping, write them all back, again */
+static void *toucher(void *p)
+{
+	struct toucher_arg *t = p;
+	uint8_t k = 0;
+
+	while (!atomic_load(&t->stop)) {
+		for (uint64_t off = 0; off < t->size; off += 4096)
+			t->map[off] = k++;
+		if (msync((void *)t->map, t->size, MS_SYNC))
+			atomic_store(&t->err, errno);
+		atomic_fetch_add(&t->rounds, 1);
+	}
+	return NULL;
+}
+
+TEST_F(hostile, nowait_never_short_beside_faults)
+{
+	struct toucher_arg t = {};
+	uint64_t size = 64 * 4096;
+	int afd, i, full = 0, again = 0, shorts = 0;
+	pthread_t th;
+	uint8_t *buf;
+	void *map;
+
+	SETUP_DONE();
+	if (!(self->info.features & BUDDY_FEAT_MMAP))
+		SKIP(return, "the module cannot map allocations");
+	buf = malloc(size);
+	ASSERT_NE(NULL, buf);
+	afd = buddy_alloc_simple(self->fd, size, BUDDY_TARGET_1X,
+				 BUDDY_CODEC_DEFAULT, NULL, NULL);
+	ASSERT_LE(0, afd);
+	fill_class(DATAGEN_MIXED, 11, buf, size);
+	ASSERT_EQ((ssize_t)size, pwrite(afd, buf, size, 0));
+	map = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, afd, 0);
+	ASSERT_NE(MAP_FAILED, map);
+	t.map = map;
+	t.size = size;
+	ASSERT_EQ(0, pthread_create(&th, NULL, toucher, &t));
+	for (i = 0; i < 600 && (i < 60 || atomic_load(&t.rounds) < 8); i++) {
+		struct iovec iov = { buf, size };
+		ssize_t n;
+
+		/* offset -1: the file position, which EAGAIN leaves alone */
+		ASSERT_EQ(0, lseek(afd, 0, SEEK_SET));
+		n = i & 1 ? pwritev2(afd, &iov, 1, -1, RWF_NOWAIT) :
+			    preadv2(afd, &iov, 1, -1, RWF_NOWAIT);
+		if (n == (ssize_t)size) {
+			full++;
+			EXPECT_EQ((off_t)size, lseek(afd, 0, SEEK_CUR));
+		} else if (n < 0 && errno == EAGAIN) {
+			again++;
+			EXPECT_EQ(0, lseek(afd, 0, SEEK_CUR));
+		} else {
+			shorts++;
+			TH_LOG("%s: %zd of %llu (%s)", i & 1 ? "write" : "read",
+			       n, (unsigned long long)size,
+			       n < 0 ? strerror(errno) : "short");
+		}
+	}
+	atomic_store(&t.stop, 1);
+	pthread_join(th, NULL);
+	TH_LOG("%d whole, %d EAGAIN, %d rounds of faults and msync", full,
+	       again, atomic_load(&t.rounds));
+	EXPECT_EQ(0, shorts);
+	EXPECT_EQ(0, atomic_load(&t.err));
+	EXPECT_EQ(0, munmap(map, size));
 	close(afd);
 	free(buf);
 }
