@@ -92,7 +92,7 @@ module:
 # Every stage runs even when an earlier one fails; the closing line sums
 # the "# Totals:" lines that all stages wrote into $(B)/results.
 CHECK_STAGES ?= ci native inproc fuzz tools buddyctl-native style docs install \
-	profile dnn guest lib daemon buddyctl hostroot
+	profile dnn guest lib daemon buddyctl hostroot debug
 deps:
 	@scripts/install-deps.sh
 
