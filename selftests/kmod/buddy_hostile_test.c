@@ -214,13 +214,52 @@ static void *retargeter(void *p)
 	return NULL;
 }
 
+/* What RWF_NOWAIT I/O of a whole allocation gave, while something else runs. */
+struct nowait_tally {
+	int full, again, shorts, bad_pos;
+};
+
+/*
+ * Read (even @i) or write (odd @i) @size bytes at position 0 with
+ * RWF_NOWAIT through the file position (offset -1), and tally the answer:
+ * all of it, or EAGAIN with the position unmoved; anything else is a short
+ * count in the middle of the allocation.
+ */
+static void nowait_round(int afd, void *buf, uint64_t size, int i,
+			 struct nowait_tally *t)
+{
+	struct iovec iov = { buf, size };
+	off_t pos;
+	ssize_t n;
+
+	if (lseek(afd, 0, SEEK_SET)) {
+		t->shorts++;
+		return;
+	}
+	n = i & 1 ? pwritev2(afd, &iov, 1, -1, RWF_NOWAIT) :
+		    preadv2(afd, &iov, 1, -1, RWF_NOWAIT);
+	pos = lseek(afd, 0, SEEK_CUR);
+	if (n == (ssize_t)size) {
+		t->full++;
+		t->bad_pos += pos != (off_t)size;
+	} else if (n < 0 && errno == EAGAIN) {
+		t->again++;
+		t->bad_pos += pos != 0;
+	} else {
+		t->shorts++;
+		fprintf(stderr, "# %s: %zd of %llu (%s)\n", i & 1 ? "write" : "read",
+			n, (unsigned long long)size, n < 0 ? strerror(errno) : "short");
+	}
+}
+
 TEST_F(hostile, nowait_never_short_mid_range)
 {
 	struct retarget_arg r = {};
 	uint64_t size;
 	pthread_t th;
 	uint8_t *buf;
-	int afd, i, full = 0, again = 0, shorts = 0;
+	struct nowait_tally t = {};
+	int afd, i;
 
 	SETUP_DONE();
 	if (!self->info.buddy_bytes)
@@ -243,27 +282,14 @@ TEST_F(hostile, nowait_never_short_mid_range)
 	r.t1 = BUDDY_TARGET_1X;
 	r.t2 = other_target(&self->info);
 	ASSERT_EQ(0, pthread_create(&th, NULL, retargeter, &r));
-	for (i = 0; i < 400 && (i < 40 || atomic_load(&r.done) < 4); i++) {
-		struct iovec iov = { buf, size };
-		ssize_t n = i & 1 ? pwritev2(afd, &iov, 1, 0, RWF_NOWAIT) :
-				    preadv2(afd, &iov, 1, 0, RWF_NOWAIT);
-
-		if (n == (ssize_t)size)
-			full++;
-		else if (n < 0 && errno == EAGAIN)
-			again++;
-		else {
-			shorts++;
-			TH_LOG("%s: %zd of %llu (%s)", i & 1 ? "write" : "read",
-			       n, (unsigned long long)size,
-			       n < 0 ? strerror(errno) : "short");
-		}
-	}
+	for (i = 0; i < 400 && (i < 40 || atomic_load(&r.done) < 4); i++)
+		nowait_round(afd, buf, size, i, &t);
 	atomic_store(&r.stop, 1);
 	pthread_join(th, NULL);
-	TH_LOG("%d whole, %d EAGAIN, %d re-targets", full, again,
+	TH_LOG("%d whole, %d EAGAIN, %d re-targets", t.full, t.again,
 	       atomic_load(&r.done));
-	EXPECT_EQ(0, shorts);
+	EXPECT_EQ(0, t.shorts);
+	EXPECT_EQ(0, t.bad_pos);
 	EXPECT_EQ(0, atomic_load(&r.err));
 	/* with no re-target running, RWF_NOWAIT goes through whole */
 	{
@@ -304,7 +330,8 @@ TEST_F(hostile, nowait_never_short_beside_faults)
 {
 	struct toucher_arg t = {};
 	uint64_t size = 64 * 4096;
-	int afd, i, full = 0, again = 0, shorts = 0;
+	struct nowait_tally n = {};
+	int afd, i;
 	pthread_t th;
 	uint8_t *buf;
 	void *map;
@@ -324,32 +351,14 @@ TEST_F(hostile, nowait_never_short_beside_faults)
 	t.map = map;
 	t.size = size;
 	ASSERT_EQ(0, pthread_create(&th, NULL, toucher, &t));
-	for (i = 0; i < 600 && (i < 60 || atomic_load(&t.rounds) < 8); i++) {
-		struct iovec iov = { buf, size };
-		ssize_t n;
-
-		/* offset -1: the file position, which EAGAIN leaves alone */
-		ASSERT_EQ(0, lseek(afd, 0, SEEK_SET));
-		n = i & 1 ? pwritev2(afd, &iov, 1, -1, RWF_NOWAIT) :
-			    preadv2(afd, &iov, 1, -1, RWF_NOWAIT);
-		if (n == (ssize_t)size) {
-			full++;
-			EXPECT_EQ((off_t)size, lseek(afd, 0, SEEK_CUR));
-		} else if (n < 0 && errno == EAGAIN) {
-			again++;
-			EXPECT_EQ(0, lseek(afd, 0, SEEK_CUR));
-		} else {
-			shorts++;
-			TH_LOG("%s: %zd of %llu (%s)", i & 1 ? "write" : "read",
-			       n, (unsigned long long)size,
-			       n < 0 ? strerror(errno) : "short");
-		}
-	}
+	for (i = 0; i < 600 && (i < 60 || atomic_load(&t.rounds) < 8); i++)
+		nowait_round(afd, buf, size, i, &n);
 	atomic_store(&t.stop, 1);
 	pthread_join(th, NULL);
-	TH_LOG("%d whole, %d EAGAIN, %d rounds of faults and msync", full,
-	       again, atomic_load(&t.rounds));
-	EXPECT_EQ(0, shorts);
+	TH_LOG("%d whole, %d EAGAIN, %d rounds of faults and msync", n.full,
+	       n.again, atomic_load(&t.rounds));
+	EXPECT_EQ(0, n.shorts);
+	EXPECT_EQ(0, n.bad_pos);
 	EXPECT_EQ(0, atomic_load(&t.err));
 	EXPECT_EQ(0, munmap(map, size));
 	close(afd);
