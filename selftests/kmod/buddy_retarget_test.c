@@ -117,6 +117,45 @@ static void worker(struct lat *l, int k)
 	_exit(0);
 }
 
+/*
+ * Fork @nr workers that share a fresh struct lat, give them 200 ms to
+ * allocate, then let them go.  NULL if the mapping or a fork failed.
+ */
+static struct lat *start_workers(pid_t *pids, int nr)
+{
+	struct lat *l = mmap(NULL, sizeof(*l), PROT_READ | PROT_WRITE,
+			     MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	int k;
+
+	if (l == MAP_FAILED)
+		return NULL;
+	for (k = 0; k < nr; k++) {
+		pids[k] = fork();
+		if (pids[k] < 0)
+			return NULL;
+		if (!pids[k])
+			worker(l, k);
+	}
+	usleep(200000);
+	l->go = 1;
+	return l;
+}
+
+/* Stop the workers; the number of them that failed.  Sorts the samples. */
+static int stop_workers(struct lat *l, const pid_t *pids, int nr)
+{
+	int k, status, failed = 0;
+
+	l->stop = 1;
+	for (k = 0; k < nr; k++)
+		if (waitpid(pids[k], &status, 0) != pids[k] ||
+		    !WIFEXITED(status) || WEXITSTATUS(status))
+			failed++;
+	qsort(l->close_s, l->nr < MAX_SAMPLES ? l->nr : MAX_SAMPLES,
+	      sizeof(double), cmp_double);
+	return failed;
+}
+
 /* The data of MiB @b: one mixed buffer, tagged with its block number. */
 static void block_data(uint8_t *buf, const uint8_t *base, uint64_t b)
 {
@@ -185,7 +224,7 @@ TEST_F_TIMEOUT(big, retarget_256mib, 1800)
 	pid_t pids[NR_WORKERS], rt;
 	uint8_t *base, *buf;
 	double t0, t_rt, t_kill, p99, mx;
-	int afd, k, status, n, tracing;
+	int afd, status, n, tracing;
 	uint64_t id, b;
 	char line[512];
 	FILE *f;
@@ -212,29 +251,15 @@ TEST_F_TIMEOUT(big, retarget_256mib, 1800)
 	ksft_print_msg("filled 256 MiB in %.1f s\n", now() - t0);
 
 	/* phase 1: p99 close() of other processes during a re-target */
-	l = mmap(NULL, sizeof(*l), PROT_READ | PROT_WRITE,
-		 MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-	ASSERT_NE(MAP_FAILED, l);
-	for (k = 0; k < NR_WORKERS; k++) {
-		pids[k] = fork();
-		ASSERT_LE(0, pids[k]);
-		if (!pids[k])
-			worker(l, k);
-	}
-	usleep(200000);
-	l->go = 1;
+	l = start_workers(pids, NR_WORKERS);
+	ASSERT_NE(NULL, l);
 	t0 = now();
 	EXPECT_EQ(0, buddy_set_target(self->fd, id, BUDDY_TARGET_2X,
 				      BUDDY_CODEC_DEFAULT));
 	t_rt = now() - t0;
-	l->stop = 1;
-	for (k = 0; k < NR_WORKERS; k++) {
-		ASSERT_EQ(pids[k], waitpid(pids[k], &status, 0));
-		EXPECT_EQ(0, WEXITSTATUS(status)) TH_LOG("worker %d", k);
-	}
+	EXPECT_EQ(0, stop_workers(l, pids, NR_WORKERS));
 	n = l->nr < MAX_SAMPLES ? l->nr : MAX_SAMPLES;
 	ASSERT_LE(NR_WORKERS, n) TH_LOG("too few close() samples");
-	qsort(l->close_s, n, sizeof(double), cmp_double);
 	p99 = l->close_s[(n * 99) / 100 < n ? (n * 99) / 100 : n - 1];
 	mx = l->close_s[n - 1];
 	ksft_print_msg("re-target 256 MiB 1x->2x: %.2f s; %d close() by %d other processes: p99 %.2f ms, max %.2f ms\n",
@@ -312,7 +337,7 @@ TEST_F_TIMEOUT(big, reserve_all_chunks, 900)
 	double t_alloc, t_close, t0, p90;
 	struct lat *l;
 	pid_t pids[NR_WORKERS];
-	int afd, k, status, n;
+	int afd, n;
 
 	SETUP_DONE();
 	if (self->info.chunk_bytes != 4096 || !self->info.buddy_bytes)
@@ -325,26 +350,13 @@ TEST_F_TIMEOUT(big, reserve_all_chunks, 900)
 	ASSERT_LT(0, size);
 	dev = need_device(size, BUDDY_TARGET_2X, 4096);
 	bud = need_buddy(size, BUDDY_TARGET_2X, 4096);
-	l = mmap(NULL, sizeof(*l), PROT_READ | PROT_WRITE,
-		 MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-	ASSERT_NE(MAP_FAILED, l);
-	for (k = 0; k < 2; k++) {
-		pids[k] = fork();
-		ASSERT_LE(0, pids[k]);
-		if (!pids[k])
-			worker(l, k);
-	}
-	usleep(200000);
-	l->go = 1;
+	l = start_workers(pids, 2);
+	ASSERT_NE(NULL, l);
 	t0 = now();
 	afd = buddy_alloc_simple(self->fd, size, BUDDY_TARGET_2X,
 				 BUDDY_CODEC_DEFAULT, NULL, NULL);
 	t_alloc = now() - t0;
-	l->stop = 1;
-	for (k = 0; k < 2; k++) {
-		ASSERT_EQ(pids[k], waitpid(pids[k], &status, 0));
-		EXPECT_EQ(0, WEXITSTATUS(status)) TH_LOG("worker %d", k);
-	}
+	EXPECT_EQ(0, stop_workers(l, pids, 2));
 	ASSERT_LE(0, afd) TH_LOG("ALLOC %llu bytes: %s",
 				 (unsigned long long)size, strerror(-afd));
 	ASSERT_EQ(0, buddy_get_info(self->fd, &i1));
@@ -355,7 +367,6 @@ TEST_F_TIMEOUT(big, reserve_all_chunks, 900)
 	t_close = now() - t0;
 	n = l->nr < MAX_SAMPLES ? l->nr : MAX_SAMPLES;
 	ASSERT_LE(2, n) TH_LOG("too few close() samples");
-	qsort(l->close_s, n, sizeof(double), cmp_double);
 	p90 = l->close_s[(n * 9) / 10];
 	ksft_print_msg("ALLOC of %llu MiB at 2x, %llu chunks of 4 KiB (device pool %llu MiB): %.2f s; close(): %.2f s; meanwhile %d close() by 2 other processes: p90 %.2f ms, max %.2f ms\n",
 		       (unsigned long long)(size >> 20),
