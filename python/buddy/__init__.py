@@ -21,7 +21,8 @@ import os
 
 from . import _lib
 
-__all__ = ["BuddyError", "Device", "Allocation", "buffer_pointer"]
+__all__ = ["BuddyError", "Device", "Allocation", "Codec", "codec_names",
+           "buffer_pointer"]
 
 
 class BuddyError(OSError):
@@ -206,3 +207,71 @@ class Allocation(_Descriptor):
         d = _struct_dict(st)
         d["codes"] = dict(zip(_lib.BUDDY_CODE_NAMES, d["codes"]))
         return d
+
+
+def _need_tcodec():
+    if _lib.buddy_tcodec_find is None:
+        raise ImportError(f"buddy: {_lib.path} has no whole-buffer codecs "
+                          "(buddy_tcodec_*): rebuild libbuddy")
+
+
+def codec_names():
+    """Names of libbuddy's whole-buffer codecs (tools/lib/tcodec.h)."""
+    _need_tcodec()
+    return [_lib.buddy_tcodec_name(i).decode()
+            for i in range(_lib.buddy_tcodec_count())]
+
+
+class Codec:
+    """A whole-buffer codec of libbuddy (buddy_tcodec_*): cDMA's ZVC, RLE
+    and zlib, LZ4, Gist's CSR, Binarize and DPR.  Lossy (DPR) and mask
+    (Binarize) codecs must be asked for with allow_lossy / allow_mask.
+
+    encode(obj) returns a memoryview of the encoded bytes; decode(src, out)
+    fills @out (a tensor, array or writable buffer of the original length).
+    """
+
+    def __init__(self, name, allow_lossy=False, allow_mask=False):
+        _need_tcodec()
+        allow = (_lib.BUDDY_TCODEC_LOSSY if allow_lossy else 0) | \
+            (_lib.BUDDY_TCODEC_MASK if allow_mask else 0)
+        idx = _lib.buddy_tcodec_find(name.encode(), allow)
+        if idx in (-errno.ENOENT, -errno.EPERM):
+            why = "no such codec" if idx == -errno.ENOENT else \
+                "lossy or mask codec not allowed (pass allow_lossy or " \
+                "allow_mask)"
+            raise ValueError(f"codec '{name}': {why}")
+        if idx < 0:
+            raise OSError(-idx, f"codec '{name}': {os.strerror(-idx)}")
+        self.idx, self.name = idx, name
+        self.flags = _lib.buddy_tcodec_flags(idx)
+        self.lossy = bool(self.flags & _lib.BUDDY_TCODEC_LOSSY)
+        self.mask = bool(self.flags & _lib.BUDDY_TCODEC_MASK)
+        self.lossless = not (self.lossy or self.mask)
+
+    def bound(self, nbytes):
+        return _lib.buddy_tcodec_bound(self.idx, nbytes)
+
+    def encode(self, obj):
+        ptr, n, keep = buffer_pointer(obj, writable=False)
+        out = bytearray(max(self.bound(n), 1))
+        optr, cap, okeep = buffer_pointer(out, writable=True)
+        r = _lib.buddy_tcodec_encode(self.idx, ptr, n, optr, cap)
+        del keep, okeep
+        if r < 0:
+            raise OSError(-r, f"codec {self.name}: encoding {n} bytes: "
+                          f"{os.strerror(-r)}")
+        return memoryview(out)[:r]
+
+    def decode(self, src, out):
+        sptr, sn, skeep = buffer_pointer(src, writable=False)
+        optr, on, okeep = buffer_pointer(out, writable=True)
+        r = _lib.buddy_tcodec_decode(self.idx, sptr, sn, optr, on)
+        del skeep, okeep
+        if r < 0:
+            raise OSError(-r, f"codec {self.name}: {sn}-byte stream does not "
+                          f"decode to {on} bytes: {os.strerror(-r)}")
+        return out
+
+    def __repr__(self):
+        return f"Codec({self.name!r})"
