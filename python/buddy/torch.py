@@ -202,7 +202,7 @@ class OffloadStats:
         self.packs = self.params = self.duplicates = 0
         self.kept = self.kept_bytes = 0
         self.offloaded = self.offloaded_bytes = self.stored_bytes = 0
-        self.unpacks = self.unpacked_bytes = 0
+        self.unpacks = self.unpacks_shared = self.unpacked_bytes = 0
         self.device_sector_bytes = self.buddy_sector_bytes = 0
         self.resident_bytes = self.peak_resident_bytes = 0
         self.device_live_bytes = self.peak_device_bytes = 0
@@ -567,6 +567,7 @@ class offload:
             # A duplicate's second unpack (max-pool's and ReLU's backward):
             # the tensor the first one made is still alive; share it.
             st.unpacks += 1
+            st.unpacks_shared += 1
             st.sample("unpack")
             return out
         f = h.fetch
