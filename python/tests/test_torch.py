@@ -162,8 +162,8 @@ class Offload(unittest.TestCase):
                     # Every handle pack returned is unpacked once.
                     self.assertEqual(st.offloaded + st.duplicates, st.unpacks)
                     # Freed after backward.
-                    self.assertEqual(0, st.live_bytes)
-                    self.assertGreater(st.peak_live_bytes, 0)
+                    self.assertEqual(0, st.device_live_bytes)
+                    self.assertGreater(st.peak_device_bytes, 0)
 
     def test_pack_skips_parameters_and_deduplicates(self):
         dev = MemDevice()
