@@ -84,10 +84,12 @@ def _layer(node):
 class Plan:
     """What probe() learnt: for pack number i, shapes[i] and consumers[i],
     the set of (backward node type, saved attribute) that read the tensor
-    (merged over the packs of the same tensor), and nbytes[i]."""
+    (merged over the packs of the same tensor), nbytes[i], params[i] (a
+    parameter) and first[i], the first pack of the same tensor."""
 
     def __init__(self):
         self.shapes, self.consumers, self.nbytes, self.params = [], [], [], []
+        self.first = []
 
     def __len__(self):
         return len(self.shapes)
@@ -118,6 +120,7 @@ def probe(fn):
         key = (t.data_ptr(), t.dtype, tuple(t.shape), tuple(t.stride()),
                t._version)
         groups.setdefault(key, []).append(i)
+        plan.first.append(groups[key][0])
         tensors.append(t)
         return i
 
@@ -184,8 +187,11 @@ class OffloadStats:
     by an earlier handle; kept, kept_bytes: activations left in memory;
     offloaded, offloaded_bytes: handles stored in buddy memory (the logical
     bytes offloaded); unpacks, unpacked_bytes: read back (the logical bytes
-    prefetched or fetched); stored_bytes: bytes written to allocations
-    (encoded length for userspace codecs); device_sector_bytes,
+    prefetched or fetched; a duplicate is read again when the tensor its
+    first unpack made is gone); unpacks_shared: unpacks served by that
+    tensor; stored_bytes: what the allocations hold (a userspace codec's
+    output, or 32 x the sectors the device wrote for a device-compressed
+    tensor); device_sector_bytes,
     buddy_sector_bytes: 32-byte sectors the device moved for them (reads
     and writes), buddy's being Buddy's link; resident_bytes,
     peak_resident_bytes: saved activations in process memory (kept ones,
@@ -397,19 +403,15 @@ class offload:
         """vDNN-dyn with a plan: offload the earliest-saved activations
         (needed last by backward) until the rest fits the budget."""
         p = self.plan
-        first = {}
-        for i in range(len(p)):
-            if not p.params[i]:
-                first.setdefault((p.shapes[i], frozenset(p.consumers[i])), i)
-        total = sum(p.nbytes[i] for i in set(first.values()))
-        need, chosen = total - self.budget, set()
-        for i in range(len(p)):
+        unique = [i for i in range(len(p))
+                  if not p.params[i] and p.first[i] == i]
+        need = sum(p.nbytes[i] for i in unique) - self.budget
+        chosen = set()
+        for i in unique:
             if need <= 0:
                 break
-            if not p.params[i] and first.get(
-                    (p.shapes[i], frozenset(p.consumers[i]))) == i:
-                chosen.add(i)
-                need -= p.nbytes[i]
+            chosen.add(i)
+            need -= p.nbytes[i]
         return chosen
 
     def _plan_ok(self, i, t):
@@ -547,6 +549,8 @@ class offload:
         try:
             if stored:
                 a.write(data)
+            if what == "device":
+                stored = self._sectors_written(a, stored)
         except BaseException:
             a.close()
             raise
@@ -555,6 +559,16 @@ class offload:
         st.stored_bytes += stored
         h = _Saved(a, t, st, codec, stored, len(self._order))
         return h
+
+    @staticmethod
+    def _sectors_written(a, default):
+        """What the device holds of a device-compressed tensor: 32 x the
+        sectors its write stored (@default on a device without counters)."""
+        try:
+            c = a.stat()["counters"]
+        except (AttributeError, KeyError, TypeError):
+            return default
+        return 32 * (c["device_sectors_written"] + c["buddy_sectors_written"])
 
     def _unpack(self, h):
         if isinstance(h, _Kept):

@@ -76,7 +76,7 @@ EVAL_DNN_ARGS ?=
 .PHONY: eval-dnn
 eval-dnn: $(B)/buddyctl $(LIBBUDDY_LIBS)
 	@mkdir -p $(B)/eval
-	$(B)/buddyctl calibrate -c zvc,rle,csr,lz4 -o $(B)/eval/dnn-calibration.json
+	$(B)/buddyctl calibrate -c zvc,rle,csr,lz4 -p 0,0.2,0.35,0.5,0.65,0.8,0.9 -o $(B)/eval/dnn-calibration.json
 	BUDDY_DEVICE=$(EVAL_DNN_DEVICE) $(DNN_PYTHON) tools/dnn/eval_dnn.py \
 	    --calibration $(B)/eval/dnn-calibration.json --out $(B)/eval \
 	    $(EVAL_DNN_ARGS)
