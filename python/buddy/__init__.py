@@ -252,25 +252,28 @@ class Codec:
     def bound(self, nbytes):
         return _lib.buddy_tcodec_bound(self.idx, nbytes)
 
-    def encode(self, obj):
-        ptr, n, keep = buffer_pointer(obj, writable=False)
-        out = bytearray(max(self.bound(n), 1))
-        optr, cap, okeep = buffer_pointer(out, writable=True)
-        r = _lib.buddy_tcodec_encode(self.idx, ptr, n, optr, cap)
-        del keep, okeep
+    def _run(self, fn, src, dst):
+        """fn(idx, src, srclen, dst, dstlen) on the two buffers' memory:
+        (its result, srclen, dstlen); -errno raises OSError."""
+        sptr, sn, skeep = buffer_pointer(src, writable=False)
+        dptr, dn, dkeep = buffer_pointer(dst, writable=True)
+        r = fn(self.idx, sptr, sn, dptr, dn)
+        del skeep, dkeep
         if r < 0:
-            raise OSError(-r, f"codec {self.name}: encoding {n} bytes: "
+            what = "encoding" if fn is _lib.buddy_tcodec_encode else \
+                f"decoding to {dn} bytes"
+            raise OSError(-r, f"codec {self.name}: {what} from {sn} bytes: "
                           f"{os.strerror(-r)}")
+        return r
+
+    def encode(self, obj):
+        n = buffer_pointer(obj, writable=False)[1]
+        out = bytearray(max(self.bound(n), 1))
+        r = self._run(_lib.buddy_tcodec_encode, obj, out)
         return memoryview(out)[:r]
 
     def decode(self, src, out):
-        sptr, sn, skeep = buffer_pointer(src, writable=False)
-        optr, on, okeep = buffer_pointer(out, writable=True)
-        r = _lib.buddy_tcodec_decode(self.idx, sptr, sn, optr, on)
-        del skeep, okeep
-        if r < 0:
-            raise OSError(-r, f"codec {self.name}: {sn}-byte stream does not "
-                          f"decode to {on} bytes: {os.strerror(-r)}")
+        self._run(_lib.buddy_tcodec_decode, src, out)
         return out
 
     def __repr__(self):
