@@ -200,7 +200,8 @@ class OffloadStats:
     (event, resident_bytes, device_live_bytes) at every pack and unpack;
     by_codec, by_layer: {name: [tensors, logical bytes, stored bytes]};
     prefetch_hits (ready at unpack), prefetch_late (in flight),
-    prefetch_misses; cswap_decisions, cswap_correct: decisions measured
+    prefetch_misses (first reads not prefetched); rereads: reads of a
+    duplicate whose first unpacked tensor was already freed; cswap_decisions, cswap_correct: decisions measured
     against the choice that turned out best, and how many agreed.
     """
 
@@ -213,6 +214,7 @@ class OffloadStats:
         self.resident_bytes = self.peak_resident_bytes = 0
         self.device_live_bytes = self.peak_device_bytes = 0
         self.prefetch_hits = self.prefetch_late = self.prefetch_misses = 0
+        self.rereads = 0
         self.cswap_decisions = self.cswap_correct = 0
         self.by_codec, self.by_layer = {}, {}
         self.timeline = []
@@ -572,6 +574,7 @@ class offload:
 
     def _unpack(self, h):
         if isinstance(h, _Kept):
+            self.stats.sample("unpack")
             return h.t
         if not isinstance(h, _Saved):
             return h
@@ -597,7 +600,9 @@ class offload:
                 raise f.error
             out = f.tensor
         else:
-            if self.prefetch_depth:
+            if h.last is not None:
+                st.rereads += 1         # a duplicate, first tensor gone
+            elif self.prefetch_depth:
                 st.prefetch_misses += 1
             out = h.read()
         st.unpacks += 1

@@ -162,7 +162,7 @@ def table(mname, res, iters):
            "| policy | peak act. mem MiB (vs base) | mean act. mem | "
            "link logical MiB (off+pre) | stored MiB | device/buddy sectors "
            "x32 B MiB | ratio stored | ratio link | time/iter (vs base) | "
-           "prefetch hit/late/miss | final loss / test acc |",
+           "prefetch hit/late/miss/reread | final loss / test acc |",
            "|---|---|---|---|---|---|---|---|---|---|---|"]
     for pol, r in res.items():
         st = r["stats"]
@@ -183,7 +183,8 @@ def table(mname, res, iters):
             f"{fmt_mib(st.buddy_sector_bytes)} | "
             f"{ratio} | {lratio} | {r['time'] * 1000:.0f} ms "
             f"({r['time'] / base['time']:.2f}x) | "
-            f"{st.prefetch_hits}/{st.prefetch_late}/{st.prefetch_misses} | "
+            f"{st.prefetch_hits}/{st.prefetch_late}/{st.prefetch_misses}/"
+            f"{st.rereads} | "
             f"{sum(r['losses'][-3:]) / len(r['losses'][-3:]):.4f} / "
             f"{acc} |")
     out += ["", "Ratio (logical/stored) per codec and per layer type "
