@@ -108,7 +108,8 @@ class Plan:
 
 def probe(fn):
     """Run @fn (a forward returning a tensor with a grad_fn) once under
-    numbering hooks and walk grad_fn: the Plan of its packs."""
+    numbering hooks and walk grad_fn: the Plan of its packs.  It is a real
+    forward: batch norm's running statistics move as in any forward."""
     plan, tensors, groups, last = Plan(), [], {}, []
 
     def pack(t):
@@ -153,7 +154,8 @@ def probe(fn):
         merged = set().union(*(plan.consumers[i] for i in idx))
         for i in idx:
             plan.consumers[i] = merged
-    del out, tensors
+    tensors.clear()
+    del out
     return plan
 
 
