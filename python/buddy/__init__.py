@@ -21,7 +21,8 @@ import os
 
 from . import _lib
 
-__all__ = ["BuddyError", "Device", "Allocation", "buffer_pointer"]
+__all__ = ["BuddyError", "Device", "Allocation", "Codec", "codec_names",
+           "buffer_pointer"]
 
 
 class BuddyError(OSError):
@@ -206,3 +207,74 @@ class Allocation(_Descriptor):
         d = _struct_dict(st)
         d["codes"] = dict(zip(_lib.BUDDY_CODE_NAMES, d["codes"]))
         return d
+
+
+def _need_tcodec():
+    if _lib.buddy_tcodec_find is None:
+        raise ImportError(f"buddy: {_lib.path} has no whole-buffer codecs "
+                          "(buddy_tcodec_*): rebuild libbuddy")
+
+
+def codec_names():
+    """Names of libbuddy's whole-buffer codecs (tools/lib/tcodec.h)."""
+    _need_tcodec()
+    return [_lib.buddy_tcodec_name(i).decode()
+            for i in range(_lib.buddy_tcodec_count())]
+
+
+class Codec:
+    """A whole-buffer codec of libbuddy (buddy_tcodec_*): cDMA's ZVC, RLE
+    and zlib, LZ4, Gist's CSR, Binarize and DPR.  Lossy (DPR) and mask
+    (Binarize) codecs must be asked for with allow_lossy / allow_mask.
+
+    encode(obj) returns a memoryview of the encoded bytes; decode(src, out)
+    fills @out (a tensor, array or writable buffer of the original length).
+    """
+
+    def __init__(self, name, allow_lossy=False, allow_mask=False):
+        _need_tcodec()
+        allow = (_lib.BUDDY_TCODEC_LOSSY if allow_lossy else 0) | \
+            (_lib.BUDDY_TCODEC_MASK if allow_mask else 0)
+        idx = _lib.buddy_tcodec_find(name.encode(), allow)
+        if idx in (-errno.ENOENT, -errno.EPERM):
+            why = "no such codec" if idx == -errno.ENOENT else \
+                "lossy or mask codec not allowed (pass allow_lossy or " \
+                "allow_mask)"
+            raise ValueError(f"codec '{name}': {why}")
+        if idx < 0:
+            raise OSError(-idx, f"codec '{name}': {os.strerror(-idx)}")
+        self.idx, self.name = idx, name
+        self.flags = _lib.buddy_tcodec_flags(idx)
+        self.lossy = bool(self.flags & _lib.BUDDY_TCODEC_LOSSY)
+        self.mask = bool(self.flags & _lib.BUDDY_TCODEC_MASK)
+        self.lossless = not (self.lossy or self.mask)
+
+    def bound(self, nbytes):
+        return _lib.buddy_tcodec_bound(self.idx, nbytes)
+
+    def _run(self, fn, src, dst):
+        """fn(idx, src, srclen, dst, dstlen) on the two buffers' memory:
+        (its result, srclen, dstlen); -errno raises OSError."""
+        sptr, sn, skeep = buffer_pointer(src, writable=False)
+        dptr, dn, dkeep = buffer_pointer(dst, writable=True)
+        r = fn(self.idx, sptr, sn, dptr, dn)
+        del skeep, dkeep
+        if r < 0:
+            what = "encoding" if fn is _lib.buddy_tcodec_encode else \
+                f"decoding to {dn} bytes"
+            raise OSError(-r, f"codec {self.name}: {what} from {sn} bytes: "
+                          f"{os.strerror(-r)}")
+        return r
+
+    def encode(self, obj):
+        n = buffer_pointer(obj, writable=False)[1]
+        out = bytearray(max(self.bound(n), 1))
+        r = self._run(_lib.buddy_tcodec_encode, obj, out)
+        return memoryview(out)[:r]
+
+    def decode(self, src, out):
+        self._run(_lib.buddy_tcodec_decode, src, out)
+        return out
+
+    def __repr__(self):
+        return f"Codec({self.name!r})"

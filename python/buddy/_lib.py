@@ -133,3 +133,18 @@ buddy_codec_name = _fn("buddy_codec_name", c_char_p, ctypes.c_uint)
 # The in-process backend's close (libbuddy with the inproc device); else
 # close(2) is the way to free an allocation.
 buddy_close = _fn("buddy_close", c_int, c_int, optional=True)
+
+# Whole-buffer codecs (libbuddy_tcodec.c over tcodec.h; optional so that an
+# older libbuddy still serves the device calls).
+BUDDY_TCODEC_LOSSY, BUDDY_TCODEC_MASK, BUDDY_TCODEC_WORDS = 1, 2, 4
+buddy_tcodec_count = _fn("buddy_tcodec_count", c_int, optional=True)
+buddy_tcodec_find = _fn("buddy_tcodec_find", c_int, c_char_p, ctypes.c_uint,
+                        optional=True)
+buddy_tcodec_name = _fn("buddy_tcodec_name", c_char_p, c_int, optional=True)
+buddy_tcodec_flags = _fn("buddy_tcodec_flags", c_int, c_int, optional=True)
+buddy_tcodec_bound = _fn("buddy_tcodec_bound", c_size_t, c_int, c_size_t,
+                         optional=True)
+buddy_tcodec_encode = _fn("buddy_tcodec_encode", c_ssize_t, c_int, c_void_p,
+                          c_size_t, c_void_p, c_size_t, optional=True)
+buddy_tcodec_decode = _fn("buddy_tcodec_decode", c_int, c_int, c_void_p,
+                          c_size_t, c_void_p, c_size_t, optional=True)

@@ -45,6 +45,12 @@ class TapResult(unittest.TestResult):
     def addError(self, test, err):
         self._bad(test, err)
 
+    def addSubTest(self, test, subtest, err):
+        # unittest's default only files the failure away: without this, a
+        # failing subTest left its test "ok".
+        if err is not None:
+            self._bad(subtest, err)
+
     def addExpectedFailure(self, test, err):
         self._bad(test, err)
 

@@ -196,5 +196,72 @@ class OnDevice(unittest.TestCase):
                 a.read_into(bytearray(8), offset=4092)
 
 
+class Codecs(unittest.TestCase):
+    """buddy.Codec is libbuddy's buddy_tcodec_*: the tcodec/gist codecs,
+    not a Python copy of them."""
+
+    def data(self, n=3000):
+        import random
+        rnd = random.Random(14)
+        vals = [0.0 if rnd.random() < 0.6 else rnd.uniform(-3, 3)
+                for _ in range(n)]
+        import array
+        return array.array("f", vals)
+
+    def test_lossless_codecs_round_trip(self):
+        x = self.data()
+        for name in ("zvc", "rle", "csr", "lz4", "zlib", "entry-bpc"):
+            with self.subTest(codec=name):
+                c = buddy.Codec(name)
+                self.assertTrue(c.lossless)
+                enc = c.encode(x)
+                self.assertLessEqual(len(enc), c.bound(len(x) * 4))
+                y = type(x)("f", bytes(len(x) * 4))
+                c.decode(enc, y)
+                self.assertEqual(x.tobytes(), y.tobytes())
+
+    def test_names_come_from_the_library(self):
+        names = buddy.codec_names()
+        self.assertEqual(_lib.buddy_tcodec_count(), len(names))
+        for n in ("zvc", "rle", "zlib", "lz4", "csr", "binarize", "dpr8"):
+            self.assertIn(n, names)
+
+    def test_lossy_and_mask_codecs_are_opt_in(self):
+        for name, kw in (("dpr16", "allow_lossy"), ("binarize", "allow_mask")):
+            with self.subTest(codec=name):
+                with self.assertRaisesRegex(ValueError, "not allowed"):
+                    buddy.Codec(name)
+                c = buddy.Codec(name, **{kw: True})
+                self.assertFalse(c.lossless)
+        with self.assertRaisesRegex(ValueError, "'nope': no such codec"):
+            buddy.Codec("nope")
+
+    def test_binarize_keeps_the_sign_test(self):
+        x = self.data(100)
+        c = buddy.Codec("binarize", allow_mask=True)
+        enc = c.encode(x)
+        self.assertEqual(13, len(enc))
+        y = type(x)("f", bytes(400))
+        c.decode(enc, y)
+        self.assertEqual([1.0 if v > 0 else 0.0 for v in x], list(y))
+
+    def test_bad_streams_are_refused(self):
+        x = self.data()
+        c = buddy.Codec("zvc")
+        enc = bytes(c.encode(x))
+        y = type(x)("f", bytes(len(x) * 4))
+        for bad in (enc[:-1], enc + b"\0"):
+            with self.assertRaises(OSError) as cm:
+                c.decode(bad, y)
+            self.assertEqual(errno.EINVAL, cm.exception.errno)
+            self.assertIn("codec zvc", str(cm.exception))
+        with self.assertRaises(OSError):
+            buddy.Codec("csr").encode(b"abc")      # not whole words
+        self.assertIsNone(_lib.buddy_tcodec_name(-1))
+        self.assertEqual(-errno.EINVAL, _lib.buddy_tcodec_flags(99))
+        self.assertEqual(-errno.EINVAL,
+                         _lib.buddy_tcodec_find(b"zvc", 1 << 7))
+
+
 if __name__ == "__main__":
     unittest.main()

@@ -15,6 +15,10 @@ try:
     import torch
 except ImportError:
     torch = None
+try:
+    import torchvision as tv
+except ImportError:
+    tv = None
 
 import buddy
 
@@ -72,11 +76,42 @@ def small_cnn():
         torch.nn.Flatten(), torch.nn.Linear(16 * 7 * 7, 10))
 
 
-def step(model, ctx=None):
-    """One forward and backward on a fixed batch: (loss, grads)."""
+def resnet18():
+    torch.manual_seed(14)
+    return tv.models.resnet18(num_classes=10)
+
+
+def fixed_batch(shape, ncls):
     g = torch.Generator().manual_seed(3)
-    x = torch.randn(8, 1, 28, 28, generator=g)
-    y = torch.randint(0, 10, (8,), generator=g)
+    return (torch.randn(*shape, generator=g),
+            torch.randint(0, ncls, (shape[0],), generator=g))
+
+
+def loss_of(model, batch):
+    return torch.nn.functional.cross_entropy(model(batch[0]), batch[1])
+
+
+def fake_calibration(zvc_cheap):
+    """A cswap model in which ZVC costs nothing (or everything) and the
+    other codecs cost a second."""
+    dear = {"compress": (1.0, 0, 0, 0), "decompress": (1.0, 0, 0, 0),
+            "bytes": (0, 1.0, 0, 0)}
+    zvc = {"compress": (0, 0, 0, 0), "decompress": (0, 0, 0, 0),
+           "bytes": (0, 0.1, 0, 0)} if zvc_cheap else dear
+    return {"zvc": zvc, "rle": dear, "csr": dear, "lz4": dear}
+
+
+def policy_args(policy, plan):
+    return {"vdnn-dyn": {"plan": plan, "budget": 50000},
+            "cswap": {"calibration": fake_calibration(True)}}.get(
+                policy, {"plan": plan})
+
+
+def step(model, ctx=None, batch=None):
+    """One forward and backward on a fixed batch: (loss, grads)."""
+    if batch is None:
+        batch = fixed_batch((8, 1, 28, 28), 10)
+    x, y = batch
     model.zero_grad(set_to_none=True)
     if ctx is None:
         loss = torch.nn.functional.cross_entropy(model(x), y)
@@ -127,8 +162,8 @@ class Offload(unittest.TestCase):
                     # Every handle pack returned is unpacked once.
                     self.assertEqual(st.offloaded + st.duplicates, st.unpacks)
                     # Freed after backward.
-                    self.assertEqual(0, st.live_bytes)
-                    self.assertGreater(st.peak_live_bytes, 0)
+                    self.assertEqual(0, st.device_live_bytes)
+                    self.assertGreater(st.peak_device_bytes, 0)
 
     def test_pack_skips_parameters_and_deduplicates(self):
         dev = MemDevice()
@@ -147,7 +182,7 @@ class Offload(unittest.TestCase):
         self.assertTrue(all(c[1:] == ("2x", "zvc") for c in dev.calls))
         self.assertEqual(st.offloaded_bytes, sum(c[0] for c in dev.calls))
         self.assertEqual(0, dev.live)
-        # One sample per allocation made and per unpack.
+        # One sample per allocation made and per unpack (nothing kept).
         self.assertEqual(st.offloaded + st.unpacks, len(st.timeline))
 
     def test_vdnn_all_stores_uncompressed(self):
@@ -178,6 +213,126 @@ class Offload(unittest.TestCase):
         self.assertEqual(0, off.stats.offloaded)
         self.assertGreater(off.stats.kept, 0)
         self.assertTrue(identical(step(small_cnn()), res))
+
+    def test_every_lossless_policy_is_bit_identical(self):
+        """CNN and a small ResNet-18, two iterations each, every policy of
+        LOSSLESS on every device; the lossy gist-dpr is not identical."""
+        models = [("cnn", small_cnn, (8, 1, 28, 28), 10)]
+        if tv is not None:
+            models.append(("resnet18", resnet18, (2, 3, 32, 32), 10))
+        for mname, make, shape, ncls in models:
+            model = make()
+            batch = fixed_batch(shape, ncls)
+            base = [step(model, batch=batch) for _ in range(2)]
+            self.assertTrue(identical(base[0], base[1]),
+                            f"{mname}: the baseline does not reproduce")
+            plan = bt.probe(lambda: loss_of(model, batch))
+            for name, dev in self.devices():
+                for policy in bt.POLICIES:
+                    with self.subTest(model=mname, device=name,
+                                      policy=policy):
+                        off = bt.offload(policy, device=dev,
+                                         **policy_args(policy, plan))
+                        res = step(model, off, batch)
+                        off.close()
+                        st = off.stats
+                        if policy in bt.LOSSLESS:
+                            self.assertTrue(identical(base[0], res))
+                        else:
+                            self.assertFalse(identical(base[0], res))
+                            self.assertLess(abs(float(res[0] - base[0][0])),
+                                            1e-2 * abs(float(base[0][0])))
+                        if policy != "none":
+                            self.assertGreater(st.offloaded, 0)
+                        else:
+                            self.assertEqual(0, st.offloaded)
+                        self.assertEqual(0, st.device_live_bytes)
+                        self.assertEqual(st.offloaded_bytes,
+                                         sum(r[1] for r in
+                                             st.by_codec.values()))
+
+    def test_vdnn_conv_offloads_only_convolution_inputs(self):
+        dev = MemDevice()
+        model = small_cnn()
+        batch = fixed_batch((8, 1, 28, 28), 10)
+        plan = bt.probe(lambda: loss_of(model, batch))
+        off = bt.offload("vdnn-conv", device=dev, plan=plan)
+        step(model, off, batch)
+        # The image and the first max-pool's output: two conv inputs.
+        self.assertEqual(2, off.stats.offloaded)
+        self.assertEqual({"Convolution"}, set(off.stats.by_layer))
+        self.assertEqual((8 * 1 * 28 * 28 + 8 * 8 * 14 * 14) * 4,
+                         off.stats.offloaded_bytes)
+
+    def test_plan_policies_refuse_to_run_without_a_plan(self):
+        for policy in bt.NEED_PLAN:
+            with self.assertRaisesRegex(ValueError, "needs plan"):
+                bt.offload(policy, device=MemDevice())
+        with self.assertRaisesRegex(ValueError, "needs budget"):
+            bt.offload("vdnn-dyn", device=MemDevice())
+        with self.assertRaisesRegex(ValueError, "needs calibration"):
+            bt.offload("cswap", device=MemDevice())
+
+    def test_vdnn_dyn_keeps_what_fits_the_budget(self):
+        model = small_cnn()
+        batch = fixed_batch((8, 1, 28, 28), 10)
+        plan = bt.probe(lambda: loss_of(model, batch))
+        for budget in (0, 100000, 1 << 30):
+            with self.subTest(budget=budget):
+                off = bt.offload("vdnn-dyn", device=MemDevice(), plan=plan,
+                                 budget=budget)
+                step(model, off, batch)
+                st = off.stats
+                self.assertLessEqual(st.kept_bytes, budget)
+                if budget == 1 << 30:
+                    self.assertEqual(0, st.offloaded)
+                else:
+                    self.assertGreater(st.offloaded, 0)
+                # The earliest saved go first: the image is offloaded.
+                if budget < 1 << 30:
+                    self.assertIn("Convolution", st.by_layer)
+
+    def test_gist_binarizes_relu_outputs_read_by_maxpool(self):
+        model = small_cnn()
+        batch = fixed_batch((8, 1, 28, 28), 10)
+        plan = bt.probe(lambda: loss_of(model, batch))
+        off = bt.offload("gist", device=MemDevice(), plan=plan)
+        step(model, off, batch)
+        rows = off.stats.by_codec
+        n1, n2 = 8 * 8 * 28 * 28, 8 * 16 * 14 * 14
+        self.assertEqual([2, 4 * (n1 + n2), (n1 + n2) // 8],
+                         rows["binarize"])
+        self.assertNotIn("dpr16", rows)
+
+    def test_cswap_follows_its_model(self):
+        model = small_cnn()
+        batch = fixed_batch((8, 1, 28, 28), 10)
+        for cheap, want in ((True, {"zvc"}), (False, {"none"})):
+            with self.subTest(zvc_cheap=cheap):
+                off = bt.offload("cswap", device=MemDevice(),
+                                 calibration=fake_calibration(cheap))
+                step(model, off, batch)
+                self.assertEqual(want, set(off.stats.by_codec) - {"none"}
+                                 if cheap else set(off.stats.by_codec))
+
+    def test_prefetch_runs_ahead_in_reverse_pack_order(self):
+        model = small_cnn()
+        batch = fixed_batch((8, 1, 28, 28), 10)
+        off = bt.offload("vdnn-all", device=MemDevice(), prefetch=2)
+        step(model, off, batch)
+        off.close()
+        st = off.stats
+        fetched = st.prefetch_hits + st.prefetch_late + st.prefetch_misses \
+            + st.rereads
+        # Every unpack either fetched or shared a live earlier fetch; a
+        # handle is fetched once at least, again when a duplicate's first
+        # tensor was freed before its second unpack.
+        self.assertEqual(st.unpacks, fetched + st.unpacks_shared)
+        self.assertEqual(st.offloaded, fetched - st.rereads)
+        self.assertGreater(st.prefetch_hits + st.prefetch_late, 0)
+        off = bt.offload("vdnn-all", device=MemDevice(), prefetch=0)
+        step(model, off, batch)
+        self.assertEqual(0, off.stats.prefetch_hits + off.stats.prefetch_late)
 
     def test_unknown_policy_is_named(self):
         with self.assertRaisesRegex(ValueError, "unknown policy 'vdnn-none'"):

@@ -64,3 +64,20 @@ check-dnn: $(DNN_NATIVE_TESTS) $(B)/buddyctl $(LIBBUDDY_LIBS) $(DNN_FUZZ)
 	    --name dnn-python env $(if $(DNN_PY_DEVICE),BUDDY_DEVICE=$(DNN_PY_DEVICE)) \
 	    $(DNN_PYTHON) python/tests/run.py || rc=1; \
 	exit $$rc
+
+# --- make eval-dnn -------------------------------------------------------
+#   Real training under every buddy.torch policy (tools/dnn/eval_dnn.py):
+#   buddyctl calibrate's model for cswap, then the CNN on Fashion-MNIST,
+#   ResNet-18, VGG-11 and MobileNetV2 on libbuddy's in-process device, one
+#   torch thread; $(B)/eval/dnn.md and dnn.png.  Minutes on 2 shared cores.
+EVAL_DNN_DEVICE ?= inproc:device_mb=1536,max_ratio=4
+EVAL_DNN_ARGS ?=
+
+.PHONY: eval-dnn
+eval-dnn: $(B)/buddyctl $(LIBBUDDY_LIBS)
+	@mkdir -p $(B)/eval
+	$(B)/buddyctl calibrate -c zvc,rle,csr,lz4 -p 0,0.2,0.35,0.5,0.65,0.8,0.9 -o $(B)/eval/dnn-calibration.json
+	BUDDY_DEVICE=$(EVAL_DNN_DEVICE) $(DNN_PYTHON) tools/dnn/eval_dnn.py \
+	    --calibration $(B)/eval/dnn-calibration.json --out $(B)/eval \
+	    $(EVAL_DNN_ARGS)
+	@echo "  wrote $(B)/eval/dnn.md and $(B)/eval/dnn.png"

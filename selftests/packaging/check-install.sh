@@ -136,19 +136,20 @@ exports_ok() {
 	[ -n "$other" ] && { echo "$other" | comment; return 1; }
 	for s in buddy_open buddy_alloc_auto buddy_source_name buddy_aio_init \
 		 buddy_aio_read buddy_aio_write buddy_aio_ioctl buddy_aio_submit \
-		 buddy_aio_wait buddy_aio_exit; do
+		 buddy_aio_wait buddy_aio_exit buddy_tcodec_find \
+		 buddy_tcodec_encode buddy_tcodec_decode; do
 		grep -qx "$s" "$work/syms" || { echo "# missing $s"; return 1; }
 	done
 	# nothing of the test data generators, the heuristic, the core or
 	# the in-process device's internals
 	! grep -q 'datagen\|heur\|buddy_stripe\|buddy_codec_by\|buddy_entry\|inproc_' "$work/syms"
 }
-check "exports only buddy_* (libbuddy.c, libbuddy_aio.c; core/ and inproc.c hidden)" exports_ok
+check "exports only buddy_* (libbuddy.c, libbuddy_aio.c, libbuddy_tcodec.c; core/, inproc.c, tcodec.c and gist.c hidden)" exports_ok
 static_ok() {
 	ar t "$lib/libbuddy.a" | sort | tr '\n' ' ' |
-		grep -qx 'bdi.o bpc.o chunk.o codec.o fpc.o inproc.o libbuddy.o libbuddy_aio.o none.o stripe.o zvc.o '
+		grep -qx 'bdi.o bpc.o chunk.o codec.o fpc.o gist.o inproc.o libbuddy.o libbuddy_aio.o libbuddy_tcodec.o none.o stripe.o tcodec.o zvc.o '
 }
-check "libbuddy.a holds libbuddy, libbuddy_aio, the in-process device and core/ only" static_ok
+check "libbuddy.a holds libbuddy, libbuddy_aio, libbuddy_tcodec, the whole-buffer codecs, the in-process device and core/ only" static_ok
 
 # pkg-config against DESTDIR: the sysroot prefixes -I and -L
 pc() {

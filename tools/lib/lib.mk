@@ -13,15 +13,17 @@
 # (inproc.c with the shared core/ it is built from; not the test data
 # generators nor the heuristic that share tools/lib/); it exports the
 # buddy_* symbols of libbuddy.h and nothing else (libbuddy.map), and
-# needs liburing (Requires.private).  The tools keep linking
+# needs liburing, zlib and liblz4 (Requires.private), the latter two for
+# the whole-buffer codecs (libbuddy_tcodec.c).  The tools keep linking
 # $(B)/opt/libbuddytools.a: nothing here changes them.
 
 LIBBUDDY_VERSION   := 1.0.0
 LIBBUDDY_SOVERSION := 1
 LIBBUDDY_PC_VERSION := 0.1
 LIBBUDDY_SRCS      := tools/lib/libbuddy.c tools/lib/libbuddy_aio.c \
-		      tools/lib/inproc.c $(CORE_SRCS)
-LIBBUDDY_HDRS      := tools/lib/libbuddy.h tools/lib/inproc.h $(CORE_HDRS)
+		      tools/lib/libbuddy_tcodec.c tools/lib/tcodec.c \
+		      tools/lib/gist.c tools/lib/inproc.c $(CORE_SRCS)
+LIBBUDDY_HDRS      := tools/lib/libbuddy.h tools/lib/inproc.h tools/lib/tcodec.h $(CORE_HDRS)
 LIBBUDDY_PIC_OBJS  := $(LIBBUDDY_SRCS:%.c=$(B)/lib/pic/%.o)
 LIBBUDDY_A         := $(B)/lib/libbuddy.a
 LIBBUDDY_SO_REAL   := $(B)/lib/libbuddy.so.$(LIBBUDDY_VERSION)
@@ -40,7 +42,8 @@ $(B)/lib/pic/%.o: %.c $(LIBBUDDY_HDRS) tools/lib/lib.mk
 
 # The in-process device and the core it is built from stay inside the
 # library: only libbuddy.h's buddy_* calls are exported.
-$(patsubst %.c,$(B)/lib/pic/%.o,tools/lib/inproc.c $(CORE_SRCS)): \
+$(patsubst %.c,$(B)/lib/pic/%.o,tools/lib/inproc.c tools/lib/tcodec.c \
+	tools/lib/gist.c $(CORE_SRCS)): \
 	PIC_VIS := -fvisibility=hidden
 
 # Both archives from the same PIC objects: one compilation, and a static
@@ -54,7 +57,7 @@ $(LIBBUDDY_SO_REAL): $(LIBBUDDY_PIC_OBJS) tools/lib/libbuddy.map
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -shared -Wl,-soname,$(LIBBUDDY_SONAME) \
 	    -Wl,--version-script=tools/lib/libbuddy.map -Wl,--no-undefined \
-	    -o $@ $(LIBBUDDY_PIC_OBJS) -luring -lpthread
+	    -o $@ $(LIBBUDDY_PIC_OBJS) -luring -lpthread -lz -llz4 -lm
 
 $(B)/lib/$(LIBBUDDY_SONAME) $(B)/lib/libbuddy.so: $(LIBBUDDY_SO_REAL)
 	ln -sf $(notdir $<) $@
@@ -70,8 +73,9 @@ $(LIBBUDDY_PC_UNINST): tools/lib/lib.mk
 	   echo 'Name: libbuddy'; \
 	   echo 'Description: Buddy Compression /dev/buddy access (uninstalled, in-tree)'; \
 	   echo 'Version: $(LIBBUDDY_PC_VERSION)'; \
-	   echo 'Requires.private: liburing'; \
+	   echo 'Requires.private: liburing zlib liblz4'; \
 	   echo 'Libs: -L$${libdir} -lbuddy'; \
+	   echo 'Libs.private: -lm'; \
 	   echo 'Cflags: -I$${srcdir}/tools/lib -I$${srcdir}'; \
 	} >$@
 	@echo "  GEN     $@"

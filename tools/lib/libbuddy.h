@@ -538,4 +538,88 @@ int buddy_aio_wait(struct buddy_aio *ctx, struct buddy_aio_completion *c,
  */
 unsigned int buddy_aio_pending(const struct buddy_aio *ctx);
 
+/*
+ * Whole-buffer codecs (tools/lib/tcodec.h: cDMA's ZVC, RLE and zlib,
+ * CSWAP's LZ4, Gist's CSR, Binarize and DPR, and the device's entry
+ * storage), for userspace policies that compress a buffer before writing
+ * it to an allocation (the Python package's DNN policies).  None of them
+ * is a kernel codec: the device compresses with BUDDY_CODEC_* only.
+ */
+#define BUDDY_TCODEC_LOSSY	(1U << 0)	/* decodes to rounded values */
+#define BUDDY_TCODEC_MASK	(1U << 1)	/* decodes to 1.0f where x > 0 */
+#define BUDDY_TCODEC_WORDS	(1U << 2)	/* length a multiple of 4 */
+
+/**
+ * buddy_tcodec_count() - number of whole-buffer codecs.
+ *
+ * Return: N; the codecs are indices 0..N-1.
+ */
+int buddy_tcodec_count(void);
+
+/**
+ * buddy_tcodec_find() - index of a whole-buffer codec.
+ * @name: "zvc", "rle", "zlib", "lz4", "csr", "entry-bpc", ..., "binarize",
+ *	  "dpr16", "dpr10", "dpr8".
+ * @allow: 0, or BUDDY_TCODEC_LOSSY and/or BUDDY_TCODEC_MASK to admit codecs
+ *	   that do not give the input bytes back.
+ *
+ * Return: the index, or -ENOENT for an unknown name, -EPERM for a lossy or
+ * mask codec @allow does not admit, -EINVAL for a NULL @name or an unknown
+ * @allow bit.
+ */
+int buddy_tcodec_find(const char *name, unsigned int allow);
+
+/**
+ * buddy_tcodec_name() - name of a whole-buffer codec.
+ * @idx: index.
+ *
+ * Return: the name, or NULL for an index out of range.
+ */
+const char *buddy_tcodec_name(int idx);
+
+/**
+ * buddy_tcodec_flags() - BUDDY_TCODEC_* flags of a codec.
+ * @idx: index.
+ *
+ * Return: the flags, or -EINVAL for an index out of range.
+ */
+int buddy_tcodec_flags(int idx);
+
+/**
+ * buddy_tcodec_bound() - largest encoding of @len bytes.
+ * @idx: index.
+ * @len: input bytes.
+ *
+ * Return: the bound in bytes, 0 for an index out of range.
+ */
+size_t buddy_tcodec_bound(int idx, size_t len);
+
+/**
+ * buddy_tcodec_encode() - encode a buffer.
+ * @idx: index.
+ * @src: @len input bytes.
+ * @len: input length (a multiple of 4 for BUDDY_TCODEC_WORDS codecs).
+ * @dst: output, @cap bytes (buddy_tcodec_bound() is always enough).
+ * @cap: output capacity.
+ *
+ * Return: the encoded length, or -EINVAL (bad index, NULL buffer, a length
+ * the codec does not take), -ENOSPC when @cap is too small.
+ */
+ssize_t buddy_tcodec_encode(int idx, const void *src, size_t len, void *dst,
+			    size_t cap);
+
+/**
+ * buddy_tcodec_decode() - decode a whole stream.
+ * @idx: index.
+ * @src: the @srclen bytes buddy_tcodec_encode() gave.
+ * @srclen: stream length; every byte must be used.
+ * @dst: output of exactly @dstlen bytes, the original length.
+ * @dstlen: original length.
+ *
+ * Return: 0, or -EINVAL for a bad index or buffer, or a stream that is
+ * malformed, does not decode to @dstlen bytes or leaves bytes unread.
+ */
+int buddy_tcodec_decode(int idx, const void *src, size_t srclen, void *dst,
+			size_t dstlen);
+
 #endif /* BUDDY_TOOLS_LIBBUDDY_H */
