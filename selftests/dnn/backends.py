@@ -1,0 +1,125 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: GPL-2.0
+"""One small training run under every activation policy, for comparing the
+two backends (issue 14): the in-process device on the host and buddy.ko in
+the guest must give the same figures.
+
+    backends.py run OUT.json      # on the device $BUDDY_DEVICE names
+                                  # (/dev/buddy when unset)
+    backends.py compare A.json B.json   # TAP, one line per policy and figure
+    backends.py --self-test       # compare rejects changed figures
+
+"run" trains the Fashion-MNIST-shaped CNN of python/tests/test_torch.py for
+two iterations on a fixed seeded batch, one offload() context per policy,
+and writes per policy what depends only on the data and the core code: the
+logical bytes offloaded and read back, the bytes stored, the device and
+buddy sector bytes (Buddy's link), the ratio per codec, and the loss and
+gradients (as a digest of their bytes).  Times and prefetch hit counts
+depend on scheduling and are left out.
+"""
+import hashlib
+import json
+import os
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+TREE = os.path.normpath(os.path.join(HERE, os.pardir, os.pardir))
+
+FIGURES = ("offloaded", "offloaded_bytes", "unpacked_bytes", "stored_bytes",
+           "device_sector_bytes", "buddy_sector_bytes", "by_codec",
+           "digest")
+
+
+def run(out):
+    sys.path.insert(0, os.path.join(TREE, "python"))
+    sys.path.insert(0, os.path.join(TREE, "python", "tests"))
+    import torch
+    import buddy
+    import buddy.torch as bt
+    from test_torch import small_cnn, fixed_batch, step, policy_args, loss_of
+
+    torch.set_num_threads(1)
+    torch.use_deterministic_algorithms(True)
+    dev = buddy.Device(os.environ.get("BUDDY_DEVICE") or None)
+    model = small_cnn()
+    batch = fixed_batch((8, 1, 28, 28), 10)
+    plan = bt.probe(lambda: loss_of(model, batch))
+    res = {}
+    for policy in bt.POLICIES:
+        off = bt.offload(policy, device=dev, **policy_args(policy, plan))
+        h = hashlib.sha256()
+        for _ in range(2):
+            loss, grads = step(model, off, batch)
+            for t in [loss] + grads:
+                h.update(t.numpy().tobytes())
+        off.close()
+        st = off.stats.as_dict()
+        res[policy] = {k: st[k] for k in FIGURES if k != "digest"}
+        res[policy]["digest"] = h.hexdigest()
+        print(f"backends.py: {policy}: {res[policy]['offloaded_bytes']} B "
+              f"offloaded, {res[policy]['buddy_sector_bytes']} B over the "
+              "buddy link", flush=True)
+    with open(out, "w") as f:
+        json.dump(res, f, indent=1, sort_keys=True)
+
+
+def compare(a, b):
+    """TAP lines and the number of failures."""
+    lines, fails = [], 0
+    for policy in sorted(set(a) | set(b)):
+        for k in FIGURES:
+            x = a.get(policy, {}).get(k)
+            y = b.get(policy, {}).get(k)
+            ok = x is not None and x == y
+            fails += not ok
+            lines.append(f"{'ok' if ok else 'not ok'} {len(lines) + 1} - "
+                         f"{policy} {k}" + ("" if ok else f": {x} != {y}"))
+    return lines, fails
+
+
+def self_test():
+    a = {"cdma": {k: 1 for k in FIGURES}}
+    lines, fails = compare(a, json.loads(json.dumps(a)))
+    good = fails == 0
+    b = json.loads(json.dumps(a))
+    b["cdma"]["buddy_sector_bytes"] = 2
+    bad = compare(a, b)[1] == 1
+    gone = compare(a, {})[1] == len(FIGURES)
+    n = 0
+    for ok, what in ((good, "equal figures compare equal"),
+                     (bad, "a changed figure fails"),
+                     (gone, "a missing policy fails every figure")):
+        n += 1
+        print(f"{'ok' if ok else 'not ok'} {n} - backends.py self-test: {what}")
+    f = [good, bad, gone].count(False)
+    print(f"# Totals: pass:{3 - f} fail:{f} xfail:0 xpass:0 skip:0 error:0")
+    return 1 if f else 0
+
+
+def main(argv):
+    if argv[1:2] == ["run"] and len(argv) == 3:
+        run(argv[2])
+        return 0
+    if argv[1:2] == ["compare"] and len(argv) == 4:
+        docs = []
+        for p in argv[2:]:
+            try:
+                with open(p) as f:
+                    docs.append(json.load(f))
+            except (OSError, ValueError) as e:
+                print(f"not ok 1 - read {p}: {e}")
+                print("# Totals: pass:0 fail:1 xfail:0 xpass:0 skip:0 error:0")
+                return 1
+        lines, fails = compare(*docs)
+        print("\n".join(lines))
+        print(f"# Totals: pass:{len(lines) - fails} fail:{fails} xfail:0 "
+              "xpass:0 skip:0 error:0")
+        return 1 if fails else 0
+    if argv[1:] == ["--self-test"]:
+        return self_test()
+    print(__doc__, file=sys.stderr)
+    return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
