@@ -46,13 +46,34 @@
 #define PF_NC		4
 extern const struct buddy_codec *const pf_codecs[PF_NC];
 
+/*
+ * The clock of the automatic schedule (pf_opts.clock).  PF_CLOCK_PROGRESS,
+ * the default, counts the program's own progress: the tracked bytes it has
+ * allocated, as the interposer counts them (profshm.h), so that the same
+ * program and input are snapshotted at the same points however loaded the
+ * machine is.  PF_CLOCK_CPU counts the owner's CPU time (all its threads:
+ * meaningful for single-threaded programs only, OpenMP threads spin), and
+ * PF_CLOCK_WALL seconds since the start.
+ */
+enum pf_clock {
+	PF_CLOCK_PROGRESS = 0,
+	PF_CLOCK_WALL,
+	PF_CLOCK_CPU,
+};
+
+/* Adaptive progress schedule: first step, in tracked bytes allocated. */
+#define PF_DEF_FIRST_BYTES	(16ULL << 20)
+
 struct pf_opts {
-	unsigned int points;		/* snapshots kept (timer) */
-	double interval;		/* > 0: fixed interval, seconds */
-	double first;			/* adaptive: first interval */
-	double *at;			/* --at times, seconds */
+	unsigned int points;		/* snapshots kept (adaptive, fixed) */
+	double interval;		/* > 0: fixed interval, in @clock's s */
+	double first;			/* adaptive timer: first interval */
+	double *at;			/* --at times, in @clock's seconds */
 	unsigned int nat;
-	bool timer;			/* false: only on request */
+	bool timer;			/* false: only on request/every_* */
+	enum pf_clock clock;		/* of the automatic schedule */
+	uint64_t first_bytes;		/* adaptive progress: first step
+					 * (0: PF_DEF_FIRST_BYTES) */
 	uint64_t every_allocs;		/* progress: every N tracked allocs */
 	uint64_t every_bytes;		/* progress: every N bytes allocated */
 	uint64_t min_size;

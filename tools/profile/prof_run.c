@@ -29,13 +29,19 @@
  * some snapshots (they count only in the others).
  *
  * When: by default N (--points, 10) snapshots evenly spread over a run of
- * unknown length: one every second at first; when 2N are held every other
- * one is dropped and the interval doubles; at the end N evenly spaced ones
- * are kept (raw samples are kept in memory until then and classified at the
- * end, so the program is not slowed by classification).  --interval takes
- * one every SEC seconds (N at most; 0 = no limit), --at at given times.
- * A SIGUSR2 to buddyctl, or buddyprof_snapshot() called by the program,
- * takes one more, never dropped.
+ * unknown length, on the program's progress (PF_CLOCK_PROGRESS): the
+ * interposer asks for one each time the tracked bytes allocated pass a
+ * multiple of a step (--first-bytes, 16 MiB at first); when 2N are held
+ * every other one is dropped and the step doubles (written into the table's
+ * header while the program is still stopped, so the next points are the
+ * same on every run); at the end N evenly spaced ones are kept (raw samples
+ * are kept in memory until then and classified at the end, so the program
+ * is not slowed by classification).  With --clock wall or cpu the same
+ * adaptive spacing runs on seconds (--first, 1 s at first) of wall-clock or
+ * of the owner's CPU time; --interval takes one every SEC seconds (N at
+ * most; 0 = no limit), --at at given times.  --every-allocs/--every-bytes
+ * take one at fixed progress steps, all kept.  A SIGUSR2 to buddyctl, or
+ * buddyprof_snapshot() called by the program, takes one more, never dropped.
  */
 #define _GNU_SOURCE
 #include <dirent.h>
@@ -98,6 +104,7 @@ struct pf_state {
 	int sfd;
 	struct pf_raw *pending;		/* adaptive: unclassified snapshots */
 	size_t npending, cappending;
+	uint64_t progress_seen;		/* hdr->nr_progress_snaps answered */
 	double delta;			/* adaptive interval */
 	double next;			/* next timer snapshot, s since start */
 	unsigned int timer_taken;	/* fixed/at: timer snapshots taken */
@@ -123,6 +130,35 @@ static void *xrealloc(void *p, size_t n)
 			(arr) = xrealloc((arr), (cap) * sizeof(*(arr)));\
 		}							\
 	} while (0)
+
+
+/*
+ * The automatic schedule: adaptive on the program's progress (the default),
+ * or a timer on wall-clock or CPU seconds; --every-allocs/--every-bytes are
+ * fixed progress steps the interposer keeps by itself.
+ */
+static bool adaptive_progress(const struct pf_opts *o)
+{
+	return o->timer && o->clock == PF_CLOCK_PROGRESS && !o->every_allocs &&
+	       !o->every_bytes;
+}
+
+static bool clock_timer(const struct pf_opts *o)
+{
+	return o->timer && o->clock != PF_CLOCK_PROGRESS;
+}
+
+/* Snapshots thinned out as they come (adaptive spacing, either clock). */
+static bool adaptive(const struct pf_opts *o)
+{
+	return adaptive_progress(o) ||
+	       (clock_timer(o) && !o->interval && !o->nat);
+}
+
+static uint64_t first_bytes(const struct pf_opts *o)
+{
+	return o->first_bytes ? o->first_bytes : PF_DEF_FIRST_BYTES;
+}
 
 /* ---- starting the program ---------------------------------------------------- */
 
@@ -188,7 +224,7 @@ static int make_region(struct pf_run *r, char *path, size_t len)
 	h->flags = o->unwind ? BPROF_F_UNWIND : 0;
 	h->profiler_pid = getpid();
 	h->every_allocs = o->every_allocs;
-	h->every_bytes = o->every_bytes;
+	h->every_bytes = adaptive_progress(o) ? first_bytes(o) : o->every_bytes;
 	if (o->match)
 		snprintf(h->match, sizeof(h->match), "%s", o->match);
 	r->hdr = h;
@@ -621,6 +657,33 @@ static uint64_t read_iovs(pid_t pid, struct iovec *loc, struct iovec *rem,
 	return missed;
 }
 
+static unsigned int pending_kept(const struct pf_state *st)
+{
+	unsigned int n = 0;
+
+	for (size_t i = 0; i < st->npending; i++)
+		if (!st->r->snaps[st->pending[i].snap].dropped)
+			n++;
+	return n;
+}
+
+/*
+ * Adaptive progress: this snapshot makes 2N pending, so thin() will drop
+ * every other one; double the step now, while the program is stopped, so
+ * that no allocation is made under the old step after this point.  The
+ * multiples of the new step are multiples of the old: the points kept
+ * stay evenly spaced.
+ */
+static void progress_step(struct pf_state *st)
+{
+	struct bprof_hdr *h = st->r->hdr;
+	unsigned int points = st->r->o->points;
+
+	if (points && pending_kept(st) + 1 >= 2 * points)
+		__atomic_store_n(&h->every_bytes, 2 * h->every_bytes,
+				 __ATOMIC_RELAXED);
+}
+
 static int snapshot(struct pf_state *st, bool requested)
 {
 	struct pf_run *r = st->r;
@@ -760,6 +823,8 @@ static int snapshot(struct pf_state *st, bool requested)
 				raw.pieces[owner_of[j]].unread +=
 					loc[j].iov_len / BUDDY_ENTRY_BYTES;
 	}
+	if (adaptive_progress(o) && !requested)
+		progress_step(st);
 	kill(pid, SIGCONT);
 	sn->stopped_ms = (pf_now() - t0) * 1e3;
 	sn->sampled = bufpos;
@@ -767,7 +832,7 @@ static int snapshot(struct pf_state *st, bool requested)
 	free_maps(maps, nmaps);
 	free(lv);
 
-	if (o->timer && !o->interval && !o->nat && !requested) {
+	if (adaptive(o) && !requested) {
 		/* adaptive: keep the raw sample until the end */
 		GROW(st->pending, st->npending, st->cappending);
 		st->pending[st->npending++] = raw;
@@ -782,12 +847,9 @@ static int snapshot(struct pf_state *st, bool requested)
 static void thin(struct pf_state *st)
 {
 	struct pf_run *r = st->r;
-	unsigned int n = 0, keep = 0;
+	unsigned int n = pending_kept(st), keep = 0;
 	size_t i, j;
 
-	for (i = 0; i < st->npending; i++)
-		if (!r->snaps[st->pending[i].snap].dropped)
-			n++;
 	if (!r->o->points || n < 2 * r->o->points)
 		return;
 	for (i = 0, j = 0; i < st->npending; i++) {
@@ -833,12 +895,34 @@ static void finish_pending(struct pf_state *st)
 	free(keep);
 }
 
-/* Time of the next timer snapshot (s since start), or -1 for none. */
+/*
+ * The timer's clock: seconds since the start, or CPU seconds of the owner
+ * (all its threads; the child until an owner claimed the table).  -1 when
+ * the process is gone.
+ */
+static double clock_now(struct pf_state *st)
+{
+	struct pf_run *r = st->r;
+	struct timespec ts;
+	clockid_t cid;
+	pid_t pid;
+
+	if (r->o->clock != PF_CLOCK_CPU)
+		return pf_now() - r->t_start;
+	pid = __atomic_load_n(&r->hdr->owner_pid, __ATOMIC_ACQUIRE);
+	if (pid <= 0)
+		pid = r->child;
+	if (clock_getcpuclockid(pid, &cid) || clock_gettime(cid, &ts))
+		return -1;
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/* Time of the next timer snapshot (clock_now() s), or -1 for none. */
 static double next_timer(struct pf_state *st)
 {
 	struct pf_opts *o = st->r->o;
 
-	if (!o->timer)
+	if (!clock_timer(o))
 		return -1;
 	if (o->nat)
 		return st->timer_taken < o->nat ? o->at[st->timer_taken] : -1;
@@ -853,7 +937,7 @@ static double next_timer(struct pf_state *st)
 static void after_timer(struct pf_state *st, double t)
 {
 	st->timer_taken++;
-	if (st->r->o->timer && !st->r->o->interval && !st->r->o->nat) {
+	if (adaptive(st->r->o)) {
 		thin(st);
 		st->next = t + st->delta;
 	}
@@ -892,11 +976,14 @@ static int run_loop(struct pf_state *st)
 
 	while (!r->exited) {
 		struct pollfd pfd = { .fd = st->sfd, .events = POLLIN };
-		double nt = next_timer(st), now = pf_now() - r->t_start;
+		double nt = next_timer(st), now = clock_now(st);
 		int timeout = -1, n;
 
 		if (nt >= 0)
 			timeout = nt <= now ? 0 : (int)((nt - now) * 1000) + 1;
+		/* CPU time runs at up to one second per thread and second */
+		if (nt >= 0 && r->o->clock == PF_CLOCK_CPU && timeout > 20)
+			timeout = 20;
 		n = poll(&pfd, 1, timeout);
 		if (n < 0 && errno != EINTR)
 			return -1;
@@ -911,9 +998,17 @@ static int run_loop(struct pf_state *st)
 				case SIGUSR2: {
 					uint32_t req = __atomic_load_n(
 						&r->hdr->snap_req, __ATOMIC_ACQUIRE);
+					uint64_t ps = __atomic_load_n(
+						&r->hdr->nr_progress_snaps,
+						__ATOMIC_ACQUIRE);
+					/* the progress schedule's, or a marker */
+					bool prog = ps != st->progress_seen;
 
+					st->progress_seen = ps;
 					if (!r->exited)
-						snapshot(st, true);
+						snapshot(st, !prog);
+					if (prog && adaptive_progress(r->o))
+						thin(st);
 					answer_requests(r, req);
 					break;
 				}
@@ -924,12 +1019,12 @@ static int run_loop(struct pf_state *st)
 			}
 			continue;
 		}
-		if (nt >= 0 && pf_now() - r->t_start >= nt && !r->exited) {
+		if (nt >= 0 && clock_now(st) >= nt && !r->exited) {
 			reap(r);
 			if (r->exited)
 				break;
 			snapshot(st, false);
-			after_timer(st, pf_now() - r->t_start);
+			after_timer(st, clock_now(st));
 		}
 	}
 	return 0;
@@ -998,16 +1093,25 @@ int pf_run_program(struct pf_run *r, const char *lib)
 	}
 	if (o->nice)
 		setpriority(PRIO_PROCESS, 0, o->nice);
-	pf_msg(r, "pid %d, %s, tracking >= %llu B, %u points%s", (int)r->child,
+	pf_msg(r, "pid %d, %s, tracking >= %llu B, %u points%s%s", (int)r->child,
 	       lib, (unsigned long long)o->min_size, o->nat ? o->nat : o->points,
-	       o->every_allocs || o->every_bytes ? " (on the program's progress)" :
+	       o->every_allocs || o->every_bytes ? " (fixed progress steps)" :
+	       adaptive_progress(o) ? " (adaptive, on tracked bytes allocated)" :
 	       !o->timer ? " (on request only)" : o->interval ? " (fixed interval)" :
-	       o->nat ? " (at given times)" : " (adaptive spacing)");
+	       o->nat ? " (at given times)" : " (adaptive spacing)",
+	       !clock_timer(o) ? "" : o->clock == PF_CLOCK_CPU ? ", CPU time" :
+	       ", wall-clock");
 	st.delta = o->first;
 	st.next = o->first;
 
 	run_loop(&st);
 	finish_pending(&st);
+	if (adaptive_progress(o) && !r->nsnaps)
+		pf_err("no snapshot: the program's tracked allocations "
+		       "totalled %llu bytes, less than the first progress step "
+		       "(%llu; --first-bytes, or --clock wall)",
+		       (unsigned long long)r->hdr->progress_bytes,
+		       (unsigned long long)first_bytes(o));
 	memcpy(&r->final, r->hdr, sizeof(r->final));
 	if (!r->t_end)
 		r->t_end = pf_now();
