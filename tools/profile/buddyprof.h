@@ -125,6 +125,8 @@ struct pf_label {
 	unsigned int target;
 	unsigned int codec;		/* index into pf_codecs */
 	double buddy_frac;
+	double buddy_frac_err;		/* its sampling error at the threshold
+					 * (~95%; 0: read whole) */
 	uint64_t bytes_total;		/* sum over snapshots */
 	bool excluded;			/* a frame's module matches --exclude */
 };
@@ -136,6 +138,8 @@ struct pf_obs {
 	uint64_t fig3[PF_NC];		/* scaled Fig. 3 bytes */
 	uint64_t sampled;		/* entries actually classified */
 	uint64_t unread;		/* entries not readable */
+	uint64_t blocks;		/* 4 KiB blocks readable ... */
+	uint64_t blocks_read;		/* ... of which read (sampling) */
 };
 
 struct pf_alloc {
@@ -157,7 +161,8 @@ struct pf_snap {
 	uint64_t bytes;			/* their bytes */
 	uint64_t readable;		/* bytes mapped and readable */
 	uint64_t sampled;		/* bytes read and classified */
-	uint64_t stride;		/* 1 of @stride 4 KiB blocks read */
+	uint64_t stride;		/* 1 of @stride 4 KiB blocks read, at
+					 * most (each allocation its own) */
 	uint64_t stale;			/* entries not mapped any more */
 	uint64_t unread;		/* bytes that could not be read */
 	unsigned int not_stopped;	/* threads not stopped in time */

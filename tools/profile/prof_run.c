@@ -22,11 +22,15 @@
  * semop, sigtimedwait with a timeout, ...) return EINTR after a stop and
  * continue, as after ^Z / fg (signal(7)); most programs retry them.
  *
- * Sampling: a snapshot reads at most --sample-mib MiB: when the live tracked
- * bytes exceed that, it reads one 4 KiB block out of every k (k = ceil(live
- * / cap)), counting blocks across all allocations in allocation order, and
- * scales every count by k.  Small allocations may then have no block in
- * some snapshots (they count only in the others).
+ * Sampling: a snapshot reads at most --sample-mib MiB.  When the live
+ * tracked bytes exceed that, the budget is shared out as water fills
+ * vessels: every allocation of at most L 4 KiB blocks is read whole, and
+ * each larger one reads one block out of every k_i = ceil(blocks / L) (the
+ * middle one of each group of k_i), its counts scaled by k_i; L is the
+ * largest level whose total fits the budget (at least 1 block each).  So
+ * every allocation is read, small ones exactly, and the report gives each
+ * sampled one's error (the blocks read and out of how many go into
+ * buddy_heur_alloc.sampled/.population).
  *
  * When: by default N (--points, 10) snapshots evenly spread over a run of
  * unknown length, on the program's progress (PF_CLOCK_PROGRESS): the
@@ -82,6 +86,8 @@ struct pf_piece {
 	uint64_t off;			/* into the snapshot's buffer */
 	uint64_t len;			/* bytes read (whole entries, padded) */
 	uint64_t unread;		/* entries that could not be read */
+	uint64_t stride;		/* 1 of @stride blocks read */
+	uint64_t blocks, read;		/* blocks readable, read */
 };
 
 struct pf_raw {
@@ -580,7 +586,7 @@ static void classify(struct pf_run *r, struct pf_raw *raw)
 		struct pf_piece *pc = &raw->pieces[i];
 		struct pf_alloc *a = &r->allocs[pc->alloc];
 		const uint8_t *buf = raw->buf + pc->off;
-		uint64_t e, ents = pc->len / BUDDY_ENTRY_BYTES, k = raw->stride;
+		uint64_t e, ents = pc->len / BUDDY_ENTRY_BYTES, k = pc->stride;
 		struct pf_obs *ob;
 		unsigned int c;
 
@@ -590,6 +596,8 @@ static void classify(struct pf_run *r, struct pf_raw *raw)
 		ob->snap = sn->id;
 		ob->sampled = ents;
 		ob->unread = pc->unread;
+		ob->blocks = pc->blocks;
+		ob->blocks_read = pc->read;
 		for (e = 0; e < ents; e++) {
 			const u8 *ent = buf + e * BUDDY_ENTRY_BYTES;
 
@@ -624,7 +632,59 @@ static void free_raw(struct pf_raw *raw, bool keep_buf)
 struct live {
 	struct bprof_slot s;
 	uint64_t readable;
+	uint64_t stride;		/* 1 block of every @stride is read */
 };
+
+/* Blocks read under level @L: sum of min(blocks, L). */
+static uint64_t filled(const struct live *lv, size_t n, uint64_t L)
+{
+	uint64_t sum = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		uint64_t nb = (lv[i].readable + BLK - 1) / BLK;
+
+		sum += nb < L ? nb : L;
+	}
+	return sum;
+}
+
+/*
+ * Per-allocation strides within a budget of @cap blocks (0: no budget):
+ * the largest level L with filled(L) <= cap, by bisection; whole reads for
+ * allocations of at most L blocks.  Returns the largest stride.
+ */
+static uint64_t share_budget(struct live *lv, size_t n, uint64_t cap)
+{
+	uint64_t lo = 1, hi = 1, kmax = 1;
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		uint64_t nb = (lv[i].readable + BLK - 1) / BLK;
+
+		lv[i].stride = 1;
+		if (nb > hi)
+			hi = nb;
+	}
+	if (!cap || filled(lv, n, hi) <= cap)
+		return 1;
+	while (lo < hi) {	/* filled(lo) <= cap or lo == 1 */
+		uint64_t mid = lo + (hi - lo + 1) / 2;
+
+		if (filled(lv, n, mid) <= cap)
+			lo = mid;
+		else
+			hi = mid - 1;
+	}
+	for (i = 0; i < n; i++) {
+		uint64_t nb = (lv[i].readable + BLK - 1) / BLK;
+
+		if (nb > lo)
+			lv[i].stride = (nb + lo - 1) / lo;
+		if (lv[i].stride > kmax)
+			kmax = lv[i].stride;
+	}
+	return kmax;
+}
 
 static int cmp_live(const void *a, const void *b)
 {
@@ -694,7 +754,7 @@ static int snapshot(struct pf_state *st, bool requested)
 	struct pf_map *maps;
 	struct pf_snap *sn;
 	struct pf_raw raw = { 0 };
-	uint64_t total_blocks = 0, cap_blocks, k, g = 0, bufpos = 0;
+	uint64_t total_blocks = 0, cap_blocks, k, bufpos = 0;
 	struct iovec loc[IOV_BATCH], rem[IOV_BATCH];
 	uint8_t unread[IOV_BATCH];
 	size_t owner_of[IOV_BATCH];
@@ -748,12 +808,17 @@ static int snapshot(struct pf_state *st, bool requested)
 		sn->readable += len;
 		total_blocks += (len + BLK - 1) / BLK;
 	}
-	cap_blocks = o->sample_bytes ? o->sample_bytes / BLK : 0;
-	k = cap_blocks && total_blocks > cap_blocks ?
-		(total_blocks + cap_blocks - 1) / cap_blocks : 1;
+	cap_blocks = o->sample_bytes ? (o->sample_bytes + BLK - 1) / BLK : 0;
+	k = share_budget(lv, nlv, cap_blocks);
 	raw.stride = k;
 	sn->stride = k;
-	raw.buf = malloc(((total_blocks + k - 1) / k + 1) * BLK);
+	total_blocks = 0;
+	for (i = 0; i < nlv; i++) {
+		uint64_t nb = (lv[i].readable + BLK - 1) / BLK;
+
+		total_blocks += (nb + lv[i].stride - 1) / lv[i].stride;
+	}
+	raw.buf = malloc((total_blocks + 1) * BLK);
 	raw.snap = r->nsnaps;
 	if (!raw.buf) {
 		pf_err("out of memory for a snapshot");
@@ -773,11 +838,16 @@ static int snapshot(struct pf_state *st, bool requested)
 		pc->off = bufpos;
 		pc->len = 0;
 		pc->unread = (l->s.size - l->readable) / BUDDY_ENTRY_BYTES;
-		for (b = 0; b < nb; b++, g++) {
+		pc->stride = l->stride;
+		pc->blocks = nb;
+		pc->read = 0;
+		for (b = 0; b < nb; b++) {
 			uint64_t blen, plen;
 
-			if (g % k != k / 2)
+			/* the middle block of each group of @stride */
+			if (b % l->stride != l->stride / 2)
 				continue;
+			pc->read++;
 			blen = l->readable - b * BLK;
 			if (blen > BLK)
 				blen = BLK;
