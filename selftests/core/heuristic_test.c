@@ -78,6 +78,7 @@ TEST(defaults)
 	ASSERT_EQ(0u, p.carveout_bytes);
 	ASSERT_FALSE(p.pool_labels);
 	ASSERT_TRUE(p.allow_16x);
+	ASSERT_TRUE(p.sampling_margin);
 	ASSERT_EQ(0, buddy_heur_target_index(BUDDY_TARGET_16X));
 	ASSERT_EQ(4, buddy_heur_target_index(BUDDY_TARGET_1X));
 	ASSERT_EQ(-1, buddy_heur_target_index(0));
@@ -138,6 +139,67 @@ TEST(threshold_boundary)
 	ASSERT_EQ(BUDDY_TARGET_4_3X, one(&p, &a));
 	p.threshold_ppm = 1000000;
 	ASSERT_EQ(BUDDY_TARGET_4X, one(&p, &a));
+}
+
+/*
+ * The sampling error: 2 sqrt(p (1 - p) (1 - n/N) / n) at the threshold,
+ * 0 when exact; a sampled unit within the error below the threshold keeps
+ * the safer target, one clear of it does not, an exact one never does.
+ */
+TEST(sampling_margin)
+{
+	struct buddy_heur_params p = params(300000);
+	struct prof pr = { 0 };
+	struct buddy_heur_alloc a, b[2];
+	struct buddy_heur_choice c, cb[2];
+
+	/* 28% over 2x: 28 of 100 pairs (10 entries x 10 snapshots) */
+	every(&pr, 10, C96, 2);
+	every(&pr, 10, C64, 8);
+	pr.h[0][C96] += 8;
+	pr.h[0][C64] -= 8;
+	a = mk("x", 10, 10, &pr);
+
+	/* exact (sampled 0, or everything read): no error, 2x */
+	ASSERT_EQ(0u, buddy_heur_sample_err_ppm(&a, 300000));
+	a.sampled = a.population = 400;
+	ASSERT_EQ(0u, buddy_heur_sample_err_ppm(&a, 300000));
+	ASSERT_EQ(BUDDY_TARGET_2X, one(&p, &a));
+
+	/* 100 of 400 blocks: 2 sqrt(0.21 * 0.75 / 100) = 0.0794 */
+	a.sampled = 100;
+	ASSERT_EQ(79372u, buddy_heur_sample_err_ppm(&a, 300000));
+	/* 0.28 + 0.079 > 0.30: the safer 4/3x, with its error reported */
+	ASSERT_EQ(0, buddy_heur_decide(&p, &a, 1, &c, NULL));
+	ASSERT_EQ(BUDDY_TARGET_4_3X, c.target);
+	ASSERT_EQ(79372u, c.err_ppm);
+	/* without the margin the estimate alone decides: 2x */
+	p.sampling_margin = false;
+	ASSERT_EQ(BUDDY_TARGET_2X, one(&p, &a));
+	p.sampling_margin = true;
+	/* 4000 of 16000 blocks: error 0.0125, 0.2925 <= 0.30: 2x */
+	a.sampled = 4000;
+	a.population = 16000;
+	ASSERT_EQ(12549u, buddy_heur_sample_err_ppm(&a, 300000));
+	ASSERT_EQ(BUDDY_TARGET_2X, one(&p, &a));
+	/* the error is taken at each threshold of a sweep: at 40%, 2x */
+	a.sampled = 100;
+	a.population = 400;
+	p.threshold_ppm = 400000;
+	ASSERT_EQ(BUDDY_TARGET_2X, one(&p, &a));
+	p.threshold_ppm = 300000;
+
+	/* pooled: pairs-weighted error of the members (exact + sampled) */
+	b[0] = mk("L", 10, 10, &pr);
+	b[1] = mk("L", 10, 10, &pr);
+	b[1].sampled = 100;
+	b[1].population = 400;
+	p.pool_labels = true;
+	ASSERT_EQ(0, buddy_heur_decide(&p, b, 2, cb, NULL));
+	ASSERT_EQ(79372u / 2, cb[0].err_ppm);
+	/* 0.28 + 0.0397 > 0.30: both keep the safer target */
+	ASSERT_EQ(BUDDY_TARGET_4_3X, cb[0].target);
+	ASSERT_EQ(BUDDY_TARGET_4_3X, cb[1].target);
 }
 
 TEST(every_target)

@@ -51,25 +51,35 @@ static void profile_usage(FILE *f)
 "at N points, and report what Buddy Compression would give it (the paper's\n"
 "Figs. 3, 7, 9, 10) per call-stack label.  No kernel module needed.\n"
 "\n"
-"When:\n"
+"When (the schedule):\n"
+"  By default N snapshots evenly spread over the run on the program's own\n"
+"  progress: one each time the tracked bytes it allocated pass a multiple\n"
+"  of a step (first 16M); at 2N every other one is dropped and the step\n"
+"  doubles; N evenly spaced ones are kept.  The same program and input give\n"
+"  the same points on every run, however loaded the machine is.  A marker\n"
+"  the program places (buddyprof_snapshot(), e.g. at fixed training steps)\n"
+"  or SIGUSR2 to buddyctl adds one, always kept.\n"
 "  -n, --points N         snapshots kept (default 10)\n"
+"      --first-bytes SIZE the progress schedule's first step (default 16M)\n"
+"      --clock CLOCK      progress (default), wall (seconds since the start)\n"
+"                         or cpu (the program's CPU time, all its threads:\n"
+"                         for single-threaded programs; OpenMP threads spin)\n"
+"                         for the adaptive spacing, --interval and --at;\n"
+"                         a timer's points depend on the machine's load\n"
 "  -i, --interval TIME    one every TIME (at most N; N=0: no limit)\n"
-"      --first TIME       adaptive spacing: first interval (default 1s)\n"
+"      --first TIME       adaptive timer: first interval (default 1s)\n"
 "      --at T1,T2,...     at these times from the start\n"
 "                         (TIME: seconds, or as systemd writes it: 500ms,\n"
-"                         1min 30s, 1.5h)\n"
+"                         1min 30s, 1.5h; -i, --at, --first without\n"
+"                         --clock mean --clock wall)\n"
 "      --points-at LIST   the same\n"
 "      --no-timer         only on SIGUSR2 to buddyctl or buddyprof_snapshot()\n"
-"      --every-allocs N   on the program's progress: from the allocation call\n"
+"      --every-allocs N   fixed progress steps: from the allocation call\n"
 "                         that makes the Nth, 2Nth, ... tracked allocation\n"
 "      --every-bytes SIZE the same, each time the tracked bytes allocated\n"
 "                         pass a multiple of SIZE (K, M, G suffixes)\n"
 "                         (either one: no timer unless --interval or --at;\n"
 "                         every such snapshot is kept, whatever N is)\n"
-"Schedule: the points of a timer depend on the machine's load; those of\n"
-"--every-allocs/--every-bytes and of buddyprof_snapshot() (markers the\n"
-"program places, e.g. at fixed training steps) do not: the same program\n"
-"and input give snapshots at the same allocations on every run.\n"
 "What:\n"
 "  -m, --min-size BYTES   track allocations of at least BYTES (default 64K;\n"
 "                         K, M, G suffixes)\n"
@@ -225,6 +235,7 @@ enum {
 	OPT_FIRST = 256, OPT_AT, OPT_NO_TIMER, OPT_DEPTH, OPT_NO_UNWIND,
 	OPT_MATCH, OPT_SLOTS, OPT_ZERO, OPT_MAX_RATIO, OPT_LIB, OPT_NICE,
 	OPT_JSON_OUT, OPT_EXCLUDE, OPT_EVERY_ALLOCS, OPT_EVERY_BYTES,
+	OPT_CLOCK, OPT_FIRST_BYTES,
 };
 
 static int parse_opts(struct pf_opts *o, int argc, char **argv)
@@ -238,6 +249,8 @@ static int parse_opts(struct pf_opts *o, int argc, char **argv)
 		{ "no-timer",	no_argument,	   NULL, OPT_NO_TIMER },
 		{ "every-allocs", required_argument, NULL, OPT_EVERY_ALLOCS },
 		{ "every-bytes", required_argument, NULL, OPT_EVERY_BYTES },
+		{ "clock",	required_argument, NULL, OPT_CLOCK },
+		{ "first-bytes", required_argument, NULL, OPT_FIRST_BYTES },
 		{ "min-size",	required_argument, NULL, 'm' },
 		{ "depth",	required_argument, NULL, OPT_DEPTH },
 		{ "no-unwind",	no_argument,	   NULL, OPT_NO_UNWIND },
@@ -262,6 +275,7 @@ static int parse_opts(struct pf_opts *o, int argc, char **argv)
 		{ "help",	no_argument,	   NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
+	bool clock_set = false, timed = false;
 	uint64_t v;
 	double d;
 	int opt, i;
@@ -269,6 +283,8 @@ static int parse_opts(struct pf_opts *o, int argc, char **argv)
 	o->points = 10;
 	o->first = 1;
 	o->timer = true;
+	o->clock = PF_CLOCK_PROGRESS;
+	o->first_bytes = PF_DEF_FIRST_BYTES;
 	o->min_size = BPROF_DEF_MIN;
 	o->depth = 8;
 	o->unwind = true;
@@ -300,16 +316,36 @@ static int parse_opts(struct pf_opts *o, int argc, char **argv)
 				bad = "a time span above 0 (seconds, or 500ms, 1min 30s ...)";
 			else
 				o->interval = d;
+			timed = true;
 			break;
 		case OPT_FIRST:
 			if (parse_span(optarg, &d) || d <= 0)
 				bad = "a time span above 0 (seconds, or 500ms, 1min 30s ...)";
 			else
 				o->first = d;
+			timed = true;
 			break;
 		case OPT_AT:
 			if (parse_at(o, optarg))
 				bad = "a list of times from the start (seconds, or 500ms, 1min 30s ...)";
+			timed = true;
+			break;
+		case OPT_CLOCK:
+			if (!strcmp(optarg, "progress"))
+				o->clock = PF_CLOCK_PROGRESS;
+			else if (!strcmp(optarg, "wall"))
+				o->clock = PF_CLOCK_WALL;
+			else if (!strcmp(optarg, "cpu"))
+				o->clock = PF_CLOCK_CPU;
+			else
+				bad = "a clock: progress, wall or cpu";
+			clock_set = true;
+			break;
+		case OPT_FIRST_BYTES:
+			if (parse_size(optarg, &v) || !v)
+				bad = "a size of at least 1 byte (K, M, G suffixes)";
+			else
+				o->first_bytes = v;
 			break;
 		case OPT_NO_TIMER:
 			o->timer = false;
@@ -444,7 +480,14 @@ static int parse_opts(struct pf_opts *o, int argc, char **argv)
 		return -1;
 	}
 	o->argv = argv + optind;
-	/* The progress schedule replaces the timer unless one is asked for. */
+	/* A time given without a clock is wall-clock time (as before). */
+	if (timed && !clock_set)
+		o->clock = PF_CLOCK_WALL;
+	if (timed && o->clock == PF_CLOCK_PROGRESS) {
+		buddyctl_err("profile: --interval, --at and --first are times: they need --clock wall or cpu, not progress");
+		return -1;
+	}
+	/* Fixed progress steps replace the timer unless one is asked for. */
 	if ((o->every_allocs || o->every_bytes) && !o->interval && !o->nat)
 		o->timer = false;
 	if (o->nat)

@@ -37,6 +37,40 @@ void buddy_heur_default_params(struct buddy_heur_params *p)
 	p->threshold_ppm = BUDDY_HEUR_DEF_THRESHOLD_PPM;
 	p->zero_ppm = BUDDY_HEUR_DEF_ZERO_PPM;
 	p->allow_16x = true;
+	p->sampling_margin = true;
+}
+
+/* floor(sqrt(v)), in integers (no libm in this library). */
+static uint64_t isqrt(uint64_t v)
+{
+	uint64_t r = 0, bit = 1ULL << 62;
+
+	while (bit > v)
+		bit >>= 2;
+	while (bit) {
+		if (v >= r + bit) {
+			v -= r + bit;
+			r = (r >> 1) + bit;
+		} else {
+			r >>= 1;
+		}
+		bit >>= 2;
+	}
+	return r;
+}
+
+uint32_t buddy_heur_sample_err_ppm(const struct buddy_heur_alloc *a,
+				   uint32_t threshold_ppm)
+{
+	uint64_t n = a->sampled, N = a->population, p = threshold_ppm, e;
+	u128 v;
+
+	if (!n || n >= N || p > BUDDY_HEUR_PPM)
+		return 0;
+	/* (2 e)^2 in ppm^2 = 4 p (10^6 - p) (N - n) / (N n) */
+	v = (u128)4 * p * (BUDDY_HEUR_PPM - p) * (N - n) / ((u128)N * n);
+	e = isqrt(v > UINT64_MAX ? UINT64_MAX : (uint64_t)v);
+	return e > BUDDY_HEUR_PPM ? BUDDY_HEUR_PPM : (uint32_t)e;
 }
 
 /* a * BUDDY_HEUR_PPM <= ppm * b, exactly. */
@@ -123,16 +157,19 @@ struct unit_sum {
 	uint64_t pairs;
 	uint64_t over_at[BUDDY_HEUR_NR_TARGETS];
 	unsigned int max_snaps;
+	u128 err_pairs;			/* sum of err_ppm * pairs */
 };
 
 static void unit_sum(const struct buddy_heur_alloc *a,
 		     const struct buddy_heur_choice *ch, size_t lead,
-		     struct unit_sum *u)
+		     uint32_t threshold_ppm, struct unit_sum *u)
 {
 	memset(u, 0, sizeof(*u));
 	for (size_t i = lead; i != NO_NEXT; i = ch[i].next) {
 		u->entries += ch[i].entries;
 		u->pairs += ch[i].pairs;
+		u->err_pairs += (u128)buddy_heur_sample_err_ppm(&a[i],
+				threshold_ppm) * ch[i].pairs;
 		for (int t = 0; t < BUDDY_HEUR_NR_TARGETS; t++)
 			u->over_at[t] += ch[i].over_at[t];
 		if (a[i].nr_snaps > u->max_snaps)
@@ -177,24 +214,29 @@ static void threshold_targets(const struct buddy_heur_params *p,
 	for (size_t lead = 0; lead < n; lead++) {
 		struct unit_sum u;
 		unsigned int target = BUDDY_TARGET_1X;
+		uint32_t err = 0, thr = p->threshold_ppm;
 		bool mz = false;
 		int t;
 
 		if (ch[lead].unit != lead)
 			continue;
-		unit_sum(a, ch, lead, &u);
+		unit_sum(a, ch, lead, p->threshold_ppm, &u);
 		if (u.pairs) {
+			if (p->sampling_margin) {
+				err = (uint32_t)(u.err_pairs / u.pairs);
+				thr = err < thr ? thr - err : 0;
+			}
 			mz = unit_mostly_zero(a, ch, lead, u.max_snaps,
 					      p->zero_ppm);
 			for (t = p->allow_16x && mz ? 0 : IDX_4X; t < IDX_1X; t++)
-				if (within_ppm(u.over_at[t], p->threshold_ppm,
-					       u.pairs))
+				if (within_ppm(u.over_at[t], thr, u.pairs))
 					break;
 			target = ladder[t];
 		}
 		for (size_t i = lead; i != NO_NEXT; i = ch[i].next) {
 			ch[i].target = ch[i].threshold_target = target;
 			ch[i].mostly_zero = mz;
+			ch[i].err_ppm = err;
 		}
 	}
 }
@@ -236,7 +278,7 @@ static int fit_capacity(const struct buddy_heur_params *p,
 			    ch[lead].target == BUDDY_TARGET_1X)
 				continue;
 			t = buddy_heur_target_index(ch[lead].target);
-			unit_sum(a, ch, lead, &u);
+			unit_sum(a, ch, lead, p->threshold_ppm, &u);
 			freed = u.entries * (ladder[t + 1] - ladder[t]);
 			if (p->device_bytes && dev + freed > p->device_bytes)
 				continue;

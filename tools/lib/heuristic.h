@@ -39,7 +39,15 @@
  * over-share pairs are at most the Buddy Threshold:
  *	over(t) * 1000000 <= threshold_ppm * pairs	(exact, in integers)
  * so a fraction exactly equal to the threshold qualifies.  Otherwise 1x,
- * which always qualifies.  t = 8 (16x) is considered only when allow_16x is
+ * which always qualifies.  With buddy_heur_params.sampling_margin, a unit
+ * whose pairs were sampled (buddy_heur_alloc.sampled, .population) must
+ * clear the threshold by its sampling error e (buddy_heur_sample_err_ppm(),
+ * the pairs-weighted mean of its members'):
+ *	over(t) * 1000000 <= (threshold_ppm - e) * pairs	(0 if e > threshold)
+ * so that a unit whose estimate lies within the error below the threshold
+ * keeps the safer (next less aggressive) target: an estimation error can
+ * then only make a decision more conservative, never push more than the
+ * threshold's share of accesses to buddy memory.  t = 8 (16x) is considered only when allow_16x is
  * set and the unit is mostly zero: in EVERY snapshot index with at least one
  * counted entry, zero * 1000000 >= zero_ppm * entries (snapshot indexes where
  * the unit has no counted entry are skipped).  It must then also pass the
@@ -113,6 +121,8 @@
  * @carveout_bytes:	buddy carve-out bytes available, 0 = unlimited.
  * @pool_labels:	decide once per label (see "Decision unit").
  * @allow_16x:		consider 16x for mostly-zero units.
+ * @sampling_margin:	a sampled unit must clear the threshold by its
+ *			sampling error (see "Threshold target").
  */
 struct buddy_heur_params {
 	uint32_t threshold_ppm;
@@ -121,6 +131,7 @@ struct buddy_heur_params {
 	uint64_t carveout_bytes;
 	bool pool_labels;
 	bool allow_16x;
+	bool sampling_margin;
 };
 
 /**
@@ -130,12 +141,18 @@ struct buddy_heur_params {
  * @nr_snaps:	snapshots in @hist (may be 0: then 1x).
  * @hist:	@nr_snaps rows; @hist[s][c] entries of size code c
  *		(BUDDY_CODE_*) in snapshot s.
+ * @sampled:	0 when every entry was read; otherwise the independent
+ *		sampling units (a profiler's 4 KiB blocks) read, over all
+ *		snapshots, ...
+ * @population:	... out of this many (>= @sampled; equal: exact).
  */
 struct buddy_heur_alloc {
 	const char *label;
 	uint64_t size;
 	unsigned int nr_snaps;
 	const uint64_t (*hist)[BUDDY_CODE_NR];
+	uint64_t sampled;
+	uint64_t population;
 };
 
 /**
@@ -159,6 +176,8 @@ struct buddy_heur_alloc {
  * @buddy_frac:		@over / @pairs (0 when @pairs is 0): this
  *			allocation's own expected buddy-access fraction.
  * @ratio:		size / @device_need.
+ * @err_ppm:		its unit's sampling error at the threshold (0: exact
+ *			or no margin asked for).
  */
 struct buddy_heur_choice {
 	unsigned int target;
@@ -174,6 +193,7 @@ struct buddy_heur_choice {
 	uint64_t over;
 	double buddy_frac;
 	double ratio;
+	uint32_t err_ppm;
 };
 
 /**
@@ -333,6 +353,24 @@ unsigned int buddy_heur_series(const struct buddy_heur_alloc *a, size_t n,
 			       const struct buddy_heur_choice *choices,
 			       struct buddy_heur_point *pts,
 			       unsigned int nr_pts);
+
+/**
+ * buddy_heur_sample_err_ppm() - sampling error of an over-share fraction.
+ * @a:			one allocation.
+ * @threshold_ppm:	the fraction the estimate is compared with.
+ *
+ * Half-width of the ~95% interval of a fraction near @threshold_ppm
+ * estimated from @a->sampled of @a->population units drawn without
+ * replacement: 2 * sqrt(p (1 - p) (1 - n / N) / n) with p the threshold
+ * (the error that matters is the one at the decision boundary), n
+ * @a->sampled and N @a->population.  The entries of a unit (32 in a 4 KiB
+ * block) are counted as one draw, since neighbours are alike.
+ *
+ * Return: the error in ppm, 0 for an exactly counted allocation (@sampled
+ * 0 or >= @population), at most 1000000.
+ */
+uint32_t buddy_heur_sample_err_ppm(const struct buddy_heur_alloc *a,
+				   uint32_t threshold_ppm);
 
 /**
  * buddy_heur_target_index() - position of a target in the ladder.

@@ -46,13 +46,34 @@
 #define PF_NC		4
 extern const struct buddy_codec *const pf_codecs[PF_NC];
 
+/*
+ * The clock of the automatic schedule (pf_opts.clock).  PF_CLOCK_PROGRESS,
+ * the default, counts the program's own progress: the tracked bytes it has
+ * allocated, as the interposer counts them (profshm.h), so that the same
+ * program and input are snapshotted at the same points however loaded the
+ * machine is.  PF_CLOCK_CPU counts the owner's CPU time (all its threads:
+ * meaningful for single-threaded programs only, OpenMP threads spin), and
+ * PF_CLOCK_WALL seconds since the start.
+ */
+enum pf_clock {
+	PF_CLOCK_PROGRESS = 0,
+	PF_CLOCK_WALL,
+	PF_CLOCK_CPU,
+};
+
+/* Adaptive progress schedule: first step, in tracked bytes allocated. */
+#define PF_DEF_FIRST_BYTES	(16ULL << 20)
+
 struct pf_opts {
-	unsigned int points;		/* snapshots kept (timer) */
-	double interval;		/* > 0: fixed interval, seconds */
-	double first;			/* adaptive: first interval */
-	double *at;			/* --at times, seconds */
+	unsigned int points;		/* snapshots kept (adaptive, fixed) */
+	double interval;		/* > 0: fixed interval, in @clock's s */
+	double first;			/* adaptive timer: first interval */
+	double *at;			/* --at times, in @clock's seconds */
 	unsigned int nat;
-	bool timer;			/* false: only on request */
+	bool timer;			/* false: only on request/every_* */
+	enum pf_clock clock;		/* of the automatic schedule */
+	uint64_t first_bytes;		/* adaptive progress: first step
+					 * (0: PF_DEF_FIRST_BYTES) */
 	uint64_t every_allocs;		/* progress: every N tracked allocs */
 	uint64_t every_bytes;		/* progress: every N bytes allocated */
 	uint64_t min_size;
@@ -104,6 +125,8 @@ struct pf_label {
 	unsigned int target;
 	unsigned int codec;		/* index into pf_codecs */
 	double buddy_frac;
+	double buddy_frac_err;		/* its sampling error at the threshold
+					 * (~95%; 0: read whole) */
 	uint64_t bytes_total;		/* sum over snapshots */
 	bool excluded;			/* a frame's module matches --exclude */
 };
@@ -115,6 +138,8 @@ struct pf_obs {
 	uint64_t fig3[PF_NC];		/* scaled Fig. 3 bytes */
 	uint64_t sampled;		/* entries actually classified */
 	uint64_t unread;		/* entries not readable */
+	uint64_t blocks;		/* 4 KiB blocks readable ... */
+	uint64_t blocks_read;		/* ... of which read (sampling) */
 };
 
 struct pf_alloc {
@@ -136,7 +161,8 @@ struct pf_snap {
 	uint64_t bytes;			/* their bytes */
 	uint64_t readable;		/* bytes mapped and readable */
 	uint64_t sampled;		/* bytes read and classified */
-	uint64_t stride;		/* 1 of @stride 4 KiB blocks read */
+	uint64_t stride;		/* 1 of @stride 4 KiB blocks read, at
+					 * most (each allocation its own) */
 	uint64_t stale;			/* entries not mapped any more */
 	uint64_t unread;		/* bytes that could not be read */
 	unsigned int not_stopped;	/* threads not stopped in time */

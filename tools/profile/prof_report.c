@@ -374,6 +374,8 @@ static int decide(struct rep *rp)
 				int lab = r->allocs[rp->idx[i]].label;
 
 				r->labels[lab].target = ch2[i].target;
+				r->labels[lab].buddy_frac_err = ch2[i].err_ppm /
+					(double)BUDDY_HEUR_PPM;
 				lp[lab] += ch2[i].pairs;
 				lo[lab] += ch2[i].over;
 			}
@@ -459,6 +461,8 @@ static int build(struct rep *rp)
 		unsigned int last = 0;
 		uint64_t best = UINT64_MAX, f3[PF_NC] = { 0 };
 
+		uint64_t bl = 0, bl_read = 0;
+
 		lab->nallocs++;
 		for (j = 0; j < a->nobs; j++) {
 			struct pf_obs *ob = &a->obs[j];
@@ -468,6 +472,8 @@ static int build(struct rep *rp)
 
 			if (fs < 0)
 				continue;
+			bl += ob->blocks;
+			bl_read += ob->blocks_read;
 			for (c = 0; c < PF_NC; c++) {
 				unsigned int q;
 
@@ -501,6 +507,9 @@ static int build(struct rep *rp)
 			rp->ha[c][i].nr_snaps = last;
 			rp->ha[c][i].hist = (const uint64_t (*)[BUDDY_CODE_NR])
 					    &rp->rows[c][i * rp->nsnap];
+			/* sampled: the heuristic's margin, the error shown */
+			rp->ha[c][i].sampled = bl_read < bl ? bl_read : 0;
+			rp->ha[c][i].population = bl;
 		}
 	}
 	rp->order = calloc(r->nlabels + 1, sizeof(unsigned int));
@@ -672,7 +681,11 @@ static void report_text(FILE *f, struct rep *rp)
 		r->o->show_labels : rp->nlab_used;
 	fprintf(f, "\nLabels (%u of %zu, by bytes over the snapshots):\n", shown,
 		rp->nlab_used);
-	fprintf(f, "%-15s %6s %10s %8s %8s %5s %5s %7s  %s\n", "label", "allocs",
+	fprintf(f, "(buddy%%: accesses to buddy memory at the label's target, +-\n"
+		" its sampling error at the threshold, ~95%%; none: read whole;\n"
+		" a label within the error below the threshold keeps the safer\n"
+		" target)\n");
+	fprintf(f, "%-15s %6s %10s %8s %8s %5s %5s %14s  %s\n", "label", "allocs",
 		"size", "avg-MiB", "fig3", "tgt", "codec", "buddy%", "site");
 	for (i = 0; i < shown; i++) {
 		struct pf_label *l = &r->labels[rp->order[i]];
@@ -691,11 +704,16 @@ static void report_text(FILE *f, struct rep *rp)
 			symbolize(r, &l->frames[l->nframes - 1], s1, sizeof(s1));
 		snprintf(site, sizeof(site), "%s%s%s", s0,
 			 *s1 ? (l->nframes > 2 ? " <..< " : " < ") : "", s1);
-		fprintf(f, "%-15s %6u %10llu %8.1f %8s %5s %5s %6.2f%%  %.100s\n",
+		if (l->buddy_frac_err > 0)
+			snprintf(b, sizeof(b), "%.2f+-%.2f%%", l->buddy_frac * 100,
+				 l->buddy_frac_err * 100);
+		else
+			snprintf(b, sizeof(b), "%.2f%%", l->buddy_frac * 100);
+		fprintf(f, "%-15s %6u %10llu %8.1f %8s %5s %5s %14s  %.100s\n",
 			l->name, l->nallocs, (unsigned long long)l->size,
 			rp->nsnap ? l->bytes_total / MIB / rp->nsnap : 0, a,
 			target_short(l->target), pf_codecs[l->codec]->name,
-			l->buddy_frac * 100, site);
+			b, site);
 		fprintf(f, "%15s MiB  :", "");
 		for (s = 0; s < rp->nsnap; s++) {
 			uint64_t v = rp->lab_bytes[(size_t)rp->order[i] * rp->nsnap + s];
@@ -927,6 +945,7 @@ static void report_json(FILE *f, struct rep *rp)
 		jadd(x, "target", json_object_new_string(buddy_target_name(l->target)));
 		jadd(x, "codec", json_object_new_string(pf_codecs[l->codec]->name));
 		jadd(x, "buddy_frac", jfrac(l->buddy_frac));
+		jadd(x, "buddy_frac_err", jfrac(l->buddy_frac_err));
 		for (k = 0; k < l->nframes; k++) {
 			symbolize(r, &l->frames[k], sym, sizeof(sym));
 			json_object_array_add(st, json_object_new_string(sym));

@@ -22,20 +22,30 @@
  * semop, sigtimedwait with a timeout, ...) return EINTR after a stop and
  * continue, as after ^Z / fg (signal(7)); most programs retry them.
  *
- * Sampling: a snapshot reads at most --sample-mib MiB: when the live tracked
- * bytes exceed that, it reads one 4 KiB block out of every k (k = ceil(live
- * / cap)), counting blocks across all allocations in allocation order, and
- * scales every count by k.  Small allocations may then have no block in
- * some snapshots (they count only in the others).
+ * Sampling: a snapshot reads at most --sample-mib MiB.  When the live
+ * tracked bytes exceed that, the budget is shared out as water fills
+ * vessels: every allocation of at most L 4 KiB blocks is read whole, and
+ * each larger one reads one block out of every k_i = ceil(blocks / L) (the
+ * middle one of each group of k_i), its counts scaled by k_i; L is the
+ * largest level whose total fits the budget (at least 1 block each).  So
+ * every allocation is read, small ones exactly, and the report gives each
+ * sampled one's error (the blocks read and out of how many go into
+ * buddy_heur_alloc.sampled/.population).
  *
  * When: by default N (--points, 10) snapshots evenly spread over a run of
- * unknown length: one every second at first; when 2N are held every other
- * one is dropped and the interval doubles; at the end N evenly spaced ones
- * are kept (raw samples are kept in memory until then and classified at the
- * end, so the program is not slowed by classification).  --interval takes
- * one every SEC seconds (N at most; 0 = no limit), --at at given times.
- * A SIGUSR2 to buddyctl, or buddyprof_snapshot() called by the program,
- * takes one more, never dropped.
+ * unknown length, on the program's progress (PF_CLOCK_PROGRESS): the
+ * interposer asks for one each time the tracked bytes allocated pass a
+ * multiple of a step (--first-bytes, 16 MiB at first); when 2N are held
+ * every other one is dropped and the step doubles (written into the table's
+ * header while the program is still stopped, so the next points are the
+ * same on every run); at the end N evenly spaced ones are kept (raw samples
+ * are kept in memory until then and classified at the end, so the program
+ * is not slowed by classification).  With --clock wall or cpu the same
+ * adaptive spacing runs on seconds (--first, 1 s at first) of wall-clock or
+ * of the owner's CPU time; --interval takes one every SEC seconds (N at
+ * most; 0 = no limit), --at at given times.  --every-allocs/--every-bytes
+ * take one at fixed progress steps, all kept.  A SIGUSR2 to buddyctl, or
+ * buddyprof_snapshot() called by the program, takes one more, never dropped.
  */
 #define _GNU_SOURCE
 #include <dirent.h>
@@ -76,6 +86,8 @@ struct pf_piece {
 	uint64_t off;			/* into the snapshot's buffer */
 	uint64_t len;			/* bytes read (whole entries, padded) */
 	uint64_t unread;		/* entries that could not be read */
+	uint64_t stride;		/* 1 of @stride blocks read */
+	uint64_t blocks, read;		/* blocks readable, read */
 };
 
 struct pf_raw {
@@ -98,6 +110,7 @@ struct pf_state {
 	int sfd;
 	struct pf_raw *pending;		/* adaptive: unclassified snapshots */
 	size_t npending, cappending;
+	uint64_t progress_seen;		/* hdr->nr_progress_snaps answered */
 	double delta;			/* adaptive interval */
 	double next;			/* next timer snapshot, s since start */
 	unsigned int timer_taken;	/* fixed/at: timer snapshots taken */
@@ -123,6 +136,35 @@ static void *xrealloc(void *p, size_t n)
 			(arr) = xrealloc((arr), (cap) * sizeof(*(arr)));\
 		}							\
 	} while (0)
+
+
+/*
+ * The automatic schedule: adaptive on the program's progress (the default),
+ * or a timer on wall-clock or CPU seconds; --every-allocs/--every-bytes are
+ * fixed progress steps the interposer keeps by itself.
+ */
+static bool adaptive_progress(const struct pf_opts *o)
+{
+	return o->timer && o->clock == PF_CLOCK_PROGRESS && !o->every_allocs &&
+	       !o->every_bytes;
+}
+
+static bool clock_timer(const struct pf_opts *o)
+{
+	return o->timer && o->clock != PF_CLOCK_PROGRESS;
+}
+
+/* Snapshots thinned out as they come (adaptive spacing, either clock). */
+static bool adaptive(const struct pf_opts *o)
+{
+	return adaptive_progress(o) ||
+	       (clock_timer(o) && !o->interval && !o->nat);
+}
+
+static uint64_t first_bytes(const struct pf_opts *o)
+{
+	return o->first_bytes ? o->first_bytes : PF_DEF_FIRST_BYTES;
+}
 
 /* ---- starting the program ---------------------------------------------------- */
 
@@ -188,7 +230,7 @@ static int make_region(struct pf_run *r, char *path, size_t len)
 	h->flags = o->unwind ? BPROF_F_UNWIND : 0;
 	h->profiler_pid = getpid();
 	h->every_allocs = o->every_allocs;
-	h->every_bytes = o->every_bytes;
+	h->every_bytes = adaptive_progress(o) ? first_bytes(o) : o->every_bytes;
 	if (o->match)
 		snprintf(h->match, sizeof(h->match), "%s", o->match);
 	r->hdr = h;
@@ -544,7 +586,7 @@ static void classify(struct pf_run *r, struct pf_raw *raw)
 		struct pf_piece *pc = &raw->pieces[i];
 		struct pf_alloc *a = &r->allocs[pc->alloc];
 		const uint8_t *buf = raw->buf + pc->off;
-		uint64_t e, ents = pc->len / BUDDY_ENTRY_BYTES, k = raw->stride;
+		uint64_t e, ents = pc->len / BUDDY_ENTRY_BYTES, k = pc->stride;
 		struct pf_obs *ob;
 		unsigned int c;
 
@@ -554,6 +596,8 @@ static void classify(struct pf_run *r, struct pf_raw *raw)
 		ob->snap = sn->id;
 		ob->sampled = ents;
 		ob->unread = pc->unread;
+		ob->blocks = pc->blocks;
+		ob->blocks_read = pc->read;
 		for (e = 0; e < ents; e++) {
 			const u8 *ent = buf + e * BUDDY_ENTRY_BYTES;
 
@@ -588,7 +632,59 @@ static void free_raw(struct pf_raw *raw, bool keep_buf)
 struct live {
 	struct bprof_slot s;
 	uint64_t readable;
+	uint64_t stride;		/* 1 block of every @stride is read */
 };
+
+/* Blocks read under level @L: sum of min(blocks, L). */
+static uint64_t filled(const struct live *lv, size_t n, uint64_t L)
+{
+	uint64_t sum = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		uint64_t nb = (lv[i].readable + BLK - 1) / BLK;
+
+		sum += nb < L ? nb : L;
+	}
+	return sum;
+}
+
+/*
+ * Per-allocation strides within a budget of @cap blocks (0: no budget):
+ * the largest level L with filled(L) <= cap, by bisection; whole reads for
+ * allocations of at most L blocks.  Returns the largest stride.
+ */
+static uint64_t share_budget(struct live *lv, size_t n, uint64_t cap)
+{
+	uint64_t lo = 1, hi = 1, kmax = 1;
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		uint64_t nb = (lv[i].readable + BLK - 1) / BLK;
+
+		lv[i].stride = 1;
+		if (nb > hi)
+			hi = nb;
+	}
+	if (!cap || filled(lv, n, hi) <= cap)
+		return 1;
+	while (lo < hi) {	/* filled(lo) <= cap or lo == 1 */
+		uint64_t mid = lo + (hi - lo + 1) / 2;
+
+		if (filled(lv, n, mid) <= cap)
+			lo = mid;
+		else
+			hi = mid - 1;
+	}
+	for (i = 0; i < n; i++) {
+		uint64_t nb = (lv[i].readable + BLK - 1) / BLK;
+
+		if (nb > lo)
+			lv[i].stride = (nb + lo - 1) / lo;
+		if (lv[i].stride > kmax)
+			kmax = lv[i].stride;
+	}
+	return kmax;
+}
 
 static int cmp_live(const void *a, const void *b)
 {
@@ -621,6 +717,33 @@ static uint64_t read_iovs(pid_t pid, struct iovec *loc, struct iovec *rem,
 	return missed;
 }
 
+static unsigned int pending_kept(const struct pf_state *st)
+{
+	unsigned int n = 0;
+
+	for (size_t i = 0; i < st->npending; i++)
+		if (!st->r->snaps[st->pending[i].snap].dropped)
+			n++;
+	return n;
+}
+
+/*
+ * Adaptive progress: this snapshot makes 2N pending, so thin() will drop
+ * every other one; double the step now, while the program is stopped, so
+ * that no allocation is made under the old step after this point.  The
+ * multiples of the new step are multiples of the old: the points kept
+ * stay evenly spaced.
+ */
+static void progress_step(struct pf_state *st)
+{
+	struct bprof_hdr *h = st->r->hdr;
+	unsigned int points = st->r->o->points;
+
+	if (points && pending_kept(st) + 1 >= 2 * points)
+		__atomic_store_n(&h->every_bytes, 2 * h->every_bytes,
+				 __ATOMIC_RELAXED);
+}
+
 static int snapshot(struct pf_state *st, bool requested)
 {
 	struct pf_run *r = st->r;
@@ -631,7 +754,7 @@ static int snapshot(struct pf_state *st, bool requested)
 	struct pf_map *maps;
 	struct pf_snap *sn;
 	struct pf_raw raw = { 0 };
-	uint64_t total_blocks = 0, cap_blocks, k, g = 0, bufpos = 0;
+	uint64_t total_blocks = 0, cap_blocks, k, bufpos = 0;
 	struct iovec loc[IOV_BATCH], rem[IOV_BATCH];
 	uint8_t unread[IOV_BATCH];
 	size_t owner_of[IOV_BATCH];
@@ -685,12 +808,17 @@ static int snapshot(struct pf_state *st, bool requested)
 		sn->readable += len;
 		total_blocks += (len + BLK - 1) / BLK;
 	}
-	cap_blocks = o->sample_bytes ? o->sample_bytes / BLK : 0;
-	k = cap_blocks && total_blocks > cap_blocks ?
-		(total_blocks + cap_blocks - 1) / cap_blocks : 1;
+	cap_blocks = o->sample_bytes ? (o->sample_bytes + BLK - 1) / BLK : 0;
+	k = share_budget(lv, nlv, cap_blocks);
 	raw.stride = k;
 	sn->stride = k;
-	raw.buf = malloc(((total_blocks + k - 1) / k + 1) * BLK);
+	total_blocks = 0;
+	for (i = 0; i < nlv; i++) {
+		uint64_t nb = (lv[i].readable + BLK - 1) / BLK;
+
+		total_blocks += (nb + lv[i].stride - 1) / lv[i].stride;
+	}
+	raw.buf = malloc((total_blocks + 1) * BLK);
 	raw.snap = r->nsnaps;
 	if (!raw.buf) {
 		pf_err("out of memory for a snapshot");
@@ -710,11 +838,16 @@ static int snapshot(struct pf_state *st, bool requested)
 		pc->off = bufpos;
 		pc->len = 0;
 		pc->unread = (l->s.size - l->readable) / BUDDY_ENTRY_BYTES;
-		for (b = 0; b < nb; b++, g++) {
+		pc->stride = l->stride;
+		pc->blocks = nb;
+		pc->read = 0;
+		for (b = 0; b < nb; b++) {
 			uint64_t blen, plen;
 
-			if (g % k != k / 2)
+			/* the middle block of each group of @stride */
+			if (b % l->stride != l->stride / 2)
 				continue;
+			pc->read++;
 			blen = l->readable - b * BLK;
 			if (blen > BLK)
 				blen = BLK;
@@ -760,6 +893,8 @@ static int snapshot(struct pf_state *st, bool requested)
 				raw.pieces[owner_of[j]].unread +=
 					loc[j].iov_len / BUDDY_ENTRY_BYTES;
 	}
+	if (adaptive_progress(o) && !requested)
+		progress_step(st);
 	kill(pid, SIGCONT);
 	sn->stopped_ms = (pf_now() - t0) * 1e3;
 	sn->sampled = bufpos;
@@ -767,7 +902,7 @@ static int snapshot(struct pf_state *st, bool requested)
 	free_maps(maps, nmaps);
 	free(lv);
 
-	if (o->timer && !o->interval && !o->nat && !requested) {
+	if (adaptive(o) && !requested) {
 		/* adaptive: keep the raw sample until the end */
 		GROW(st->pending, st->npending, st->cappending);
 		st->pending[st->npending++] = raw;
@@ -782,12 +917,9 @@ static int snapshot(struct pf_state *st, bool requested)
 static void thin(struct pf_state *st)
 {
 	struct pf_run *r = st->r;
-	unsigned int n = 0, keep = 0;
+	unsigned int n = pending_kept(st), keep = 0;
 	size_t i, j;
 
-	for (i = 0; i < st->npending; i++)
-		if (!r->snaps[st->pending[i].snap].dropped)
-			n++;
 	if (!r->o->points || n < 2 * r->o->points)
 		return;
 	for (i = 0, j = 0; i < st->npending; i++) {
@@ -833,12 +965,34 @@ static void finish_pending(struct pf_state *st)
 	free(keep);
 }
 
-/* Time of the next timer snapshot (s since start), or -1 for none. */
+/*
+ * The timer's clock: seconds since the start, or CPU seconds of the owner
+ * (all its threads; the child until an owner claimed the table).  -1 when
+ * the process is gone.
+ */
+static double clock_now(struct pf_state *st)
+{
+	struct pf_run *r = st->r;
+	struct timespec ts;
+	clockid_t cid;
+	pid_t pid;
+
+	if (r->o->clock != PF_CLOCK_CPU)
+		return pf_now() - r->t_start;
+	pid = __atomic_load_n(&r->hdr->owner_pid, __ATOMIC_ACQUIRE);
+	if (pid <= 0)
+		pid = r->child;
+	if (clock_getcpuclockid(pid, &cid) || clock_gettime(cid, &ts))
+		return -1;
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/* Time of the next timer snapshot (clock_now() s), or -1 for none. */
 static double next_timer(struct pf_state *st)
 {
 	struct pf_opts *o = st->r->o;
 
-	if (!o->timer)
+	if (!clock_timer(o))
 		return -1;
 	if (o->nat)
 		return st->timer_taken < o->nat ? o->at[st->timer_taken] : -1;
@@ -853,7 +1007,7 @@ static double next_timer(struct pf_state *st)
 static void after_timer(struct pf_state *st, double t)
 {
 	st->timer_taken++;
-	if (st->r->o->timer && !st->r->o->interval && !st->r->o->nat) {
+	if (adaptive(st->r->o)) {
 		thin(st);
 		st->next = t + st->delta;
 	}
@@ -892,11 +1046,14 @@ static int run_loop(struct pf_state *st)
 
 	while (!r->exited) {
 		struct pollfd pfd = { .fd = st->sfd, .events = POLLIN };
-		double nt = next_timer(st), now = pf_now() - r->t_start;
+		double nt = next_timer(st), now = clock_now(st);
 		int timeout = -1, n;
 
 		if (nt >= 0)
 			timeout = nt <= now ? 0 : (int)((nt - now) * 1000) + 1;
+		/* CPU time runs at up to one second per thread and second */
+		if (nt >= 0 && r->o->clock == PF_CLOCK_CPU && timeout > 20)
+			timeout = 20;
 		n = poll(&pfd, 1, timeout);
 		if (n < 0 && errno != EINTR)
 			return -1;
@@ -911,9 +1068,17 @@ static int run_loop(struct pf_state *st)
 				case SIGUSR2: {
 					uint32_t req = __atomic_load_n(
 						&r->hdr->snap_req, __ATOMIC_ACQUIRE);
+					uint64_t ps = __atomic_load_n(
+						&r->hdr->nr_progress_snaps,
+						__ATOMIC_ACQUIRE);
+					/* the progress schedule's, or a marker */
+					bool prog = ps != st->progress_seen;
 
+					st->progress_seen = ps;
 					if (!r->exited)
-						snapshot(st, true);
+						snapshot(st, !prog);
+					if (prog && adaptive_progress(r->o))
+						thin(st);
 					answer_requests(r, req);
 					break;
 				}
@@ -924,12 +1089,12 @@ static int run_loop(struct pf_state *st)
 			}
 			continue;
 		}
-		if (nt >= 0 && pf_now() - r->t_start >= nt && !r->exited) {
+		if (nt >= 0 && clock_now(st) >= nt && !r->exited) {
 			reap(r);
 			if (r->exited)
 				break;
 			snapshot(st, false);
-			after_timer(st, pf_now() - r->t_start);
+			after_timer(st, clock_now(st));
 		}
 	}
 	return 0;
@@ -998,16 +1163,25 @@ int pf_run_program(struct pf_run *r, const char *lib)
 	}
 	if (o->nice)
 		setpriority(PRIO_PROCESS, 0, o->nice);
-	pf_msg(r, "pid %d, %s, tracking >= %llu B, %u points%s", (int)r->child,
+	pf_msg(r, "pid %d, %s, tracking >= %llu B, %u points%s%s", (int)r->child,
 	       lib, (unsigned long long)o->min_size, o->nat ? o->nat : o->points,
-	       o->every_allocs || o->every_bytes ? " (on the program's progress)" :
+	       o->every_allocs || o->every_bytes ? " (fixed progress steps)" :
+	       adaptive_progress(o) ? " (adaptive, on tracked bytes allocated)" :
 	       !o->timer ? " (on request only)" : o->interval ? " (fixed interval)" :
-	       o->nat ? " (at given times)" : " (adaptive spacing)");
+	       o->nat ? " (at given times)" : " (adaptive spacing)",
+	       !clock_timer(o) ? "" : o->clock == PF_CLOCK_CPU ? ", CPU time" :
+	       ", wall-clock");
 	st.delta = o->first;
 	st.next = o->first;
 
 	run_loop(&st);
 	finish_pending(&st);
+	if (adaptive_progress(o) && !r->nsnaps)
+		pf_err("no snapshot: the program's tracked allocations "
+		       "totalled %llu bytes, less than the first progress step "
+		       "(%llu; --first-bytes, or --clock wall)",
+		       (unsigned long long)r->hdr->progress_bytes,
+		       (unsigned long long)first_bytes(o));
 	memcpy(&r->final, r->hdr, sizeof(r->final));
 	if (!r->t_end)
 		r->t_end = pf_now();

@@ -10,9 +10,12 @@
 # exist in Debian 12: python3-torch python3-torchvision python3-sklearn
 # python3-skimage python3-matplotlib libopenblas0-pthread gromacs lammps
 # lammps-examples quantum-espresso quantum-espresso-data hpcc openfoam
-# openfoam-examples.  About 3 GB on disk and 3 minutes here.
+# openfoam-examples dataset-fashion-mnist.  About 3 GB on disk and 3 minutes here.
 # Then tools/profile/eval/eval.py runs every workload (EVAL_ONLY limits
 # them: "dl", "hpc" or names) and writes OUTDIR/results.md and results.png.
+# EVAL=quick: the small configurations only (full, the default, adds the
+# large inputs); EVAL_TIMING=0: no plain/interposer-only timing runs;
+# EVAL_TIME_CAP=SEC: each run killed after SEC s (default 900).
 set -eu
 BUDDYCTL=$(realpath "$1")
 OUT=$2
@@ -20,7 +23,7 @@ HERE=$(dirname "$(realpath "$0")")
 PKGS="python3-torch python3-torchvision python3-sklearn python3-skimage
 python3-matplotlib python3-numpy libopenblas0-pthread gromacs lammps
 lammps-examples quantum-espresso quantum-espresso-data hpcc openfoam
-openfoam-examples"
+openfoam-examples dataset-fashion-mnist"
 
 if [ "${EVAL_NO_INSTALL:-0}" != 1 ]; then
 	missing=
@@ -47,5 +50,12 @@ if [ "${EVAL_NO_INSTALL:-0}" != 1 ]; then
 	fi
 fi
 mkdir -p "$OUT"
+case "${EVAL:-full}" in
+quick|full) ;;
+*) echo "eval: EVAL=$EVAL is not quick or full" >&2; exit 2 ;;
+esac
+timing=
+[ "${EVAL_TIMING:-1}" != 0 ] || timing=--no-timing
 exec /usr/bin/python3 "$HERE/eval.py" --buddyctl "$BUDDYCTL" --out "$OUT" \
+	--mode "${EVAL:-full}" $timing ${EVAL_TIME_CAP:+--time-cap "$EVAL_TIME_CAP"} \
 	${EVAL_ONLY:+--only "$EVAL_ONLY"} ${EVAL_REPEAT:+--repeat "$EVAL_REPEAT"}

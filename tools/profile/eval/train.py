@@ -5,16 +5,23 @@
     /usr/bin/python3 train.py --model resnet18 [--steps N] [--batch B]
                               [--size PX] [--threads T] [--seed S]
 
-The data are real images shipped in a Debian package: scikit-learn's
-digits (sklearn.datasets.load_digits: 1797 8x8 handwritten digits, 10
-classes), upsampled to PX x PX and repeated over three channels.  Models:
+The data are real images shipped in a Debian package (--data): by default
+Fashion-MNIST (dataset-fashion-mnist: 28x28 grey photographs of clothes,
+10 classes, the first 6000 of the training set), or scikit-learn's digits
+(sklearn.datasets.load_digits: 1797 8x8 handwritten digits, far too smooth
+once scaled up: they inflate compressibility), resized to PX x PX and
+repeated over three channels.  Models:
 resnet18, resnet50, vgg11, mobilenet_v2 (torchvision, random initialisation,
 10 classes), SGD with momentum and weight decay, cross-entropy loss: the
 memory a training run holds (weights, gradients, momentum buffers,
 activations kept for the backward pass, their gradients) is all there.
 
 Debian's torch 1.13 is visible to /usr/bin/python3 only.  The script prints
-the loss every few steps and a last line that does not depend on timing.
+the loss every few steps and a last line that does not depend on timing,
+and after the first step one "train: footprint" line: the bytes of the
+weights, gradients, optimizer state (momentum buffers) and activations (the
+tensors autograd saves for the backward pass, each storage counted once,
+as saved_tensors_hooks sees them).
 """
 import argparse
 import os
@@ -28,7 +35,9 @@ import numpy as np  # noqa: E402
 import torch  # noqa: E402
 import torch.nn.functional as F  # noqa: E402
 import torchvision  # noqa: E402
-from sklearn.datasets import load_digits  # noqa: E402
+
+FASHION = "/usr/share/datasets/fashion-mnist/train-images-idx3-ubyte.gz"
+FASHION_LABELS = "/usr/share/datasets/fashion-mnist/train-labels-idx1-ubyte.gz"
 
 MODELS = {
     "resnet18": torchvision.models.resnet18,
@@ -36,6 +45,56 @@ MODELS = {
     "vgg11": torchvision.models.vgg11,
     "mobilenet_v2": torchvision.models.mobilenet_v2,
 }
+
+
+def load(data, n=6000):
+    """(images as float32 N x H x W in 0..1, labels) of @data."""
+    if data == "fashion":
+        import gzip
+        with gzip.open(FASHION) as f:
+            raw = f.read()
+        with gzip.open(FASHION_LABELS) as f:
+            lab = f.read()
+        # idx3: magic, count, rows, cols (big-endian u32), then u8 pixels
+        rows = int.from_bytes(raw[8:12], "big")
+        cols = int.from_bytes(raw[12:16], "big")
+        x = np.frombuffer(raw, np.uint8, n * rows * cols, 16)
+        x = x.reshape(n, rows, cols).astype(np.float32) / 255.0
+        y = np.frombuffer(lab, np.uint8, n, 8).astype(np.int64)
+        return x, y
+    from sklearn.datasets import load_digits
+    d = load_digits()
+    return d.images.astype(np.float32) / 16.0, d.target.astype(np.int64)
+
+
+def footprint(model, opt, xb, yb):
+    """Bytes of weights, gradients, optimizer state and saved activations
+    of one training step (which it takes)."""
+    seen = {}
+
+    def pack(t):
+        try:
+            st = t.untyped_storage() if hasattr(t, "untyped_storage") \
+                else t.storage()
+            seen[st.data_ptr()] = st.nbytes()
+        except (RuntimeError, NotImplementedError):
+            pass
+        return t
+
+    params = set(p.data_ptr() for p in model.parameters())
+    with torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
+        out = model(xb)
+        loss = F.cross_entropy(out, yb)
+    act = sum(v for k, v in seen.items() if k not in params)
+    loss.backward()
+    opt.step()
+    w = sum(p.numel() * p.element_size() for p in model.parameters())
+    g = sum(p.grad.numel() * p.grad.element_size()
+            for p in model.parameters() if p.grad is not None)
+    o = sum(v.numel() * v.element_size() for st in opt.state.values()
+            for v in st.values() if torch.is_tensor(v))
+    return out, loss, {"weights": w, "gradients": g, "optimizer": o,
+                       "activations": act}
 
 
 def batches(x, y, batch, rng):
@@ -55,19 +114,20 @@ def main():
     ap.add_argument("--size", type=int, default=32)
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--data", choices=("fashion", "digits"), default="fashion")
     a = ap.parse_args()
 
     torch.manual_seed(a.seed)
     torch.set_num_threads(a.threads)
     rng = np.random.default_rng(a.seed)
 
-    digits = load_digits()
-    imgs = torch.tensor(digits.images, dtype=torch.float32) / 16.0
+    xs, ys = load(a.data)
+    imgs = torch.from_numpy(xs)
     imgs = F.interpolate(imgs[:, None], size=(a.size, a.size),
                          mode="bilinear", align_corners=False)
     imgs = (imgs - imgs.mean()) / imgs.std()
     x = imgs.repeat(1, 3, 1, 1).contiguous()
-    y = torch.tensor(digits.target, dtype=torch.long)
+    y = torch.from_numpy(ys)
 
     model = MODELS[a.model](num_classes=10)
     model.train()
@@ -75,7 +135,8 @@ def main():
                           weight_decay=5e-4)
     params = sum(p.numel() for p in model.parameters())
     print(f"train: {a.model}, {params} parameters, batch {a.batch}, "
-          f"{a.size}x{a.size}, {a.steps} steps", flush=True)
+          f"{a.size}x{a.size}, {a.steps} steps, {a.data} data, "
+          f"seed {a.seed}, {a.threads} threads", flush=True)
 
     t0 = time.time()
     it = batches(x.numpy(), y.numpy(), a.batch, rng)
@@ -85,10 +146,15 @@ def main():
         xb = torch.from_numpy(xb)
         yb = torch.from_numpy(yb)
         opt.zero_grad(set_to_none=False)
-        out = model(xb)
-        loss = F.cross_entropy(out, yb)
-        loss.backward()
-        opt.step()
+        if step == 1:
+            out, loss, fp = footprint(model, opt, xb, yb)
+            print("train: footprint " + " ".join(
+                f"{k} {v}" for k, v in fp.items()), flush=True)
+        else:
+            out = model(xb)
+            loss = F.cross_entropy(out, yb)
+            loss.backward()
+            opt.step()
         correct += (out.argmax(1) == yb).sum().item()
         seen += len(yb)
         if step % 10 == 0 or step == a.steps:

@@ -152,6 +152,12 @@ assert d["fig3"]["pairs"] == 2 * 32768, d["fig3"]["pairs"]
 exact = json.load(open("'"$W/k.json"'"))["fig3"]["bpc"]
 assert abs(d["fig3"]["bpc"] / exact - 1) < 0.05, (d["fig3"]["bpc"], exact)
 '
+check "known: each sampled label reports its error, 2 sqrt(.3 .7 (1 - 128/512) / 128) = 7.0156%; read whole, none" pyj "$W/ks.json" '
+errs = [l["buddy_frac_err"] for l in d["labels"]]
+assert len(errs) == 4 and all(abs(e - 0.0701561) < 1e-6 for e in errs), errs
+whole = json.load(open("'"$W/k.json"'"))["labels"]
+assert all(l["buddy_frac_err"] == 0 for l in whole), whole
+'
 prof --no-timer --no-unwind -j -o "$W/kn.json" -- ./known 1 >/dev/null 2>&1
 check "known: --no-unwind labels by the immediate caller (still 4 labels, 1 frame each)" pyj "$W/kn.json" '
 assert d["nr_labels"] == 4 and all(len(l["stack"]) == 1 for l in d["labels"]), d["labels"]
@@ -297,7 +303,7 @@ s = d["snapshots"]
 assert len(s) == 10, len(s)
 assert [x["allocations"] for x in s] == [4] + [6] * 9, [x["allocations"] for x in s]
 assert [x["bytes"] for x in s] == [4 << 17] + [6 << 17] * 9, [x["bytes"] for x in s]
-assert all(x["requested"] for x in s)
+assert not any(x["requested"] for x in s), "progress steps are not markers"
 '
 prof --every-allocs 4 -j -o "$W/pg2.json" -- ./progress >/dev/null 2>&1
 snaps "$W/pg1.json" >"$W/pg1.snaps"
@@ -316,6 +322,42 @@ prof --every-bytes 512K -j -o "$W/pg4.json" -- ./progress >/dev/null 2>&1
 snaps "$W/pg4.json" >"$W/pg4.snaps"
 check "--every-bytes 512K (4 buffers of 128 KiB) gives the same points" \
 	cmp "$W/pg1.snaps" "$W/pg4.snaps"
+# The default schedule: adaptive on tracked bytes allocated.  progress 200
+# allocates 25 MiB in 128 KiB buffers; with a first step of 512K (4 buffers)
+# and -n 4 it snapshots at buffers 4, 8, ... 32 (8 held: every other one
+# dropped, the step doubles to 1M), 40 ... 64 (2M), 80 ... 128 (4M), 160,
+# 192: 18 taken; of the 6 held at the end, 64, 96, 160 and 192 are kept.
+prof --first-bytes 512K -n 4 -j -o "$W/pa1.json" -- ./progress 200 >/dev/null 2>&1
+check "default schedule (progress, --first-bytes 512K -n 4): 18 taken, 4 kept, the step doubling" pyj "$W/pa1.json" '
+s = d["snapshots"]
+assert len(s) == 18, len(s)
+k = [x for x in s if x["kept"]]
+assert len(k) == 4, len(k)
+assert not any(x["requested"] for x in s)
+assert all(x["allocations"] == 6 for x in k), [x["allocations"] for x in k]
+'
+busy & b1=$!
+busy & b2=$!
+prof --first-bytes 512K -n 4 -j -o "$W/pa2.json" -- ./progress 200 >/dev/null 2>&1
+kill $b1 $b2; wait $b1 $b2 2>/dev/null
+snaps "$W/pa1.json" >"$W/pa1.snaps"
+snaps "$W/pa2.json" >"$W/pa2.snaps"
+check "... beside two CPU-bound loops: the same snapshots, figures and labels" \
+	sh -c "test -s '$W/pa1.snaps' && cmp '$W/pa1.snaps' '$W/pa2.snaps'"
+prof -o "$W/pa3.txt" -- ./progress >/dev/null 2>"$W/pa3.err"
+check "... 5 MiB allocated, less than the first step of 16M: no snapshot, and says why" \
+	grep -q 'no snapshot: .* totalled 5242880 bytes, less than the first progress step' "$W/pa3.err"
+prof --clock cpu -i 0.05 -n 0 -j -o "$W/cpu.json" -- ./threaded 1.5 1 >/dev/null 2>&1
+check "--clock cpu -i 0.05: snapshots at most one per 0.05 s of the program's CPU time" pyj "$W/cpu.json" '
+s = d["snapshots"]
+assert 1 <= len(s) <= d["cpu_s"] / 0.05 + 1, (len(s), d["cpu_s"])
+'
+"$BUDDYCTL" profile --clock bogus -- true >/dev/null 2>"$W/opt.err"
+check "--clock bogus: exit 2, naming the clocks" \
+	sh -c "test $? -eq 2 && grep -q -- '--clock: bogus is not a clock: progress, wall or cpu' '$W/opt.err'"
+"$BUDDYCTL" profile --clock progress -i 1 -- true >/dev/null 2>"$W/opt.err"
+check "--clock progress -i 1: exit 2, a time needs a time clock" \
+	sh -c "test $? -eq 2 && grep -q -- 'need --clock wall or cpu' '$W/opt.err'"
 "$BUDDYCTL" profile --every-allocs 0 -- true >/dev/null 2>"$W/opt.err"
 check "--every-allocs 0: exit 2, naming the option" \
 	sh -c "test $? -eq 2 && grep -q -- '--every-allocs: 0 is not a count of at least 1' '$W/opt.err'"
