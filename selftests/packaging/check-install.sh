@@ -146,7 +146,7 @@ exports_ok() {
 check "exports only buddy_* (libbuddy.c, libbuddy_aio.c; core/ and inproc.c hidden)" exports_ok
 static_ok() {
 	ar t "$lib/libbuddy.a" | sort | tr '\n' ' ' |
-		grep -qx 'bdi.o bpc.o chunk.o codec.o fpc.o inproc.o libbuddy.o libbuddy_aio.o none.o stripe.o zvc.o '
+		grep -qx 'alloc.o bdi.o bpc.o chunk.o codec.o fpc.o inproc.o libbuddy.o libbuddy_aio.o none.o stripe.o zvc.o '
 }
 check "libbuddy.a holds libbuddy, libbuddy_aio, the in-process device and core/ only" static_ok
 
