@@ -83,8 +83,8 @@ struct buddy_chunk {
 struct buddy_user;
 
 struct buddy_allocation {
-	struct kref ref;
 	BUDDY_ALLOC_CORE(core);
+	struct kref ref;
 	kuid_t uid;
 	struct pid *pid;
 	struct buddy_user *user;

@@ -6,7 +6,8 @@
  * buddy_open_inproc()) makes libbuddy's calls land here instead of in
  * buddy.ko.  Everything that decides what an allocation is and what I/O
  * does is the module's own code, compiled from core/: the ABI checks and
- * the chunk table (core/chunk.c), the admission rules (core/layout.h), the
+ * the chunk table (core/chunk.c), what an allocation is and how the ABI
+ * reports it (core/alloc.c), the admission rules (core/layout.h), the
  * codecs and the striping (core/stripe.c), next-fit extent reservation and
  * re-targeting with rollback, the link model (core/link.h).  What is here is what the kernel gets from
  * its own environment: memory (two anonymous mappings for the pools), the
