@@ -88,18 +88,10 @@ static int list_copy(void *ctx, unsigned int idx,
 	return 0;
 }
 
-static int list_check(void *ctx)
-{
-	if (fatal_signal_pending(current))
-		return -EINTR;
-	cond_resched();
-	return 0;
-}
-
 static const struct buddy_list_ops list_ops = {
 	.next = list_next,
 	.copy = list_copy,
-	.check = list_check,
+	.check = buddy_walk_check,
 };
 
 long buddy_admin_list(struct file *file, void *kdata, struct file **install)

@@ -653,7 +653,8 @@ static int map_copy(void *ctx, u64 off, const u8 *buf, unsigned int len)
 	return copy_to_user(mc->out + off, buf, len) ? -EFAULT : 0;
 }
 
-static int map_check(void *ctx)
+/* Between buffers of GET_MAP and LIST: yield, stop on a fatal signal. */
+int buddy_walk_check(void *ctx)
 {
 	if (fatal_signal_pending(current))
 		return -EINTR;
@@ -665,7 +666,7 @@ static const struct buddy_map_ops map_ops = {
 	.chunk = map_chunk,
 	.unchunk = map_unchunk,
 	.copy = map_copy,
-	.check = map_check,
+	.check = buddy_walk_check,
 };
 
 /* Copy the codes of entries first..first+count-1 to userspace. */

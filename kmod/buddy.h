@@ -144,6 +144,7 @@ int buddy_stripe_io(struct buddy_allocation *a, u64 pos, u8 *buf,
 		    struct buddy_io_acct *acct);
 void buddy_acct_flush(struct buddy_allocation *a, struct buddy_io_acct *acct);
 long buddy_map_codes(struct buddy_allocation *a, struct buddy_map *m);
+int buddy_walk_check(void *ctx);
 extern const struct buddy_chunk_ops buddy_chunk_ops;
 struct buddy_allocation *buddy_alloc_get(u64 id);
 void buddy_alloc_put(struct buddy_allocation *a);
