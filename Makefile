@@ -34,7 +34,7 @@ LINUX_SRC_TAR ?= /usr/src/linux-source-6.1.tar.xz
 KDIR     ?= $(shell scripts/kdir.sh)
 FUZZ_SECONDS ?= 10
 
-CORE_SRCS := core/codec.c core/stripe.c core/chunk.c $(wildcard core/codecs/*.c)
+CORE_SRCS := core/codec.c core/stripe.c core/chunk.c core/alloc.c $(wildcard core/codecs/*.c)
 CORE_HDRS := $(wildcard core/*.h) uapi/linux/buddy.h
 
 .PHONY: all tools module check check-native check-guest bench fuzz demo clean \

@@ -83,6 +83,18 @@ static inline u64 div_u64(u64 dividend, u32 divisor)
 	return dividend / divisor;
 }
 
+static inline u64 div64_u64(u64 dividend, u64 divisor)
+{
+	return dividend / divisor;
+}
+
+#ifndef READ_ONCE
+#define READ_ONCE(x) (*(const volatile __typeof__(x) *)&(x))
+#endif
+#ifndef data_race
+#define data_race(expr) (expr)
+#endif
+
 #ifndef DIV_ROUND_UP
 #define DIV_ROUND_UP(n, d) (((n) + (d) - 1) / (d))
 #endif

@@ -55,67 +55,59 @@ long buddy_admin_map(struct file *file, void *kdata, struct file **install)
 	return ret;
 }
 
-/* A reference to the first live allocation whose id is >= *id, or NULL. */
-static struct buddy_allocation *get_next(unsigned long *id)
+/*
+ * LIST's steps: the first live allocation whose id is >= *id, looked up
+ * under the xarray's lock and read under its own reference, no lock held.
+ */
+static int list_next(void *ctx, u64 *id, bool want, struct buddy_alloc_stat *st)
 {
 	struct buddy_allocation *a;
+	unsigned long i = *id;
 
 	xa_lock(&buddy_dev->allocs);
-	a = xa_find(&buddy_dev->allocs, id, ULONG_MAX, XA_PRESENT);
+	a = xa_find(&buddy_dev->allocs, &i, ULONG_MAX, XA_PRESENT);
 	if (a)
 		kref_get(&a->ref);
 	xa_unlock(&buddy_dev->allocs);
-	return a;
+	if (!a)
+		return -ENOENT;
+	*id = i;
+	if (want)
+		buddy_fill_stat(a, st);
+	buddy_alloc_put(a);
+	return 0;
 }
+
+static int list_copy(void *ctx, unsigned int idx,
+		     const struct buddy_alloc_stat *st, size_t len, size_t size)
+{
+	u8 __user *out = (u8 __force __user *)ctx + (size_t)idx * size;
+
+	if (copy_to_user(out, st, len) || clear_user(out + len, size - len))
+		return -EFAULT;
+	return 0;
+}
+
+static const struct buddy_list_ops list_ops = {
+	.next = list_next,
+	.copy = list_copy,
+	.check = buddy_walk_check,
+};
 
 long buddy_admin_list(struct file *file, void *kdata, struct file **install)
 {
 	struct buddy_list *l = kdata;
-	u8 __user *out = u64_to_user_ptr(l->stats_ptr);
-	size_t n = min_t(size_t, l->stat_size, sizeof(struct buddy_alloc_stat));
 	struct buddy_alloc_stat *st;
-	struct buddy_allocation *a;
-	unsigned int written = 0;
-	unsigned long id;
-	u64 total = 0;
-	long ret = 0;
+	long ret;
 
 	if (buddy_list_check(l))
 		return -EINVAL;
-	if (l->start_id > ULONG_MAX)
-		goto out;
 	st = kmalloc(sizeof(*st), GFP_KERNEL);
 	if (!st)
 		return -ENOMEM;
-	/* in id order; each one under its own reference, no lock held */
-	for (id = l->start_id; (a = get_next(&id)); id++) {
-		total++;
-		if (written < l->count) {
-			memset(st, 0, sizeof(*st));
-			buddy_fill_stat(a, st);
-		}
-		buddy_alloc_put(a);
-		if (written < l->count) {
-			if (copy_to_user(out, st, n) ||
-			    clear_user(out + n, l->stat_size - n)) {
-				ret = -EFAULT;
-				break;
-			}
-			out += l->stat_size;
-			written++;
-		}
-		if (fatal_signal_pending(current)) {
-			ret = -EINTR;
-			break;
-		}
-		cond_resched();
-		if (id == ULONG_MAX)
-			break;
-	}
+	ret = buddy_list_walk(l, &list_ops,
+			      (void __force *)u64_to_user_ptr(l->stats_ptr), st);
 	kfree(st);
-out:
-	l->count = written;
-	l->total = total;
 	return ret;
 }
 

@@ -611,18 +611,9 @@ void buddy_fill_stat(struct buddy_allocation *a, struct buddy_alloc_stat *st)
 	__u64 *c = (__u64 *)&st->counters;
 	unsigned int i, seq;
 
-	st->id = a->id;
-	st->size = a->size;
-	st->target = READ_ONCE(a->target);
-	st->codec = READ_ONCE(a->codec_id);
+	buddy_stat_fill(&a->core, st);
 	st->owner_uid = from_kuid_munged(current_user_ns(), a->uid);
 	st->owner_pid = pid_vnr(a->pid);
-	memcpy(st->label, a->label, sizeof(st->label));
-	strscpy(st->comm, a->comm, sizeof(st->comm));
-	st->device_bytes = READ_ONCE(a->dev_bytes);
-	st->buddy_bytes = READ_ONCE(a->bud_bytes);
-	st->nr_entries = a->nr_entries;
-	st->target_source = a->target_source;
 	do {
 		seq = read_seqbegin(&a->codes_seq);
 		for (i = 0; i < BUDDY_CODE_NR; i++)
@@ -646,45 +637,64 @@ static long buddy_alloc_stat(struct file *file, void *kdata,
 	return 0;
 }
 
-/*
- * Copy the codes of entries first..first+count-1 to userspace, two per byte.
- * Each chunk's codes are read under its semaphore (re-striping swaps them).
- */
+/* GET_MAP's chunks, each read under its semaphore (re-striping swaps them). */
+struct map_ctx {
+	struct buddy_allocation *a;
+	u8 __user *out;
+};
+
+static const u8 *map_chunk(void *ctx, unsigned int c, int *err)
+{
+	struct map_ctx *mc = ctx;
+	struct buddy_chunk *ch = &mc->a->chunks[c];
+
+	if (down_read_killable(&ch->sem)) {
+		*err = -EINTR;
+		return NULL;
+	}
+	return ch->e.x.meta;
+}
+
+static void map_unchunk(void *ctx, unsigned int c)
+{
+	struct map_ctx *mc = ctx;
+
+	up_read(&mc->a->chunks[c].sem);
+}
+
+static int map_copy(void *ctx, u64 off, const u8 *buf, unsigned int len)
+{
+	struct map_ctx *mc = ctx;
+
+	return copy_to_user(mc->out + off, buf, len) ? -EFAULT : 0;
+}
+
+/* Between buffers of GET_MAP and LIST: yield, stop on a fatal signal. */
+int buddy_walk_check(void *ctx)
+{
+	if (fatal_signal_pending(current))
+		return -EINTR;
+	cond_resched();
+	return 0;
+}
+
+static const struct buddy_map_ops map_ops = {
+	.chunk = map_chunk,
+	.unchunk = map_unchunk,
+	.copy = map_copy,
+	.check = buddy_walk_check,
+};
+
+/* Copy the codes of entries first..first+count-1 to userspace. */
 long buddy_map_codes(struct buddy_allocation *a, struct buddy_map *m)
 {
-	u8 __user *out = u64_to_user_ptr(m->codes_ptr);
-	u64 end, e = m->first;
-	unsigned int k;
+	struct map_ctx mc = { a, u64_to_user_ptr(m->codes_ptr) };
 	u8 buf[64];
 
 	if (buddy_map_check(m, a->nr_entries))
 		return -EINVAL;
-	end = m->first + m->count;
-	while (e < end) {
-		memset(buf, 0, sizeof(buf));
-		for (k = 0; k < 2 * sizeof(buf) && e < end; k++, e++) {
-			struct buddy_chunk *ch = &a->chunks[e / a->chunk_entries];
-			unsigned int code;
-
-			if (down_read_killable(&ch->sem))
-				return -EINTR;
-			/*
-			 * The stripe lock's holder may be rewriting the
-			 * other nibble of this byte: a racy snapshot.
-			 */
-			code = data_race(buddy_meta_get(ch->e.x.meta,
-							e % a->chunk_entries));
-			up_read(&ch->sem);
-			buf[k / 2] |= code << (4 * (k & 1));
-		}
-		if (copy_to_user(out, buf, DIV_ROUND_UP(k, 2)))
-			return -EFAULT;
-		out += DIV_ROUND_UP(k, 2);
-		if (fatal_signal_pending(current))
-			return -EINTR;
-		cond_resched();
-	}
-	return 0;
+	return buddy_map_walk(m, a->chunk_entries, &map_ops, &mc, buf,
+			      sizeof(buf));
 }
 
 static long buddy_get_map(struct file *file, void *kdata,

@@ -18,8 +18,10 @@
 #include <linux/uidgid.h>
 #include <linux/xarray.h>
 
-#include "../core/chunk.h"
+#include "../core/alloc.h"
 #include "window.h"
+
+static_assert(TASK_COMM_LEN == BUDDY_COMM_LEN);
 
 #define BUDDY_NR_COUNTERS	(sizeof(struct buddy_counters) / sizeof(__u64))
 #define BUDDY_STRIPE_LOCKS	64	/* hashed stripe locks per allocation */
@@ -72,36 +74,23 @@ struct buddy_chunk {
  *		tried for reading by IOCB_NOWAIT I/O, which gives up with
  *		-EAGAIN before any progress instead of meeting a chunk being
  *		re-striped.  Also serialises re-targets of one allocation.
+ * @core:	what it is on both backends (core/alloc.h): id, size,
+ *		target, codec, label, comm, its pool bytes...
  * @dead:	the file is released; a running re-target stops.
- * @mixed:	a rollback failed: chunks may be at other targets than
- *		@target, so a SET_TARGET is never a no-op.
  * @codes_seq:	makes a reader see @codes as one histogram summing to
  *		@nr_entries.
  */
 struct buddy_user;
 
 struct buddy_allocation {
+	BUDDY_ALLOC_CORE(core);
 	struct kref ref;
-	u64 id;
-	u64 size;
-	u64 nr_entries;
-	unsigned int target;
-	unsigned int codec_id;
-	unsigned int target_source;
-	const struct buddy_codec *codec;
 	kuid_t uid;
 	struct pid *pid;
 	struct buddy_user *user;
-	char comm[TASK_COMM_LEN];
-	char label[BUDDY_LABEL_LEN];
-	unsigned int chunk_entries;
-	unsigned int nr_chunks;
 	struct buddy_chunk *chunks;
-	u64 dev_bytes;
-	u64 bud_bytes;
 	struct rw_semaphore rt_sem;
 	bool dead;
-	bool mixed;
 	spinlock_t locks[BUDDY_STRIPE_LOCKS];
 	atomic64_t counters[BUDDY_NR_COUNTERS];
 	seqlock_t codes_seq;
@@ -155,6 +144,7 @@ int buddy_stripe_io(struct buddy_allocation *a, u64 pos, u8 *buf,
 		    struct buddy_io_acct *acct);
 void buddy_acct_flush(struct buddy_allocation *a, struct buddy_io_acct *acct);
 long buddy_map_codes(struct buddy_allocation *a, struct buddy_map *m);
+int buddy_walk_check(void *ctx);
 extern const struct buddy_chunk_ops buddy_chunk_ops;
 struct buddy_allocation *buddy_alloc_get(u64 id);
 void buddy_alloc_put(struct buddy_allocation *a);

@@ -158,14 +158,7 @@ static void fill_info(struct buddy_info *info)
 	struct buddy_device *bd = buddy_dev;
 	unsigned int n;
 
-	info->abi_version = BUDDY_ABI_VERSION;
-	info->max_ratio = buddy_max_ratio;
-	info->features = BUDDY_FEAT_RW | BUDDY_FEAT_IO_URING |
-			 BUDDY_FEAT_GET_MAP | BUDDY_FEAT_AUTO | BUDDY_FEAT_ADMIN |
-			 BUDDY_FEAT_URING_CMD | BUDDY_FEAT_MMAP |
-			 BUDDY_FEAT_LINK_MODEL;
-	for (n = 0; buddy_codecs[n]; n++)
-		info->codecs |= 1ULL << buddy_codecs[n]->id;
+	buddy_info_fill(info, buddy_max_ratio, buddy_chunk_kb, BUDDY_FEAT_MMAP);
 	info->device_bytes = buddy_pool_bytes(&bd->device);
 	info->device_used = atomic64_read(&bd->device.used);
 	info->buddy_bytes = buddy_pool_bytes(&bd->buddy);
@@ -175,12 +168,10 @@ static void fill_info(struct buddy_info *info)
 	info->logical_bytes = bd->logical_bytes;
 	info->nr_allocs = bd->nr_allocs;
 	mutex_unlock(&bd->lock);
-	info->ratio_milli = info->device_used ?
-		div64_u64(info->logical_bytes * 1000, info->device_used) : 0;
+	buddy_info_ratio(info);
 	info->device_node = buddy_device_node;
 	info->buddy_node = buddy_buddy_node;
 	info->nr_nodes = min_t(unsigned int, nr_node_ids, BUDDY_MAX_NODES);
-	info->chunk_bytes = buddy_chunk_kb * 1024;
 	for (n = 0; n < info->nr_nodes; n++) {
 		info->device_node_pages[n] = bd->device.node_pages[n];
 		info->buddy_node_pages[n] = bd->buddy.node_pages[n];

@@ -52,16 +52,26 @@ bool buddy_profile_lookup(kuid_t uid, const char *label,
 	return p;
 }
 
-/* Does an entry before @i in this request name the same (uid, label)? */
-static bool dup_before(struct buddy_profile_node **nodes, unsigned int i)
+static bool same_node(const struct buddy_profile_node *x,
+		      const struct buddy_profile_node *y)
 {
-	unsigned int k;
+	return uid_eq(x->uid, y->uid) &&
+	       !strncmp(x->label, y->label, BUDDY_LABEL_LEN);
+}
 
-	for (k = 0; k < i; k++)
-		if (uid_eq(nodes[k]->uid, nodes[i]->uid) &&
-		    !strncmp(nodes[k]->label, nodes[i]->label, BUDDY_LABEL_LEN))
-			return true;
-	return false;
+/* buddy_profile_admit()'s view of a request's nodes (profile_lock held). */
+static bool node_in_table(void *ctx, unsigned int i)
+{
+	struct buddy_profile_node **nodes = ctx;
+
+	return find(nodes[i]->uid, nodes[i]->label);
+}
+
+static bool node_same(void *ctx, unsigned int k, unsigned int i)
+{
+	struct buddy_profile_node **nodes = ctx;
+
+	return same_node(nodes[k], nodes[i]);
 }
 
 static void clear_locked(void)
@@ -89,7 +99,7 @@ long buddy_profile_set(struct file *file, void *kdata, struct file **install)
 		u64_to_user_ptr(req->entries_ptr);
 	struct buddy_profile_entry *ent;
 	struct buddy_profile_node **nodes;
-	unsigned int i, added = 0;
+	unsigned int i;
 	long ret = 0;
 
 	ret = buddy_profile_req_check(req, true);
@@ -127,14 +137,10 @@ long buddy_profile_set(struct file *file, void *kdata, struct file **install)
 	mutex_lock(&profile_lock);
 	if (req->flags & BUDDY_PROFILE_REPLACE)
 		clear_locked();
-	for (i = 0; i < req->count; i++) {
-		if (!find(nodes[i]->uid, nodes[i]->label) &&
-		    !dup_before(nodes, i))
-			added++;
-	}
-	if (nr_profiles + added > BUDDY_PROFILE_MAX) {
+	ret = buddy_profile_admit(req->count, nr_profiles, node_in_table,
+				  node_same, nodes);
+	if (ret) {
 		mutex_unlock(&profile_lock);
-		ret = -ENOSPC;
 		goto out;
 	}
 	for (i = 0; i < req->count; i++) {

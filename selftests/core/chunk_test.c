@@ -3,13 +3,15 @@
  * chunk_test - the shared chunk code (core/chunk.c) both backends run:
  * next-fit extent search, the ABI checks, and re-targeting with its
  * rollback, driven through struct buddy_chunk_ops with pools that fail
- * on demand and a "writer" that changes a moved chunk before the failure.
+ * on demand and a "writer" that changes a moved chunk before the failure;
+ * and the ABI reports both backends build from core/alloc.c (GET_MAP's
+ * packing, LIST's walk, PROFILE_SET's capacity rule).
  */
 #include <stdlib.h>
 #include <string.h>
 
 #include "kselftest_harness.h"
-#include "chunk.h"
+#include "alloc.h"
 #include "datagen.h"
 
 #define NR_CHUNKS	4
@@ -274,6 +276,205 @@ TEST(retarget_rollback_move)
 	EXPECT_TRUE(intact(&m));
 	buddy_chunks_free(&ops, &m, NR_CHUNKS);
 	EXPECT_EQ(0, m.live);
+}
+
+/* ---- core/alloc.c ---- */
+
+#define MAP_CHUNKS	3
+#define MAP_CE		5	/* entries per chunk: odd, so chunks split bytes */
+#define MAP_ENTRIES	13	/* the last chunk holds 3 */
+
+struct map_mock {
+	u8 meta[MAP_CHUNKS][(MAP_CE + 1) / 2];
+	u8 out[16];
+	int held;		/* chunk() calls not yet matched by unchunk() */
+	int fail_copy;		/* copy() calls before one fails; -1: none */
+};
+
+static const u8 *mm_chunk(void *ctx, unsigned int c, int *err)
+{
+	struct map_mock *mm = ctx;
+
+	if (c >= MAP_CHUNKS) {
+		*err = -ERANGE;
+		return NULL;
+	}
+	mm->held++;
+	return mm->meta[c];
+}
+
+static void mm_unchunk(void *ctx, unsigned int c)
+{
+	((struct map_mock *)ctx)->held--;
+}
+
+static int mm_copy(void *ctx, u64 off, const u8 *buf, unsigned int len)
+{
+	struct map_mock *mm = ctx;
+
+	if (mm->fail_copy == 0)
+		return -EFAULT;
+	if (mm->fail_copy > 0)
+		mm->fail_copy--;
+	if (off + len > sizeof(mm->out))
+		return -ERANGE;
+	memcpy(mm->out + off, buf, len);
+	return 0;
+}
+
+static const struct buddy_map_ops mm_ops = {
+	.chunk = mm_chunk, .unchunk = mm_unchunk, .copy = mm_copy,
+};
+
+/* Every range, with buffers from one byte up: the ABI's packing, per entry. */
+TEST(map_walk)
+{
+	struct map_mock mm;
+	unsigned int e, first, count, bufsz;
+	u8 codes[MAP_ENTRIES], buf[8];
+
+	memset(&mm, 0, sizeof(mm));
+	for (e = 0; e < MAP_ENTRIES; e++) {
+		codes[e] = (e * 7 + 3) % 16;
+		buddy_meta_set(mm.meta[e / MAP_CE], e % MAP_CE, codes[e]);
+	}
+	for (bufsz = 1; bufsz <= sizeof(buf); bufsz++)
+		for (first = 0; first <= MAP_ENTRIES; first++)
+			for (count = 0; first + count <= MAP_ENTRIES; count++) {
+				struct buddy_map m = { .first = first,
+						       .count = count };
+				u8 want[16] = { 0 };
+
+				for (e = 0; e < count; e++)
+					want[e / 2] |= codes[first + e] <<
+						       (4 * (e & 1));
+				memset(mm.out, 0xcc, sizeof(mm.out));
+				mm.fail_copy = -1;
+				ASSERT_EQ(0, buddy_map_walk(&m, MAP_CE, &mm_ops,
+							    &mm, buf, bufsz));
+				ASSERT_EQ(0, mm.held);
+				ASSERT_EQ(0, memcmp(want, mm.out,
+						    (count + 1) / 2));
+				/* nothing past (count + 1) / 2 bytes */
+				ASSERT_EQ(0xcc, mm.out[(count + 1) / 2]);
+			}
+	/* a failed copy stops the walk with its error, nothing held */
+	{
+		struct buddy_map m = { .first = 0, .count = MAP_ENTRIES };
+
+		mm.fail_copy = 1;
+		EXPECT_EQ(-EFAULT, buddy_map_walk(&m, MAP_CE, &mm_ops, &mm,
+						  buf, 2));
+		EXPECT_EQ(0, mm.held);
+	}
+}
+
+struct list_mock {
+	const u64 *ids;
+	unsigned int n;
+	unsigned int filled, copied;
+	int fail_copy;		/* copy() calls before one fails; -1: none */
+	u8 out[4][sizeof(struct buddy_alloc_stat) + 8];
+};
+
+static int lm_next(void *ctx, u64 *id, bool want, struct buddy_alloc_stat *st)
+{
+	struct list_mock *lm = ctx;
+	unsigned int k;
+
+	for (k = 0; k < lm->n; k++)
+		if (lm->ids[k] >= *id) {
+			*id = lm->ids[k];
+			if (want) {
+				st->id = lm->ids[k];
+				lm->filled++;
+			}
+			return 0;
+		}
+	return -ENOENT;
+}
+
+static int lm_copy(void *ctx, unsigned int idx,
+		   const struct buddy_alloc_stat *st, size_t len, size_t size)
+{
+	struct list_mock *lm = ctx;
+	u8 *out = &lm->out[0][0] + idx * size;
+
+	if (lm->fail_copy == 0)
+		return -EFAULT;
+	if (lm->fail_copy > 0)
+		lm->fail_copy--;
+	memcpy(out, st, len);
+	memset(out + len, 0, size - len);
+	lm->copied++;
+	return 0;
+}
+
+static const struct buddy_list_ops lm_ops = { .next = lm_next,
+					      .copy = lm_copy };
+
+TEST(list_walk)
+{
+	static const u64 ids[] = { 2, 5, 9, (u64)-1 };
+	struct list_mock lm = { .ids = ids, .n = 4, .fail_copy = -1 };
+	struct buddy_list l = { .stat_size = sizeof(struct buddy_alloc_stat) + 8,
+				.count = 2, .start_id = 3 };
+	struct buddy_alloc_stat st, got;
+
+	memset(lm.out, 0xcc, sizeof(lm.out));
+	ASSERT_EQ(0, buddy_list_walk(&l, &lm_ops, &lm, &st));
+	/* ids 5 and 9 written, 5, 9 and the last one counted */
+	EXPECT_EQ(2, l.count);
+	EXPECT_EQ(3, l.total);
+	EXPECT_EQ(2, lm.filled);	/* stats only for what is copied */
+	memcpy(&got, lm.out[0], sizeof(got));
+	EXPECT_EQ(5, got.id);
+	EXPECT_EQ(0, lm.out[0][sizeof(got)]);	/* the tail is zeroed */
+	memcpy(&got, &lm.out[0][0] + l.stat_size, sizeof(got));
+	EXPECT_EQ(9, got.id);
+
+	/* a short element: stat_size bytes each, no more */
+	memset(lm.out, 0xcc, sizeof(lm.out));
+	l = (struct buddy_list){ .stat_size = 64, .count = 4 };
+	ASSERT_EQ(0, buddy_list_walk(&l, &lm_ops, &lm, &st));
+	EXPECT_EQ(4, l.count);
+	EXPECT_EQ(4, l.total);
+	EXPECT_EQ(0xcc, lm.out[0][4 * 64]);
+
+	/* a failed copy: its error, what was written before it */
+	l = (struct buddy_list){ .stat_size = 64, .count = 4 };
+	lm.fail_copy = 1;
+	EXPECT_EQ(-EFAULT, buddy_list_walk(&l, &lm_ops, &lm, &st));
+	EXPECT_EQ(1, l.count);
+}
+
+static const struct buddy_profile_entry pe[] = {
+	{ .uid = 1, .label = "a" }, { .uid = 1, .label = "b" },
+	{ .uid = 1, .label = "a" }, { .uid = 2, .label = "a" },
+};
+
+static bool pe_in_table(void *ctx, unsigned int i)
+{
+	return pe[i].uid == 2;	/* the table holds (2, "a") */
+}
+
+static bool pe_same(void *ctx, unsigned int k, unsigned int i)
+{
+	return pe[k].uid == pe[i].uid && !strcmp(pe[k].label, pe[i].label);
+}
+
+/* Duplicates in the request and pairs already in the table add nothing. */
+TEST(profile_admit)
+{
+	/* 2 new pairs: (1, a) and (1, b) */
+	EXPECT_EQ(0, buddy_profile_admit(4, BUDDY_PROFILE_MAX - 2,
+					  pe_in_table, pe_same, NULL));
+	EXPECT_EQ(-ENOSPC, buddy_profile_admit(4, BUDDY_PROFILE_MAX - 1,
+					       pe_in_table, pe_same, NULL));
+	EXPECT_EQ(0, buddy_profile_admit(1, BUDDY_PROFILE_MAX - 1,
+					 pe_in_table, pe_same, NULL));
+	EXPECT_EQ(0, buddy_profile_admit(0, BUDDY_PROFILE_MAX,
+					 pe_in_table, pe_same, NULL));
 }
 
 TEST_HARNESS_MAIN

@@ -39,6 +39,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <liburing.h>
+#include <setjmp.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -68,6 +69,8 @@ typedef unsigned long long u64t;
 #define REG_SLOTS	1024	/* ids seen by everybody (ring) */
 #define TRACE_LEN	40	/* last operations kept per worker */
 #define MAX_IO		(256 * 1024)
+#define PG		4096u	/* the window's page: BUDDY_STRIPE_ENTRIES entries */
+#define MAX_MAP_PAGES	64	/* per mapping */
 
 #ifndef offsetofend
 #define offsetofend(T, m) (offsetof(T, m) + sizeof(((T *)0)->m))
@@ -116,6 +119,9 @@ struct alloc {
 	unsigned int reg;	/* registry slot */
 	unsigned int seq;	/* its retarget_seq when target/codec were
 				 * last known exactly; odd: not known */
+	uint8_t *map;		/* its mapping (MAP_SHARED), or NULL */
+	u64t map_off;		/* file offset of map[0], page-aligned */
+	size_t map_len;		/* whole pages, maybe past the end */
 };
 
 static struct {
@@ -249,7 +255,8 @@ enum op {
 	OP_STAT_FD, OP_STAT_ID, OP_MAP_FD, OP_MAP_ID, OP_LIST, OP_SET_TARGET,
 	OP_PROFILE_SET, OP_PROFILE_GET, OP_INFO, OP_BAD_IOCTL, OP_URING_RW,
 	OP_URING_CMD, OP_FORK, OP_FORK_ASYNC, OP_DUP, OP_REOPEN, OP_SEEK,
-	OP_NR
+	OP_MMAP, OP_MUNMAP, OP_MSYNC, OP_MTOUCH, OP_MAP_IO, OP_FSYNC,
+	OP_WINDOW, OP_NR
 };
 
 static const char *const op_names[OP_NR] = {
@@ -257,6 +264,7 @@ static const char *const op_names[OP_NR] = {
 	"stat-fd", "stat-id", "map-fd", "map-id", "list", "set-target",
 	"profile-set", "profile-get", "info", "bad-ioctl", "uring-rw",
 	"uring-cmd", "fork", "fork-async", "dup", "reopen", "seek",
+	"mmap", "munmap", "msync", "mtouch", "map-io", "fsync", "window",
 };
 
 /* relative weights */
@@ -267,7 +275,8 @@ static const unsigned int op_weight[OP_NR] = {
 	[OP_PROFILE_SET] = 3, [OP_PROFILE_GET] = 2, [OP_INFO] = 2,
 	[OP_BAD_IOCTL] = 5, [OP_URING_RW] = 6, [OP_URING_CMD] = 3,
 	[OP_FORK] = 1, [OP_FORK_ASYNC] = 1, [OP_DUP] = 2, [OP_REOPEN] = 1,
-	[OP_SEEK] = 2,
+	[OP_SEEK] = 2, [OP_MMAP] = 4, [OP_MUNMAP] = 2, [OP_MSYNC] = 2,
+	[OP_MTOUCH] = 12, [OP_MAP_IO] = 3, [OP_FSYNC] = 1, [OP_WINDOW] = 1,
 };
 
 static void count(enum op op, int how)
@@ -439,6 +448,22 @@ static unsigned int *codes_codec(struct alloc *a)
 	return (unsigned int *)(a->shadow + (a->nr * 129 + 7) / 8 * 8);
 }
 
+/*
+ * The window's state of the allocation, in the shadow mapping's spare word
+ * so that a forked child's changes reach its parent: W_RES once it was
+ * mapped (pages may be resident from then on, and pwrite of a resident
+ * page only dirties it), W_DIRTY while the window may hold stores not yet
+ * written back (the stored entries, ALLOC_STAT's histogram and GET_MAP lag
+ * the shadow until fsync, msync, munmap, close, a re-target or eviction).
+ */
+#define W_RES	1u
+#define W_DIRTY	2u
+
+static unsigned int *wstate(struct alloc *a)
+{
+	return codes_codec(a) + 1;
+}
+
 /* The codes under @codec, recomputed when the codec changed. */
 static const uint8_t *codes_for(struct alloc *a, unsigned int codec)
 {
@@ -457,6 +482,8 @@ static void shadow_set(struct alloc *a, u64t off, const uint8_t *data, size_t le
 
 	if (!len)
 		return;
+	if (*wstate(a) & W_RES)
+		*wstate(a) |= W_DIRTY;
 	memcpy(a->shadow + off, data, len);
 	for (u64t e = off / 128; e <= (off + len - 1) / 128; e++)
 		ecodes(a)[e] = entry_code(codec, a->shadow + e * 128);
@@ -473,6 +500,16 @@ static int do_alloc_ioctl(int fd, struct buddy_alloc *req, bool *fired)
 }
 
 static void stat_alloc(struct alloc *a, struct buddy_alloc_stat *st, bool strict);
+
+/* fsync: every dirty window page of @a written back (userspace-api.rst). */
+static void sync_alloc(struct alloc *a)
+{
+	trace("fsync id %llu", a->id);
+	if (fsync(a->fd))
+		fail("fsync of id %llu: %s", a->id, strerror(errno));
+	*wstate(a) &= ~W_DIRTY;
+	count(OP_FSYNC, 0);
+}
 
 static void op_alloc(void)
 {
@@ -516,6 +553,8 @@ static void op_alloc(void)
 	a->target = req.target;
 	a->codec = req.codec;
 	memcpy(a->label, req.label, sizeof(a->label));
+	a->map = NULL;
+	a->map_len = 0;
 	a->shadow = mmap(NULL, shadow_bytes(a), PROT_READ | PROT_WRITE,
 			 MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	if (a->shadow == MAP_FAILED)
@@ -616,6 +655,12 @@ static void check_stat(struct alloc *a, struct buddy_alloc_stat *st,
 		     ", nr_entries is %llu", a->id, sum, a->nr);
 	if (!strict || rseq(a->reg) != seq0 || (seq0 & 1) || a->seq != seq0)
 		return;
+	if (*wstate(a) & W_DIRTY) {	/* the window holds newer bytes */
+		if (st->target != a->target || st->codec != a->codec)
+			fail("ALLOC_STAT of id %llu: target %u codec %u, want %u %u",
+			     a->id, st->target, st->codec, a->target, a->codec);
+		return;
+	}
 	/* nobody re-targeted it meanwhile: target and codes are exact */
 	if (st->target != a->target || st->codec != a->codec)
 		fail("ALLOC_STAT of id %llu: target %u codec %u, want %u %u",
@@ -638,10 +683,13 @@ static void check_stat(struct alloc *a, struct buddy_alloc_stat *st,
 /* ALLOC_STAT on the allocation's own fd; refresh target/codec. */
 static void stat_alloc(struct alloc *a, struct buddy_alloc_stat *st, bool strict)
 {
-	unsigned int seq0 = rseq(a->reg);
+	unsigned int seq0;
 	bool fired;
 	int r, e;
 
+	if (strict && (*wstate(a) & W_DIRTY) && chance(50))
+		sync_alloc(a);	/* then the histogram is exact again */
+	seq0 = rseq(a->reg);
 	memset(st, 0, sizeof(*st));
 	st->id = rnd(2) ? a->id : 0;
 	fi_arm();
@@ -872,6 +920,351 @@ static void op_verify(void)
 	stat_alloc(a, &st, true);
 }
 
+/* ---- mappings: mmap, munmap, msync, loads and stores -------------------------- */
+
+/*
+ * A SIGBUS is expected only at a page wholly past the end; mcopy() turns
+ * one into a return value.  Any other SIGBUS or SIGSEGV kills the worker,
+ * which fails the run.
+ */
+static sigjmp_buf bus_env;
+static volatile sig_atomic_t bus_armed;
+static void *volatile bus_addr;
+
+static void on_sigbus(int sig, siginfo_t *si, void *uc)
+{
+	if (!bus_armed) {
+		static const char m[] = "# FAIL: SIGBUS outside a mapped access\n";
+
+		(void)!write(1, m, sizeof(m) - 1);
+		__atomic_store_n(&sh->failed, 1, __ATOMIC_SEQ_CST);
+		_exit(1);
+	}
+	bus_armed = 0;
+	bus_addr = si->si_addr;
+	siglongjmp(bus_env, 1);
+}
+
+/* memcpy(); the address of a SIGBUS it met, or NULL. */
+static void *mcopy(void *dst, const void *src, size_t len)
+{
+	if (sigsetjmp(bus_env, 1))
+		return bus_addr;
+	bus_armed = 1;
+	memcpy(dst, src, len);
+	bus_armed = 0;
+	return NULL;
+}
+
+/* Bytes of a mapping of @a that may be touched: its pages up to the end. */
+static u64t map_end(const struct alloc *a)
+{
+	return (a->size + PG - 1) / PG * PG;
+}
+
+static struct alloc *pick_mapped(void)
+{
+	unsigned int i, n = 0, live[MAX_ALLOCS];
+
+	for (i = 0; i < MAX_ALLOCS; i++)
+		if (W.a[i].fd >= 0 && W.a[i].map)
+			live[n++] = i;
+	return n ? &W.a[live[rnd(n)]] : NULL;
+}
+
+/*
+ * Load [fo, fo + len) (file offsets inside the mapping) and compare with
+ * the shadow: bytes past the end in the last page read 0, a page wholly
+ * past the end raises SIGBUS.
+ */
+static void mload(struct alloc *a, u64t fo, size_t len)
+{
+	u64t end = map_end(a), n = fo >= end ? 0 : (fo + len > end ? end - fo : len);
+	uint8_t *p = a->map + (fo - a->map_off);
+	void *bus;
+
+	memset(W.buf, 0xa5, n);
+	bus = mcopy(W.buf, p, n);
+	if (bus)
+		fail("load of %llu at %llu from id %llu (size %llu) mapped at %llu: SIGBUS at %p",
+		     n, fo, a->id, a->size, a->map_off, bus);
+	for (u64t i = 0; i < n; i++) {
+		uint8_t want = fo + i < a->size ? a->shadow[fo + i] : 0;
+
+		if (W.buf[i] != want)
+			fail("load of %llu at %llu from id %llu (size %llu): byte %llu is 0x%02x, the shadow has 0x%02x",
+			     n, fo, a->id, a->size, fo + i, W.buf[i], want);
+	}
+	if (n < len) {	/* on into the pages past the end */
+		bus = mcopy(W.buf, p + n, 1);
+		if (bus != p + n)
+			fail("load at %llu of id %llu (size %llu): %s, want SIGBUS",
+			     fo + n, a->id, a->size, bus ? "SIGBUS elsewhere" : "no SIGBUS");
+		count(OP_MTOUCH, 1);
+		return;
+	}
+	count(OP_MTOUCH, 0);
+}
+
+/*
+ * Store into [fo, fo + len): bytes up to the end become new data (the
+ * tail of the last page is left alone: stores there are dropped), a page
+ * wholly past the end raises SIGBUS.
+ */
+static void mstore(struct alloc *a, u64t fo, size_t len)
+{
+	u64t n = fo >= a->size ? 0 : (fo + len > a->size ? a->size - fo : len);
+	uint8_t *p = a->map + (fo - a->map_off);
+	u64t end = map_end(a);
+	void *bus;
+
+	fill_data(W.buf, n);
+	bus = mcopy(p, W.buf, n);
+	if (bus)
+		fail("store of %llu at %llu to id %llu (size %llu) mapped at %llu: SIGBUS at %p",
+		     n, fo, a->id, a->size, a->map_off, bus);
+	shadow_set(a, fo, W.buf, n);
+	if (fo + len > end) {
+		uint8_t *q = a->map + ((fo > end ? fo : end) - a->map_off);
+		uint8_t x = 0x5a;
+
+		bus = mcopy(q, &x, 1);
+		if (bus != q)
+			fail("store at %llu of id %llu (size %llu): %s, want SIGBUS",
+			     (u64t)(q - a->map) + a->map_off, a->id, a->size,
+			     bus ? "SIGBUS elsewhere" : "no SIGBUS");
+		count(OP_MTOUCH, 1);
+		return;
+	}
+	count(OP_MTOUCH, 0);
+}
+
+/* munmap pages [first, first + n) of @a's mapping: a prefix, a suffix, all. */
+static void unmap_pages(struct alloc *a, size_t first, size_t n)
+{
+	bool fired;
+	int r, e;
+
+	trace("munmap id %llu pages %zu+%zu of %zu at %llu", a->id, first, n,
+	      a->map_len / PG, a->map_off);
+	fi_arm();
+	r = munmap(a->map + first * PG, n * PG);
+	e = errno;
+	fired = fi_disarm();
+	expect(OP_MUNMAP, r, e, 0, fired, "munmap");
+	if (r)
+		return;
+	if (n * PG == a->map_len) {
+		a->map = NULL;
+		a->map_len = 0;
+	} else if (!first) {
+		a->map += n * PG;
+		a->map_off += n * PG;
+		a->map_len -= n * PG;
+	} else {
+		a->map_len -= n * PG;
+	}
+}
+
+static void op_mmap(void)
+{
+	struct alloc *a = pick_alloc();
+	u64t pages, pg, np;
+	bool fired;
+	void *p;
+	int e;
+
+	if (!a)
+		return;
+	pages = map_end(a) / PG;
+	switch (rnd(20)) {
+	case 0:	/* MAP_PRIVATE: EINVAL */
+		trace("mmap id %llu MAP_PRIVATE", a->id);
+		p = mmap(NULL, PG, PROT_READ, MAP_PRIVATE, a->fd, 0);
+		if (p != MAP_FAILED)
+			fail("mmap MAP_PRIVATE of id %llu succeeded", a->id);
+		expect(OP_MMAP, -1, errno, E(EINVAL), false, "mmap MAP_PRIVATE");
+		return;
+	case 1:	/* /dev/buddy itself: ENODEV */
+		trace("mmap /dev/buddy");
+		p = mmap(NULL, PG, PROT_READ | PROT_WRITE, MAP_SHARED, W.dev, 0);
+		if (p != MAP_FAILED)
+			fail("mmap of /dev/buddy succeeded");
+		expect(OP_MMAP, -1, errno, E(ENODEV), false, "mmap /dev/buddy");
+		return;
+	}
+	if (a->map)
+		unmap_pages(a, 0, a->map_len / PG);
+	if (a->map)
+		return;
+	/* from any page, now and then one wholly past the end */
+	pg = chance(5) ? pages + rnd(2) : rnd(pages);
+	np = 1 + rnd(pages > pg ? pages - pg + 1 : 1);
+	if (np > MAX_MAP_PAGES)
+		np = 1 + rnd(MAX_MAP_PAGES);
+	trace("mmap id %llu pages %llu+%llu (size %llu)", a->id, pg, np, a->size);
+	fi_arm();
+	p = mmap(NULL, np * PG, PROT_READ | PROT_WRITE, MAP_SHARED, a->fd,
+		 pg * PG);
+	e = errno;
+	fired = fi_disarm();
+	expect(OP_MMAP, p == MAP_FAILED ? -1 : 0, e, 0, fired, "mmap");
+	if (p == MAP_FAILED)
+		return;
+	a->map = p;
+	a->map_off = pg * PG;
+	a->map_len = np * PG;
+	*wstate(a) |= W_RES;
+}
+
+static void op_munmap(void)
+{
+	struct alloc *a = pick_mapped();
+	size_t np, n;
+	u64t off;
+
+	if (!a)
+		return;
+	np = a->map_len / PG;
+	n = np > 1 && chance(40) ? 1 + rnd(np - 1) : np;
+	off = a->map_off + (n < np && rnd(2) ? (np - n) * PG : 0);
+	unmap_pages(a, (off - a->map_off) / PG, n);
+	/* munmap wrote the pages back: pread sees the stores */
+	if (chance(50) && off < a->size)
+		check_read(a, off, n * PG, 0);
+}
+
+static void op_msync(void)
+{
+	struct alloc *a = pick_mapped();
+	size_t np, first, n;
+	int flags, r, e;
+	bool fired;
+
+	if (!a)
+		return;
+	np = a->map_len / PG;
+	first = rnd(np);
+	n = 1 + rnd(np - first);
+	flags = chance(80) ? MS_SYNC : chance(50) ? MS_ASYNC : MS_SYNC | MS_INVALIDATE;
+	if (chance(5)) {	/* not page-aligned, or both SYNC and ASYNC */
+		trace("msync id %llu invalid", a->id);
+		r = rnd(2) ? msync(a->map + 1, PG, MS_SYNC) :
+			     msync(a->map, PG, MS_SYNC | MS_ASYNC);
+		if (!r)
+			fail("invalid msync of id %llu succeeded", a->id);
+		expect(OP_MSYNC, r, errno, E(EINVAL), false, "msync (invalid)");
+		return;
+	}
+	trace("msync id %llu pages %zu+%zu flags %#x", a->id, first, n, flags);
+	fi_arm();
+	r = msync(a->map + first * PG, n * PG, flags);
+	e = errno;
+	fired = fi_disarm();
+	expect(OP_MSYNC, r, e, 0, fired, "msync");
+	if (!r && (flags & MS_SYNC) && chance(50))
+		check_read(a, a->map_off + first * PG, n * PG, rnd(2));
+}
+
+static void op_mtouch(void)
+{
+	struct alloc *a = pick_mapped();
+	size_t o, len;
+
+	if (!a) {
+		op_mmap();
+		return;
+	}
+	o = rnd(a->map_len);
+	switch (rnd(4)) {
+	case 0: len = 1 + rnd(a->map_len - o); break;
+	case 1: len = 1 + rnd(8); break;
+	default: len = 1 + rnd(a->map_len - o < 512 ? a->map_len - o : 512); break;
+	}
+	if (len > a->map_len - o)
+		len = a->map_len - o;
+	if (rnd(2)) {
+		trace("mstore id %llu off %llu len %zu", a->id, a->map_off + o, len);
+		mstore(a, a->map_off + o, len);
+	} else {
+		trace("mload id %llu off %llu len %zu", a->id, a->map_off + o, len);
+		mload(a, a->map_off + o, len);
+	}
+}
+
+/*
+ * pread/pwrite whose user buffer is another allocation's mapping: the
+ * module's copies fault window pages in while it holds nothing.
+ */
+static void op_map_io(void)
+{
+	struct alloc *b = pick_mapped(), *a = pick_alloc();
+	u64t boff, off, valid;
+	size_t len;
+	ssize_t r;
+	bool write = rnd(2);
+	int e;
+
+	if (!a || !b || a == b || b->map_off >= b->size)
+		return;
+	valid = b->size - b->map_off;	/* bytes of the mapping before the end */
+	if (valid > b->map_len)
+		valid = b->map_len;
+	boff = rnd(valid);
+	len = 1 + rnd(valid - boff);
+	off = rnd(a->size);
+	if (len > a->size - off)
+		len = a->size - off;
+	trace("map-io %s id %llu off %llu len %zu via id %llu at %llu",
+	      write ? "pwrite" : "pread", a->id, off, len, b->id,
+	      b->map_off + boff);
+	if (write) {
+		/* resync() uses W.buf2: the expected bytes go in W.buf */
+		memcpy(W.buf, b->shadow + b->map_off + boff, len);
+		r = pwrite(a->fd, b->map + boff, len, off);
+		e = errno;
+		apply_write(a, off, len, W.buf, r, e, false, "pwrite from a mapping");
+		return;
+	}
+	r = pread(a->fd, b->map + boff, len, off);
+	e = errno;
+	expect(OP_MAP_IO, r, e, 0, false, "pread into a mapping");
+	if (r != (ssize_t)len)
+		fail("pread of %zu at %llu from id %llu into a mapping: %zd",
+		     len, off, a->id, r);
+	if (memcmp(b->map + boff, a->shadow + off, len))
+		fail("pread of %zu at %llu from id %llu into id %llu's mapping: the bytes differ from the shadow",
+		     len, off, a->id, b->id);
+	shadow_set(b, b->map_off + boff, a->shadow + off, len);
+}
+
+static void op_fsync(void)
+{
+	struct alloc *a = pick_alloc();
+
+	if (a)
+		sync_alloc(a);
+}
+
+/* window_mb (root): shrinking evicts every worker's pages at once. */
+static void op_window(void)
+{
+	static const char *const mb[] = { "1", "1", "2", "16" };
+	const char *v = mb[rnd(4)];
+	int fd;
+
+	if (!W.admin)
+		return;
+	fd = open("/sys/module/buddy/parameters/window_mb", O_WRONLY | O_CLOEXEC);
+	if (fd < 0)
+		fail("open window_mb: %s", strerror(errno));
+	trace("window_mb %s", v);
+	if (write(fd, v, strlen(v)) != (ssize_t)strlen(v))
+		fail("write window_mb: %s", strerror(errno));
+	close(fd);
+	count(OP_WINDOW, 0);
+}
+
 static void close_alloc(struct alloc *a, bool verify)
 {
 	if (verify)
@@ -881,6 +1274,16 @@ static void close_alloc(struct alloc *a, bool verify)
 		fail("close(%d) of id %llu: %s", a->fd, a->id, strerror(errno));
 	if (!W.in_child)
 		reg_closed(a->reg, a->id);
+	if (a->map) {
+		/* the mapping outlives the descriptor */
+		if (chance(50) && a->map_off < map_end(a))
+			mload(a, a->map_off, map_end(a) - a->map_off < a->map_len ?
+					     map_end(a) - a->map_off : a->map_len);
+		trace("munmap id %llu (closed)", a->id);
+		if (munmap(a->map, a->map_len))
+			fail("munmap of closed id %llu: %s", a->id, strerror(errno));
+		a->map = NULL;
+	}
 	munmap(a->shadow, shadow_bytes(a));
 	a->fd = -1;
 }
@@ -958,13 +1361,15 @@ static void check_map(struct alloc *a, u64t first, u64t n,
 {
 	bool exact = !(seq0 & 1) && rseq(a->reg) == seq0 && a->seq == seq0;
 	const uint8_t *want = codes_for(a, a->codec) + first;
+	bool lag = *wstate(a) & W_DIRTY;	/* the window holds newer bytes */
 
 	for (u64t i = 0; i < n; i++) {
 		unsigned int c = (got[i / 2] >> (4 * (i & 1))) & 15;
 		bool z = entry_zero(a->shadow + (first + i) * 128);
 
-		if (c >= BUDDY_CODE_NR || (c == BUDDY_CODE_ZERO) != z ||
-		    (exact && c != want[i]))
+		if (c >= BUDDY_CODE_NR ||
+		    (!lag && ((c == BUDDY_CODE_ZERO) != z ||
+			      (exact && c != want[i]))))
 			fail("GET_MAP of id %llu: entry %llu"
 			     " has code %u, the shadow gives %u (codec %u)",
 			     a->id, first + i, c, want[i], a->codec);
@@ -977,12 +1382,15 @@ static void do_map(int fd, struct alloc *a, u64t id, enum op op)
 {
 	struct buddy_map m = { .id = id };
 	u64t nr = a ? a->nr : 64;
-	unsigned int seq0 = a ? rseq(a->reg) : 0;
+	unsigned int seq0;
 	u64t want_err = 0;
 	uint8_t *buf = W.buf2;
 	bool fired;
 	int r, e;
 
+	if (a && (*wstate(a) & W_DIRTY) && chance(50))
+		sync_alloc(a);	/* then the codes are exact again */
+	seq0 = a ? rseq(a->reg) : 0;
 	m.first = rnd(nr + 1);
 	m.count = rnd(nr - m.first + 1);
 	if (m.count > 2 * MAX_IO - 2)
@@ -1779,6 +2187,13 @@ static void run_ops(u64t n)
 		case OP_DUP: op_dup(); break;
 		case OP_REOPEN: op_reopen(); break;
 		case OP_SEEK: op_seek(); break;
+		case OP_MMAP: op_mmap(); break;
+		case OP_MUNMAP: op_munmap(); break;
+		case OP_MSYNC: op_msync(); break;
+		case OP_MTOUCH: op_mtouch(); break;
+		case OP_MAP_IO: op_map_io(); break;
+		case OP_FSYNC: op_fsync(); break;
+		case OP_WINDOW: op_window(); break;
 		default: break;
 		}
 	}
@@ -1786,10 +2201,14 @@ static void run_ops(u64t n)
 
 static void worker(int idx)
 {
+	struct sigaction sa = { .sa_sigaction = on_sigbus,
+				.sa_flags = SA_SIGINFO };
 	char path[64];
 
 	W.idx = idx;
 	datagen_seed(&W.rng, datagen_mix(seed, idx + 1));
+	if (sigaction(SIGBUS, &sa, NULL))
+		fail("sigaction(SIGBUS): %s", strerror(errno));
 	W.admin = !(idx & 1);
 	W.uid = W.admin ? 0 : 1000 + idx;
 	for (unsigned int i = 0; i < MAX_ALLOCS; i++)

@@ -11,19 +11,21 @@
 #                      kmemleak at the end
 #   make check-kcsan   the same under the KCSAN kernel (not in `make check`)
 #   make fuzz-long     the fuzzer alone under Debian's kernel, FUZZ_LONG_OPS
-#                      operations (1,000,000), no fault injection
+#                      operations (1,000,000), no fault injection, module
+#                      parameters FUZZ_PARAMS (a small window: evictions)
 #
 # FUZZ_SEED picks the fuzzer's seed (default: a new one each run, printed in
 # the TAP log); the same seed replays each worker's operation sequence.
 
 DEBUG_TESTS          ?= api io
-DEBUG_PARAMS         ?= device_mb=16 chunk_kb=64
+DEBUG_PARAMS         ?= device_mb=16 chunk_kb=64 window_mb=1
 DEBUG_FUZZ_SECONDS   ?= 900
 DEBUG_FUZZ_OPS       ?= 120000
 DEBUG_FUZZ_MIN_OPS   ?= 100000
 DEBUG_GUEST_TIMEOUT  ?= 1500
 FUZZ_LONG_OPS        ?= 1000000
 FUZZ_LONG_SECONDS    ?= 3000
+FUZZ_PARAMS          ?= window_mb=1
 FUZZ_SEED            ?= $(shell od -An -N4 -tu4 /dev/urandom | tr -d ' ')
 
 # Boot messages of the debug kernel that are not findings: kmemleak's own
@@ -91,5 +93,6 @@ fuzz-long: selftests-kmod
 	-$(call kmod_guest_run,fuzz-long,--nodes 2 --mem 512 \
 	    --timeout $$(($(FUZZ_LONG_SECONDS) + 300)),fuzz,,\
 	    FUZZ_SEED=$(FUZZ_SEED) FUZZ_SECONDS=$(FUZZ_LONG_SECONDS) \
+	    FUZZ_PARAMS="$(FUZZ_PARAMS)" \
 	    FUZZ_OPS=$(FUZZ_LONG_OPS) FUZZ_MIN_OPS=$(FUZZ_LONG_OPS))
 	@scripts/summary.sh

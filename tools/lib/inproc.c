@@ -6,7 +6,8 @@
  * buddy_open_inproc()) makes libbuddy's calls land here instead of in
  * buddy.ko.  Everything that decides what an allocation is and what I/O
  * does is the module's own code, compiled from core/: the ABI checks and
- * the chunk table (core/chunk.c), the admission rules (core/layout.h), the
+ * the chunk table (core/chunk.c), what an allocation is and how the ABI
+ * reports it (core/alloc.c), the admission rules (core/layout.h), the
  * codecs and the striping (core/stripe.c), next-fit extent reservation and
  * re-targeting with rollback, the link model (core/link.h).  What is here is what the kernel gets from
  * its own environment: memory (two anonymous mappings for the pools), the
@@ -33,7 +34,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "core/chunk.h"
+#include "core/alloc.h"
 #include "core/link.h"
 #include "inproc.h"
 
@@ -54,23 +55,10 @@ struct dev;
 struct alloc {
 	struct alloc *next, **pprev;
 	struct dev *d;
-	u64 id;
-	u64 size;
-	u64 nr_entries;
-	unsigned int target;
-	unsigned int codec_id;
-	unsigned int target_source;
-	const struct buddy_codec *codec;
+	BUDDY_ALLOC_CORE(core);		/* what buddy.ko's allocation has */
 	u32 uid;
 	u32 pid;
-	char label[BUDDY_LABEL_LEN];
-	char comm[16];
-	u64 chunk_entries;
-	unsigned int nr_chunks;
 	struct buddy_chunk_ext *chunks;
-	u64 dev_bytes;
-	u64 bud_bytes;
-	bool mixed;
 	pthread_rwlock_t rt;		/* I/O: read; re-target: write */
 	pthread_mutex_t locks[NR_LOCKS];
 	pthread_mutex_t stat_lock;	/* @cnt and @codes */
@@ -486,16 +474,7 @@ out:
 
 static void fill_info(struct dev *d, struct buddy_info *info)
 {
-	unsigned int n;
-
-	info->abi_version = BUDDY_ABI_VERSION;
-	info->max_ratio = d->max_ratio;
-	info->features = BUDDY_FEAT_RW | BUDDY_FEAT_IO_URING |
-			 BUDDY_FEAT_GET_MAP | BUDDY_FEAT_AUTO |
-			 BUDDY_FEAT_ADMIN | BUDDY_FEAT_URING_CMD |
-			 BUDDY_FEAT_LINK_MODEL;	/* no BUDDY_FEAT_MMAP */
-	for (n = 0; buddy_codecs[n]; n++)
-		info->codecs |= 1ULL << buddy_codecs[n]->id;
+	buddy_info_fill(info, d->max_ratio, d->chunk_kb, 0); /* no MMAP */
 	pthread_mutex_lock(&d->lock);
 	info->device_bytes = d->pool[BUDDY_POOL_DEVICE].bytes;
 	info->device_used = d->pool[BUDDY_POOL_DEVICE].used;
@@ -504,12 +483,10 @@ static void fill_info(struct dev *d, struct buddy_info *info)
 	info->logical_bytes = d->logical_bytes;
 	info->nr_allocs = d->nr_allocs;
 	pthread_mutex_unlock(&d->lock);
-	info->ratio_milli = info->device_used ?
-		info->logical_bytes * 1000 / info->device_used : 0;
+	buddy_info_ratio(info);
 	info->device_node = -1;
 	info->buddy_node = -1;
 	info->nr_nodes = 1;
-	info->chunk_bytes = d->chunk_kb * 1024;
 	info->device_node_pages[0] = info->device_bytes / 4096;
 	info->buddy_node_pages[0] = info->buddy_bytes / 4096;
 }
@@ -678,18 +655,9 @@ static void fill_stat(struct alloc *a, struct buddy_alloc_stat *st)
 	unsigned int i;
 
 	memset(st, 0, sizeof(*st));
-	st->id = a->id;
-	st->size = a->size;
-	st->target = a->target;
-	st->codec = a->codec_id;
+	buddy_stat_fill(&a->core, st);
 	st->owner_uid = a->uid;
 	st->owner_pid = a->pid;
-	memcpy(st->label, a->label, sizeof(st->label));
-	memcpy(st->comm, a->comm, sizeof(st->comm));
-	st->device_bytes = a->dev_bytes;
-	st->buddy_bytes = a->bud_bytes;
-	st->nr_entries = a->nr_entries;
-	st->target_source = a->target_source;
 	pthread_mutex_lock(&a->stat_lock);
 	for (i = 0; i < BUDDY_CODE_NR; i++)
 		st->codes[i] = a->codes[i];
@@ -709,29 +677,50 @@ static struct alloc *find_id(struct dev *d, u64 id)
 	return NULL;
 }
 
+/* GET_MAP's chunks, all held by the re-target lock taken around the walk. */
+struct map_ctx {
+	struct alloc *a;
+	u8 *out;
+};
+
+static const u8 *map_chunk(void *ctx, unsigned int c, int *err)
+{
+	return ((struct map_ctx *)ctx)->a->chunks[c].x.meta;
+}
+
+static void map_unchunk(void *ctx, unsigned int c)
+{
+}
+
+static int map_copy(void *ctx, u64 off, const u8 *buf, unsigned int len)
+{
+	memcpy(((struct map_ctx *)ctx)->out + off, buf, len);
+	return 0;
+}
+
+static const struct buddy_map_ops map_ops = {
+	.chunk = map_chunk,
+	.unchunk = map_unchunk,
+	.copy = map_copy,
+};
+
 static long map_codes(struct alloc *a, struct buddy_map *m)
 {
-	u8 *out = (u8 *)(uintptr_t)m->codes_ptr;
-	u64 e, k;
+	struct map_ctx mc = { a, (u8 *)(uintptr_t)m->codes_ptr };
 	int ret = buddy_map_check(m, a->nr_entries);
+	u8 buf[64];
 
 	if (ret)
 		return ret;
 	if (!m->count)
 		return 0;
-	if (!out)
+	if (!mc.out)
 		return -EFAULT;
-	memset(out, 0, DIV_ROUND_UP(m->count, 2));
 	pthread_rwlock_rdlock(&a->rt);
-	for (k = 0, e = m->first; k < m->count; k++, e++) {
-		struct buddy_chunk_ext *ch = &a->chunks[e / a->chunk_entries];
-
-		out[k / 2] |= buddy_meta_get(ch->x.meta,
-					     e % a->chunk_entries) <<
-			      (4 * (k & 1));
-	}
+	ret = buddy_map_walk(m, a->chunk_entries, &map_ops, &mc, buf,
+			     sizeof(buf));
 	pthread_rwlock_unlock(&a->rt);
-	return 0;
+	return ret;
 }
 
 /* ---- the data path ---- */
@@ -801,39 +790,58 @@ ssize_t inproc_rw(int fd, void *buf, size_t len, uint64_t off, bool write)
 
 /* ---- admin: list, re-target, profiles ---- */
 
+/* LIST's steps: the list is in id order and d->lock is held throughout. */
+struct list_ctx {
+	struct alloc *a;	/* the next one to look at */
+	u8 *out;
+};
+
+static int list_next(void *ctx, u64 *id, bool want, struct buddy_alloc_stat *st)
+{
+	struct list_ctx *lc = ctx;
+	struct alloc *a = lc->a;
+
+	while (a && a->id < *id)
+		a = a->next;
+	if (!a)
+		return -ENOENT;
+	*id = a->id;
+	if (want)
+		fill_stat(a, st);
+	lc->a = a->next;
+	return 0;
+}
+
+static int list_copy(void *ctx, unsigned int idx,
+		     const struct buddy_alloc_stat *st, size_t len, size_t size)
+{
+	u8 *out = ((struct list_ctx *)ctx)->out;
+
+	if (!out)
+		return -EFAULT;	/* a bad pointer other than NULL faults */
+	out += (size_t)idx * size;
+	memcpy(out, st, len);
+	memset(out + len, 0, size - len);
+	return 0;
+}
+
+static const struct buddy_list_ops list_ops = {
+	.next = list_next,
+	.copy = list_copy,
+};
+
 static long dev_list(struct dev *d, struct buddy_list *l)
 {
-	u8 *out = (u8 *)(uintptr_t)l->stats_ptr;
-	size_t n = l->stat_size < sizeof(struct buddy_alloc_stat) ?
-		   l->stat_size : sizeof(struct buddy_alloc_stat);
+	struct list_ctx lc = { NULL, (u8 *)(uintptr_t)l->stats_ptr };
 	struct buddy_alloc_stat st;
-	unsigned int written = 0;
-	struct alloc *a;
-	u64 total = 0;
 	long ret = buddy_list_check(l);
 
 	if (ret)
 		return ret;
 	pthread_mutex_lock(&d->lock);
-	for (a = d->allocs; a; a = a->next) {
-		if (a->id < l->start_id)
-			continue;
-		total++;
-		if (written == l->count)
-			continue;
-		if (!out) {
-			ret = -EFAULT;
-			break;
-		}
-		fill_stat(a, &st);
-		memcpy(out, &st, n);
-		memset(out + n, 0, l->stat_size - n);
-		out += l->stat_size;
-		written++;
-	}
+	lc.a = d->allocs;
+	ret = buddy_list_walk(l, &list_ops, &lc, &st);
 	pthread_mutex_unlock(&d->lock);
-	l->count = written;
-	l->total = total;
 	return ret;
 }
 
@@ -920,11 +928,33 @@ static struct buddy_profile_entry *profile_find(struct dev *d,
 	return NULL;
 }
 
+/* buddy_profile_admit()'s view of a request (d->lock held). */
+struct profile_ctx {
+	struct dev *d;
+	const struct buddy_profile_entry *ent;
+	bool replace;		/* the table counts as empty */
+};
+
+static bool ent_in_table(void *ctx, unsigned int i)
+{
+	struct profile_ctx *pc = ctx;
+
+	return !pc->replace && profile_find(pc->d, &pc->ent[i]);
+}
+
+static bool ent_same(void *ctx, unsigned int k, unsigned int i)
+{
+	struct profile_ctx *pc = ctx;
+
+	return same_profile(&pc->ent[k], &pc->ent[i]);
+}
+
 static long dev_profile_set(struct dev *d, struct buddy_profile *req)
 {
 	const struct buddy_profile_entry *ent =
 		(const void *)(uintptr_t)req->entries_ptr;
-	unsigned int i, k, added = 0, nr;
+	struct profile_ctx pc = { d, ent, false };
+	unsigned int i, nr;
 	long ret = buddy_profile_req_check(req, true);
 
 	if (ret)
@@ -946,19 +976,12 @@ static long dev_profile_set(struct dev *d, struct buddy_profile *req)
 			return -ENOMEM;
 		}
 	}
-	nr = req->flags & BUDDY_PROFILE_REPLACE ? 0 : d->nr_profiles;
-	for (i = 0; i < req->count; i++) {
-		bool dup = false;
-
-		for (k = 0; k < nr && !dup; k++)
-			dup = same_profile(&d->profiles[k], &ent[i]);
-		for (k = 0; k < i && !dup; k++)
-			dup = same_profile(&ent[k], &ent[i]);
-		added += !dup;
-	}
-	if (nr + added > BUDDY_PROFILE_MAX) {
+	pc.replace = req->flags & BUDDY_PROFILE_REPLACE;
+	nr = pc.replace ? 0 : d->nr_profiles;
+	ret = buddy_profile_admit(req->count, nr, ent_in_table, ent_same, &pc);
+	if (ret) {
 		pthread_mutex_unlock(&d->lock);
-		return -ENOSPC;
+		return ret;
 	}
 	d->nr_profiles = nr;
 	for (i = 0; i < req->count; i++) {
