@@ -24,6 +24,7 @@ void buddyctl_err(const char *fmt, ...)
 
 int cmd_analyze(int argc, char **argv);
 int cmd_profile(int argc, char **argv);
+int cmd_run(int argc, char **argv);
 int cmd_info(int argc, char **argv);
 int cmd_stats(int argc, char **argv);
 int cmd_list(int argc, char **argv);

@@ -203,4 +203,34 @@ int pf_report(struct pf_run *r);
  */
 const char *pf_empty_reason(const struct pf_run *r, char *buf, size_t len);
 
+/* ---- buddyctl run (prof_exec.c) ------------------------------------------- */
+
+/* Options of `buddyctl run` (tools/buddyctl/run.c). */
+struct pr_opts {
+	uint64_t min_size;		/* buddy memory from this size */
+	unsigned int depth;		/* frames per label (as profile) */
+	bool unwind;
+	unsigned int target;		/* BUDDY_TARGET_*, AUTO by default */
+	unsigned int codec;		/* BUDDY_CODEC_* */
+	const char *profile_file;	/* -p: targets per label */
+	uint32_t uid;			/* whose profiles of that file */
+	const char *device;		/* buddy_open() path, NULL: default */
+	int cpunode;			/* --cpunodebind, -1: none */
+	double base_time;		/* seconds for the sweep, 0: this run */
+	const char *out;		/* the report, NULL: stdout */
+	const char *json_out;
+	unsigned int show_labels;	/* rows, 0: all */
+	uint32_t nrecs;			/* records in the region */
+	bool quiet;
+	char **argv;
+};
+
+/*
+ * pr_run() - run o->argv with @lib preloaded in run mode, wait for it and
+ * write the report.  Returns the exit code buddyctl run should give: the
+ * program's (128 + N if killed by signal N), 1 when buddyctl failed before
+ * it ran or could not write the report.
+ */
+int pr_run(struct pr_opts *o, const char *lib);
+
 #endif /* BUDDYPROF_H */
