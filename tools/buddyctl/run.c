@@ -47,6 +47,8 @@ static void run_usage(FILE *f)
 "      --cpunodebind N    run COMMAND on the CPUs of NUMA node N (libnuma)\n"
 "      --base-time SEC    run time the sweep's slowdown is relative to\n"
 "                         (default: this run's)\n"
+"      --um-page SIZE     page the Unified Memory baseline migrates, a power\n"
+"                         of two from 4K to 2M (default 64K)\n"
 "  -o, --output FILE      the report to FILE instead of stdout\n"
 "      --json-out FILE    also the report as JSON\n"
 "  -l, --labels N         label rows in the table (default 25; 0: all)\n"
@@ -92,7 +94,7 @@ static int parse_u64(const char *s, uint64_t *v, bool suffix)
 
 enum {
 	OPT_DEPTH = 256, OPT_NO_UNWIND, OPT_CPUNODE, OPT_BASE, OPT_JSON,
-	OPT_RECORDS, OPT_LIB,
+	OPT_RECORDS, OPT_LIB, OPT_UM_PAGE,
 };
 
 int cmd_run(int argc, char **argv)
@@ -108,6 +110,7 @@ int cmd_run(int argc, char **argv)
 		{ "device",	required_argument, NULL, 'd' },
 		{ "cpunodebind", required_argument, NULL, OPT_CPUNODE },
 		{ "base-time",	required_argument, NULL, OPT_BASE },
+		{ "um-page",	required_argument, NULL, OPT_UM_PAGE },
 		{ "output",	required_argument, NULL, 'o' },
 		{ "json-out",	required_argument, NULL, OPT_JSON },
 		{ "labels",	required_argument, NULL, 'l' },
@@ -121,7 +124,7 @@ int cmd_run(int argc, char **argv)
 		.min_size = BRUN_DEF_MIN, .depth = 8, .unwind = true,
 		.target = BUDDY_TARGET_AUTO, .codec = BUDDY_CODEC_DEFAULT,
 		.uid = getuid(), .cpunode = -1, .show_labels = 25,
-		.nrecs = BRUN_DEF_RECS,
+		.nrecs = BRUN_DEF_RECS, .um_page = 64 << 10,
 	};
 	struct pf_opts po = { 0 };
 	char *lib, *end;
@@ -177,6 +180,12 @@ int cmd_run(int argc, char **argv)
 			o.base_time = strtod(optarg, &end);
 			if (end == optarg || *end || !(o.base_time > 0))
 				bad = "--base-time";
+			break;
+		case OPT_UM_PAGE:
+			if (parse_u64(optarg, &v, true) || v < 4096 ||
+			    v > (2u << 20) || (v & (v - 1)))
+				bad = "--um-page";
+			o.um_page = v;
 			break;
 		case 'o':
 			o.out = optarg;

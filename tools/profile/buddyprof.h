@@ -217,6 +217,7 @@ struct pr_opts {
 	const char *device;		/* buddy_open() path, NULL: default */
 	int cpunode;			/* --cpunodebind, -1: none */
 	double base_time;		/* seconds for the sweep, 0: this run */
+	uint64_t um_page;		/* UM baseline's migration page */
 	const char *out;		/* the report, NULL: stdout */
 	const char *json_out;
 	unsigned int show_labels;	/* rows, 0: all */

@@ -330,6 +330,63 @@ static json_object *jlabel(const struct pr_label *l)
 	return j;
 }
 
+/*
+ * The device as the program will see it: pool sizes, nodes.  The runner
+ * opens it once itself (for the in-process device: one with the same
+ * options).  false when it cannot be opened.
+ */
+static bool device_info(const struct pr_opts *o, struct buddy_info *info)
+{
+	int fd = buddy_open(o->device);
+	bool ok;
+
+	if (fd < 0)
+		return false;
+	ok = !buddy_get_info(fd, info);
+	buddy_close(fd);
+	return ok;
+}
+
+/*
+ * The two baselines, for the same program and the same window (item 4 of
+ * issue 13), both models computed from the window's counters:
+ *
+ * 1x / none: the data uncompressed in the device pool; every window fault
+ * reads and every write-back writes one whole 4 KiB page of device memory,
+ * nothing crosses the link.  It needs the whole footprint in the pool.
+ *
+ * Unified Memory oversubscription (a model, standing in for the paper's
+ * Fig. 14 measurement on V100/POWER9): the footprint beyond the device
+ * pool lives in host memory.  A window fault lands on such data with the
+ * probability overflow / footprint; each such fault migrates one page of
+ * --um-page bytes over the link (and evicts one the same size: a
+ * write-back migrates one more when the page was dirty), each migration
+ * paying the link latency once.  No prefetching, no locality between
+ * faults: large pages pay for bytes the program may never touch.
+ */
+struct baseline {
+	double none_ns;		/* 1x: device traffic only */
+	double um_ns;		/* UM: link migrations + device traffic */
+	double um_bytes;	/* migrated over the link */
+	double um_migrations;
+	double overflow;	/* fraction of the footprint not in the pool */
+};
+
+static void baselines(const struct pr_label *t, uint64_t pool,
+		      uint64_t um_page, unsigned int gbps, unsigned int lat,
+		      unsigned int dev_gbps, struct baseline *b)
+{
+	double pages = (double)t->faults + t->writebacks;
+	double foot = (double)t->logical;
+
+	b->none_ns = pages * 4096 / dev_gbps;
+	b->overflow = foot > pool && foot > 0 ? (foot - pool) / foot : 0;
+	b->um_migrations = pages * b->overflow;
+	b->um_bytes = b->um_migrations * um_page;
+	b->um_ns = b->um_bytes / gbps + b->um_migrations * lat +
+		   pages * (1 - b->overflow) * 4096 / dev_gbps;
+}
+
 static int report(struct pr_opts *o, struct brun_hdr *h, double run_s,
 		  int status)
 {
@@ -342,9 +399,13 @@ static int report(struct pr_opts *o, struct brun_hdr *h, double run_s,
 	unsigned int dgb = link_param(o, "device_gbps", BUDDY_DEVICE_GBPS_DEFAULT);
 	unsigned int lgb = link_param(o, "link_gbps", BUDDY_LINK_GBPS_DEFAULT);
 	double base = o->base_time > 0 ? o->base_time : run_s;
-	bool native = false;
+	bool native = false, have_info;
+	struct buddy_info info = { 0 };
+	struct baseline bl[NSWEEP];
 	FILE *f = stdout;
 	int ret = 0;
+
+	have_info = device_info(o, &info);
 
 	for (i = 0; i < n; i++) {
 		struct brun_rec *r = &recs[i];
@@ -410,6 +471,42 @@ static int report(struct pr_opts *o, struct brun_hdr *h, double run_s,
 	}
 	fprintf(f, "(the device's own link_gbps is %u GB/s: %.3f ms modeled, %.3f ms in ALLOC_STAT)\n",
 		lgb, model_ns(&tot, lgb, lat, dgb) / 1e6, tot.link_ns / 1e6);
+	for (k = 0; k < NSWEEP; k++)
+		baselines(&tot, info.device_bytes, o->um_page, sweep_gbps[k],
+			  lat, dgb, &bl[k]);
+	if (!have_info) {
+		fprintf(f, "\nbaselines: the device could not be opened for its pool size\n");
+	} else if (native || !(tot.faults + tot.writebacks)) {
+		fprintf(f, "\nbaselines: they need the window's faults and write-backs "
+			"(a device with mmap: buddy.ko)\n");
+	} else {
+		fprintf(f, "\nbaselines for the same window (models; footprint %.1f MiB, device pool %.1f MiB,\n"
+			"%.1f%% of the footprint beyond it; UM migrates %llu KiB pages):\n",
+			tot.logical / 1048576.0, info.device_bytes / 1048576.0,
+			100 * bl[0].overflow, (unsigned long long)(o->um_page >> 10));
+		fprintf(f, "%-14s %12s %10s %12s %10s %12s\n", "link", "buddy ms",
+			"slowdown", "UM ms", "slowdown", "UM MiB");
+		for (k = 0; k < NSWEEP; k++) {
+			double ns = model_ns(&tot, sweep_gbps[k], lat, dgb);
+
+			fprintf(f, "%4u GB/s%-5s %12.3f %9.4fx %12.3f %9.4fx %12.1f\n",
+				sweep_gbps[k], sweep_gbps[k] == 16 ? " PCIe" : "",
+				ns / 1e6, base > 0 ? (base + ns / 1e9) / base : 0,
+				bl[k].um_ns / 1e6,
+				base > 0 ? (base + bl[k].um_ns / 1e9) / base : 0,
+				bl[k].um_bytes / 1048576.0);
+		}
+		fprintf(f, "1x/none: %.3f ms of device traffic, slowdown %.4fx; needs %.1f MiB of device pool (%s)\n",
+			bl[0].none_ns / 1e6,
+			base > 0 ? (base + bl[0].none_ns / 1e9) / base : 0,
+			tot.logical / 1048576.0,
+			tot.logical <= info.device_bytes ? "fits" : "does not fit");
+	}
+	if (have_info && info.device_node >= 0 && info.buddy_node >= 0 &&
+	    numa_available() >= 0)
+		fprintf(f, "pools: device on node %d, carve-out on node %d, numa_distance %d\n",
+			info.device_node, info.buddy_node,
+			numa_distance(info.device_node, info.buddy_node));
 	if (f != stdout)
 		fclose(f);
 
@@ -440,6 +537,29 @@ static int report(struct pr_opts *o, struct brun_hdr *h, double run_s,
 			json_object_array_add(sw, s);
 		}
 		json_object_object_add(j, "sweep", sw);
+		if (have_info) {
+			json_object *b = json_object_new_object();
+
+			json_object_object_add(b, "device_pool",
+					       json_object_new_int64(info.device_bytes));
+			json_object_object_add(b, "overflow",
+					       json_object_new_double(bl[0].overflow));
+			json_object_object_add(b, "um_page",
+					       json_object_new_int64(o->um_page));
+			json_object_object_add(b, "none_ns",
+					       json_object_new_double(bl[0].none_ns));
+			sw = json_object_new_array();
+			for (k = 0; k < NSWEEP; k++) {
+				json_object *s1 = json_object_new_object();
+
+				json_object_object_add(s1, "gbps", json_object_new_int(sweep_gbps[k]));
+				json_object_object_add(s1, "um_ns", json_object_new_double(bl[k].um_ns));
+				json_object_object_add(s1, "um_bytes", json_object_new_double(bl[k].um_bytes));
+				json_object_array_add(sw, s1);
+			}
+			json_object_object_add(b, "um", sw);
+			json_object_object_add(j, "baselines", b);
+		}
 		if (json_object_to_file_ext(o->json_out, j, JSON_C_TO_STRING_PRETTY)) {
 			err("%s: %s", o->json_out, strerror(errno));
 			ret = -1;
