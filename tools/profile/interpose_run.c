@@ -451,8 +451,10 @@ fallback:
 
 /* ---- fork and exit ---------------------------------------------------------------- */
 
+/* No lock of ours may be held by another thread across fork(). */
 static void atfork_prepare(void)
 {
+	pthread_mutex_lock(&mod_lock);
 	pthread_mutex_lock(&dev_lock);
 	pthread_mutex_lock(&tbl_lock);
 }
@@ -461,6 +463,7 @@ static void atfork_parent(void)
 {
 	pthread_mutex_unlock(&tbl_lock);
 	pthread_mutex_unlock(&dev_lock);
+	pthread_mutex_unlock(&mod_lock);
 	__atomic_add_fetch(&rh->nr_forks, 1, __ATOMIC_RELAXED);
 }
 
@@ -498,6 +501,7 @@ static void atfork_child(void)
 	in_hook--;
 	pthread_mutex_unlock(&tbl_lock);
 	pthread_mutex_unlock(&dev_lock);
+	pthread_mutex_unlock(&mod_lock);
 }
 
 __attribute__((destructor(101))) static void run_exit(void)

@@ -41,7 +41,8 @@
 #include "runshm.h"
 
 static const unsigned int sweep_gbps[] = { 50, 100, 150, 200, 16 };
-#define NSWEEP	(sizeof(sweep_gbps) / sizeof(sweep_gbps[0]))
+#define NSWEEP	5	/* entries of sweep_gbps */
+_Static_assert(sizeof(sweep_gbps) == NSWEEP * sizeof(sweep_gbps[0]), "NSWEEP");
 
 struct pr_label {
 	char name[BUDDY_LABEL_LEN];
@@ -183,16 +184,16 @@ static unsigned int link_param(const struct pr_opts *o, const char *name,
 	if (dev && !strncmp(dev, "inproc:", 7)) {
 		const char *p = strstr(dev, name);
 
-		if (p && p[strlen(name)] == '=' &&
-		    (v = strtoul(p + strlen(name) + 1, NULL, 10)))
-			return v;
-		return def;
+		v = p && p[strlen(name)] == '=' ?
+		    strtoul(p + strlen(name) + 1, NULL, 10) : 0;
+		return v ? v : def;
 	}
 	snprintf(path, sizeof(path), "%s/%s", BUDDY_PARAM_DIR, name);
 	f = fopen(path, "re");
 	if (!f)
 		return def;
-	if (fgets(buf, sizeof(buf), f) && (v = strtoul(buf, NULL, 10)))
+	v = fgets(buf, sizeof(buf), f) ? strtoul(buf, NULL, 10) : 0;
+	if (v)
 		def = v;
 	fclose(f);
 	return def;
@@ -419,10 +420,13 @@ static int report(struct pr_opts *o, struct brun_hdr *h, double run_s,
 	for (k = 0; k < nl; k++)
 		sum(&tot, &ls[k]);
 
-	if (o->out && !(f = fopen(o->out, "we"))) {
-		err("%s: %s", o->out, strerror(errno));
-		f = stdout;
-		ret = -1;
+	if (o->out) {
+		f = fopen(o->out, "we");
+		if (!f) {
+			err("%s: %s", o->out, strerror(errno));
+			f = stdout;
+			ret = -1;
+		}
 	}
 	fprintf(f, "\nbuddyctl run: %s, %llu process(es), %.3f s%s\n",
 		o->argv[0], (unsigned long long)h->nr_procs, run_s,
