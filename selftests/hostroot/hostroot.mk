@@ -13,7 +13,7 @@
 # comparisons must reject changed values).
 
 HOSTROOT_DIR     := $(abspath $(B))/hostroot
-HOSTROOT_TIMEOUT ?= 900
+HOSTROOT_TIMEOUT ?= 1800
 
 .PHONY: check-hostroot
 check-hostroot: $(B)/buddyctl $(PROFILE_LIB) $(PROFILE_TEST_DIR)/runprog
