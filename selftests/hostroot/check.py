@@ -158,6 +158,20 @@ def rc_of(gdir, name):
     return t.strip() if t is not None else "missing"
 
 
+def compare_libs(tap, h, g, what):
+    """One result per library (numpy, torch): compute.py's @g against @h."""
+    for lib in ("np", "torch"):
+        sub = lambda d: {**d, "results": {k: v for k, v in d["results"].items()
+                                          if k.startswith(lib + ".")}}
+        hs, gs = sub(h), sub(g)
+        bad = compare_compute(hs, gs)
+        tap.ok(not bad and hs["results"],
+               f"{'numpy' if lib == 'np' else 'torch'}: {what} "
+               f"({len(hs['results'])} results, "
+               f"{sum(v['kind'] == 'exact' for v in hs['results'].values())} exact)",
+               bad[:10])
+
+
 def check(hdir, gdir, runout):
     tap = Tap()
     # --- run.sh's verdict: the guest kernel log stays clean
@@ -173,16 +187,7 @@ def check(hdir, gdir, runout):
               [f"guest status {rc}; host file {'present' if hj else 'missing'}, "
                f"guest file {'present' if gj else 'missing'}"]):
         h, g = json.loads(hj), json.loads(gj)
-        for lib in ("np", "torch"):
-            sub = lambda d: {**d, "results": {k: v for k, v in d["results"].items()
-                                              if k.startswith(lib + ".")}}
-            hs, gs = sub(h), sub(g)
-            bad = compare_compute(hs, gs)
-            tap.ok(not bad and hs["results"],
-                   f"{'numpy' if lib == 'np' else 'torch'}: guest computes what "
-                   f"the host does ({len(hs['results'])} results, "
-                   f"{sum(v['kind'] == 'exact' for v in hs['results'].values())} exact)",
-                   bad[:10])
+        compare_libs(tap, h, g, "guest computes what the host does")
         for k, v in g["timing"].items():
             print(f"# time: {k}: guest {v:.1f} s, host {h['timing'].get(k, 0):.2f} s")
     # --- LAMMPS
@@ -277,15 +282,8 @@ def check_run(tap, hdir, gdir):
     # compute.py under buddyctl run against the host's
     hj, gj = read(f"{hdir}/compute.json"), read(f"{gdir}/run-compute-result.json")
     if run_report(tap, gdir, "run-compute", "compute.py") and hj and gj:
-        h, g = json.loads(hj), json.loads(gj)
-        for lib in ("np", "torch"):
-            sub = lambda d: {**d, "results": {k: v for k, v in d["results"].items()
-                                              if k.startswith(lib + ".")}}
-            hs, gs = sub(h), sub(g)
-            bad = compare_compute(hs, gs)
-            tap.ok(not bad and hs["results"],
-                   f"{'numpy' if lib == 'np' else 'torch'} under buddyctl run: "
-                   f"what the host computes ({len(hs['results'])} results)", bad[:10])
+        compare_libs(tap, json.loads(hj), json.loads(gj),
+                     "under buddyctl run, computes what the host does")
     hl, gl = read(f"{hdir}/lammps/log.lammps"), read(f"{gdir}/run-lammps/log.lammps")
     if run_report(tap, gdir, "run-lammps", "lammps") and hl and gl:
         bad = compare_lammps(hl, gl)

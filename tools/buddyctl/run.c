@@ -63,35 +63,6 @@ static void run_usage(FILE *f)
 		BPROF_FRAMES, BRUN_DEF_RECS);
 }
 
-static int parse_u64(const char *s, uint64_t *v, bool suffix)
-{
-	unsigned long long x;
-	char *e;
-
-	errno = 0;
-	x = strtoull(s, &e, 0);
-	if (errno || e == s || *s == '-')
-		return -1;
-	if (suffix && *e) {
-		unsigned int shift = *e == 'k' || *e == 'K' ? 10 :
-				     *e == 'm' || *e == 'M' ? 20 :
-				     *e == 'g' || *e == 'G' ? 30 : 0;
-
-		if (!shift || x > (~0ULL >> shift))
-			return -1;
-		x <<= shift;
-		e++;
-		if (*e == 'i')
-			e++;
-		if (*e == 'B')
-			e++;
-	}
-	if (*e)
-		return -1;
-	*v = x;
-	return 0;
-}
-
 enum {
 	OPT_DEPTH = 256, OPT_NO_UNWIND, OPT_CPUNODE, OPT_BASE, OPT_JSON,
 	OPT_RECORDS, OPT_LIB, OPT_UM_PAGE,
@@ -138,7 +109,7 @@ int cmd_run(int argc, char **argv)
 
 		switch (c) {
 		case 'm':
-			if (parse_u64(optarg, &v, true) || !v)
+			if (buddyctl_parse_size(optarg, &v) || !v)
 				bad = "--min-size";
 			o.min_size = v;
 			break;
@@ -156,12 +127,12 @@ int cmd_run(int argc, char **argv)
 			o.profile_file = optarg;
 			break;
 		case 'u':
-			if (parse_u64(optarg, &v, false) || v >= UINT32_MAX)
+			if (buddyctl_parse_size(optarg, &v) || v >= UINT32_MAX)
 				bad = "--uid";
 			o.uid = v;
 			break;
 		case OPT_DEPTH:
-			if (parse_u64(optarg, &v, false) || !v || v > BPROF_FRAMES)
+			if (buddyctl_parse_size(optarg, &v) || !v || v > BPROF_FRAMES)
 				bad = "--depth";
 			o.depth = v;
 			break;
@@ -172,7 +143,7 @@ int cmd_run(int argc, char **argv)
 			o.device = optarg;
 			break;
 		case OPT_CPUNODE:
-			if (parse_u64(optarg, &v, false) || v > 1023)
+			if (buddyctl_parse_size(optarg, &v) || v > 1023)
 				bad = "--cpunodebind";
 			o.cpunode = v;
 			break;
@@ -182,7 +153,7 @@ int cmd_run(int argc, char **argv)
 				bad = "--base-time";
 			break;
 		case OPT_UM_PAGE:
-			if (parse_u64(optarg, &v, true) || v < 4096 ||
+			if (buddyctl_parse_size(optarg, &v) || v < 4096 ||
 			    v > (2u << 20) || (v & (v - 1)))
 				bad = "--um-page";
 			o.um_page = v;
@@ -194,12 +165,12 @@ int cmd_run(int argc, char **argv)
 			o.json_out = optarg;
 			break;
 		case 'l':
-			if (parse_u64(optarg, &v, false) || v > 1000000)
+			if (buddyctl_parse_size(optarg, &v) || v > 1000000)
 				bad = "--labels";
 			o.show_labels = v;
 			break;
 		case OPT_RECORDS:
-			if (parse_u64(optarg, &v, false) || !v || v > (1u << 24))
+			if (buddyctl_parse_size(optarg, &v) || !v || v > (1u << 24))
 				bad = "--records";
 			o.nrecs = v;
 			break;
