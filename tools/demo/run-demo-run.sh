@@ -4,7 +4,7 @@
 # tools/demo/run-demo-run.sh - the second part of `make demo` (issue 13): a
 # real program whose data does not fit the device pool runs to completion in
 # buddy memory.  tools/demo/fmnist_stats.py (numpy statistics of the
-# Fashion-MNIST test images, about 350 MiB of large arrays) runs on the host,
+# Fashion-MNIST test images, about 100 MiB of large arrays) runs on the host,
 # then in the QEMU guest (scripts/guest/run.sh --host-root) under
 # `buddyctl run -t 4x` with buddy.ko's device pool at DEMO_RUN_DEVICE_MB
 # (16 MiB: 64 MiB of data at 4x) and a 4 MiB resident window.  The two
