@@ -9,6 +9,8 @@
  *   prof_run.c     pf_run_program(): the region, the child, the snapshots
  *   prof_report.c  pf_report(): labels, decisions, the report, the profile
  *   prof_common.c  what both use; neither of the two depends on the other
+ *   prof_exec.c    pr_run(): `buddyctl run`, the program in buddy memory
+ *                  (interpose_run.c) and its per-label report
  *
  * Usage: fill a struct pf_opts, set run.o to it, pf_find_lib(),
  * pf_run_program(&run, lib), then pf_report(&run); pf_exit_code() is the

@@ -8,6 +8,11 @@
  * munmap, mremap.  C++ operator new and the allocators of Python, NumPy and
  * PyTorch (c10::alloc_cpu uses posix_memalign) all end in one of those.
  *
+ * Two modes.  With BUDDYPROF_SHM (buddyctl profile) it records; with
+ * BUDDYRUN_SHM (buddyctl run) the hooks hand every allocation of at least
+ * the threshold to interpose_run.c, which makes it a buddy allocation
+ * mapped into the program, and interpose malloc_usable_size() too.
+ *
  * Fast path: an allocation below the threshold costs one compare; free()
  * costs one malloc_usable_size() (only pointers whose usable size reaches the
  * threshold can be tracked).  Nothing is recorded unless BUDDYPROF_SHM names
