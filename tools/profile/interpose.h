@@ -55,9 +55,6 @@ size_t run_attach(void);
  */
 void *run_alloc(size_t size, size_t align, unsigned int kind, uintptr_t ra);
 
-/* A fallback to ordinary memory the hook decided on (alignment, ...). */
-void run_fallback(size_t size, unsigned int kind, uintptr_t ra, int err);
-
 /* Count an allocation below the threshold. */
 void run_small(size_t size);
 

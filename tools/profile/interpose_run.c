@@ -375,18 +375,6 @@ void run_small(size_t size)
 	__atomic_add_fetch(&rh->bytes_small, size, __ATOMIC_RELAXED);
 }
 
-void run_fallback(size_t size, unsigned int kind, uintptr_t ra, int err)
-{
-	char label[BUDDY_LABEL_LEN];
-
-	if (!rh || in_hook)
-		return;
-	in_hook++;
-	label_of(size, ra, label);
-	new_rec(label, size, kind, rh->target, BRUN_R_FALLBACK, err);
-	in_hook--;
-}
-
 void *run_alloc(size_t size, size_t align, unsigned int kind, uintptr_t ra)
 {
 	char label[BUDDY_LABEL_LEN];
