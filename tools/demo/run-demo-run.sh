@@ -7,9 +7,12 @@
 # Fashion-MNIST test images, about 100 MiB of large arrays) runs on the host,
 # then in the QEMU guest (scripts/guest/run.sh --host-root) under
 # `buddyctl run -t 4x` with buddy.ko's device pool at DEMO_RUN_DEVICE_MB
-# (16 MiB: 64 MiB of data at 4x) and a 4 MiB resident window.  The two
-# outputs must be identical; the per-label table, the bandwidth sweep (its
-# slowdowns relative to the host's run time) and the baselines are printed.
+# (16 MiB: 64 MiB of data at 4x) and a 4 MiB resident window, and in the
+# guest in ordinary memory.  The two guest outputs must be identical (the
+# host's may differ in the last digits: TCG's CPU model lacks the vector
+# extensions OpenBLAS picks its kernels by); the per-label table, the
+# bandwidth sweep (its slowdowns relative to the host's run time) and the
+# baselines are printed.
 #
 # Needs: make module, build/buddyctl and build/libbuddyprof.so,
 # dataset-fashion-mnist and python3-numpy.  Output in build/demo/run/.
@@ -40,6 +43,8 @@ host_s=$(echo "$(date +%s.%N) - $t0" | bc)
 echo "run-demo-run.sh: host run: $host_s s"
 
 guest_cmds="
+chroot /host /bin/sh -c 'OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 \
+	/usr/bin/python3 $here/fmnist_stats.py $fmnist >$out/guest/plain.out' || exit 1
 insmod /host$root/kmod/buddy.ko device_mb=$device_mb max_ratio=4 window_mb=4 \
 	device_node=0 buddy_node=1 || exit 1
 chroot /host /bin/sh -c 'OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 \
@@ -65,10 +70,12 @@ fi
 echo "== fmnist_stats.py in buddy memory (device pool ${device_mb} MiB, window 4 MiB):"
 cat "$out/guest/guest.out"
 cat "$out/guest/run.rep"
-if cmp -s "$out/host.out" "$out/guest/guest.out"; then
-	echo "run-demo-run.sh: PASS: output identical to the host's ordinary-memory run"
+cmp -s "$out/host.out" "$out/guest/plain.out" ||
+	echo "run-demo-run.sh: note: the guest's ordinary-memory output differs from the host's (CPU model)"
+if cmp -s "$out/guest/plain.out" "$out/guest/guest.out"; then
+	echo "run-demo-run.sh: PASS: output identical to the guest's ordinary-memory run"
 else
-	diff "$out/host.out" "$out/guest/guest.out" || true
-	echo "run-demo-run.sh: FAIL: output differs from the host's" >&2
+	diff "$out/guest/plain.out" "$out/guest/guest.out" || true
+	echo "run-demo-run.sh: FAIL: output differs from the ordinary-memory run" >&2
 	exit 1
 fi
