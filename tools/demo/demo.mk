@@ -40,6 +40,7 @@ demo:
 	tools/demo/run-demo.sh $(DEMO_BIN)
 	$(MAKE) demo-run
 
-demo-run: $(B)/buddyctl $(PROFILE_LIB)
+# (libbuddyprof.so by name: profile.mk, which names it, is included later)
+demo-run: $(B)/buddyctl $(B)/libbuddyprof.so
 	$(MAKE) module
 	tools/demo/run-demo-run.sh
