@@ -17,20 +17,7 @@ trap 'rm -rf "$W"' EXIT
 export BUDDYPROF_LIB=$LIB
 PY=/usr/bin/python3
 
-n=0 pass=0 fail=0 skip=0
-ok() { n=$((n + 1)); pass=$((pass + 1)); echo "ok $n - $1"; }
-notok() { n=$((n + 1)); fail=$((fail + 1)); echo "not ok $n - $1"; }
-skip() { n=$((n + 1)); skip=$((skip + 1)); echo "ok $n - $1 # SKIP $2"; }
-check() { # check NAME COMMAND...
-	local name=$1
-	shift
-	if "$@" >"$W/check.out" 2>&1; then
-		ok "$name"
-	else
-		notok "$name"
-		sed 's/^/# /' "$W/check.out" | head -30
-	fi
-}
+. "$(dirname "$(realpath "$0")")/tap.sh"
 # pyj FILE 'python statements' with d = the JSON, lab(size) = its labels
 pyj() {
 	$PY - "$1" <<EOF
@@ -206,6 +193,4 @@ else
 	skip "numpy: buddy allocations" "no numpy for $PY"
 fi
 
-echo "1..$n"
-echo "# Totals: pass:$pass fail:$fail xfail:0 xpass:0 skip:$skip error:0"
-test $fail -eq 0
+tap_totals
