@@ -22,6 +22,7 @@ import sys
 
 DEVICE_MB = 16   # keep in step with guest.sh
 MAX_RATIO = 3
+RUN_DEVICE_MB = 4   # buddyctl run's pool, guest.sh
 
 
 class Tap:
@@ -157,6 +158,20 @@ def rc_of(gdir, name):
     return t.strip() if t is not None else "missing"
 
 
+def compare_libs(tap, h, g, what):
+    """One result per library (numpy, torch): compute.py's @g against @h."""
+    for lib in ("np", "torch"):
+        sub = lambda d: {**d, "results": {k: v for k, v in d["results"].items()
+                                          if k.startswith(lib + ".")}}
+        hs, gs = sub(h), sub(g)
+        bad = compare_compute(hs, gs)
+        tap.ok(not bad and hs["results"],
+               f"{'numpy' if lib == 'np' else 'torch'}: {what} "
+               f"({len(hs['results'])} results, "
+               f"{sum(v['kind'] == 'exact' for v in hs['results'].values())} exact)",
+               bad[:10])
+
+
 def check(hdir, gdir, runout):
     tap = Tap()
     # --- run.sh's verdict: the guest kernel log stays clean
@@ -172,16 +187,7 @@ def check(hdir, gdir, runout):
               [f"guest status {rc}; host file {'present' if hj else 'missing'}, "
                f"guest file {'present' if gj else 'missing'}"]):
         h, g = json.loads(hj), json.loads(gj)
-        for lib in ("np", "torch"):
-            sub = lambda d: {**d, "results": {k: v for k, v in d["results"].items()
-                                              if k.startswith(lib + ".")}}
-            hs, gs = sub(h), sub(g)
-            bad = compare_compute(hs, gs)
-            tap.ok(not bad and hs["results"],
-                   f"{'numpy' if lib == 'np' else 'torch'}: guest computes what "
-                   f"the host does ({len(hs['results'])} results, "
-                   f"{sum(v['kind'] == 'exact' for v in hs['results'].values())} exact)",
-                   bad[:10])
+        compare_libs(tap, h, g, "guest computes what the host does")
         for k, v in g["timing"].items():
             print(f"# time: {k}: guest {v:.1f} s, host {h['timing'].get(k, 0):.2f} s")
     # --- LAMMPS
@@ -212,11 +218,80 @@ def check(hdir, gdir, runout):
             diag.append(f"bad buddyctl info --json output: {e!r}")
     tap.ok(good, "buddy.ko: /dev/buddy works in the chroot (buddyctl info "
            f"reports device_mb={DEVICE_MB} max_ratio={MAX_RATIO})", diag)
+    check_run(tap, hdir, gdir)
     for f in sorted(os.listdir(gdir)) if os.path.isdir(gdir) else []:
         if f.endswith(".time"):
             print(f"# guest step {f[:-5]}: {read(os.path.join(gdir, f)).strip()} s")
     tap.totals()
     return tap.failed == 0
+
+
+def run_report(tap, gdir, name, what):
+    """The JSON report of `buddyctl run` for step @name, or None."""
+    rc = rc_of(gdir, name)
+    rep = read(f"{gdir}/{name}.json")
+    try:
+        j = json.loads(rep) if rep else None
+    except ValueError:
+        j = None
+    if not tap.ok(rc == "0" and j is not None,
+                  f"{what}: exits 0 under buddyctl run, with its report",
+                  [f"guest status {rc}"] + (read(f"{gdir}/{name}.out") or "")
+                  .splitlines()[-20:]):
+        return None
+    t = j["total"]
+    tap.ok(t["nallocs"] > 0 and t["faults"] > 0 and t["link_ns"] > 0 and
+           t["logical"] + t["fallback_bytes"] > RUN_DEVICE_MB << 20 and
+           [s["gbps"] for s in j["sweep"]] == [50, 100, 150, 200, 16],
+           f"{what}: buddy allocations ran on the window ({t['nallocs']} "
+           f"allocations, {t['faults']} faults, {t['writebacks']} write-backs, "
+           f"{t['nfallback']} fell back; footprint "
+           f"{(t['logical'] + t['fallback_bytes']) >> 20} MiB > the "
+           f"{RUN_DEVICE_MB} MiB pool), link time modeled, sweep reported",
+           [json.dumps(t)])
+    b = j.get("baselines") or {}
+    um = [x["um_ns"] for x in b.get("um", [])]
+    pages = t["faults"] + t["writebacks"]
+    tap.ok(b and abs(b["none_ns"] - pages * 4096 / 900) < 1 and len(um) == 5 and
+           um[0] >= um[1] >= um[2] >= um[3] and um[4] >= um[0] and
+           0 <= b["overflow"] < 1,
+           f"{what}: the 1x/none and Unified Memory baselines (models) are "
+           f"reported for the same window", [json.dumps(b)])
+    return j
+
+
+def check_run(tap, hdir, gdir):
+    """Issue 13: the programs under buddyctl run give the plain results."""
+    tap.ok(rc_of(gdir, "run-load") == "0", "buddy.ko loads for buddyctl run "
+           "(device_mb=4, window_mb=2)", [f"status {rc_of(gdir, 'run-load')}"])
+    # runprog: every allocation call, fork privacy, exec
+    if os.path.exists(f"{gdir}/runprog-plain.out"):
+        j = run_report(tap, gdir, "run-runprog", "runprog")
+        plain, ran = read(f"{gdir}/runprog-plain.out"), read(f"{gdir}/run-runprog.stdout")
+        tap.ok(plain and plain == ran and rc_of(gdir, "runprog-plain") == "0",
+               "runprog: output identical in ordinary and buddy memory "
+               "(its own checks: calloc zero, realloc contents, alignment, "
+               "a forked child's writes stay out of the parent)",
+               [repr(plain)[:300], repr(ran)[:300]])
+        if j:
+            tap.ok(j["nr_private_copies"] >= 1 and j["nr_procs"] == 2,
+                   "runprog: fork gave the child private copies of the buddy "
+                   "mappings; the exec'd child was followed",
+                   [f"private copies {j['nr_private_copies']}, processes "
+                    f"{j['nr_procs']}"])
+    # compute.py under buddyctl run against the host's
+    hj, gj = read(f"{hdir}/compute.json"), read(f"{gdir}/run-compute-result.json")
+    if run_report(tap, gdir, "run-compute", "compute.py") and hj and gj:
+        compare_libs(tap, json.loads(hj), json.loads(gj),
+                     "under buddyctl run, computes what the host does")
+    hl, gl = read(f"{hdir}/lammps/log.lammps"), read(f"{gdir}/run-lammps/log.lammps")
+    if run_report(tap, gdir, "run-lammps", "lammps") and hl and gl:
+        bad = compare_lammps(hl, gl)
+        tap.ok(not bad, "lammps under buddyctl run: log identical to the host's "
+               "up to timings", bad[:10])
+    tap.ok(rc_of(gdir, "run-unload") == "0",
+           "buddy.ko unloads after the runs (nothing left mapped)",
+           [f"status {rc_of(gdir, 'run-unload')}"])
 
 
 def self_test():

@@ -1,7 +1,7 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0
 #
-# guest.sh REPO OUT BUDDY_KO BUDDYCTL - make check-hostroot's part inside the
+# guest.sh REPO OUT BUDDY_KO BUDDYCTL [RUNPROG] - make check-hostroot's part inside the
 # QEMU guest (scripts/guest/run.sh --host-root --host-rw OUT): run the
 # host's own programs through chroot /host and leave their results in OUT
 # (a writable export of a host directory, same path in the guest, in the
@@ -11,7 +11,7 @@
 #
 # Per step NAME: NAME.rc (status), NAME.time (seconds), NAME.out (output).
 
-repo=$1 out=$2 ko=$3 bctl=$4
+repo=$1 out=$2 ko=$3 bctl=$4 runprog=${5:-}
 mkdir -p "$out/lammps" || exit 1
 
 now() { cut -d' ' -f1 /proc/uptime; }
@@ -45,3 +45,30 @@ step compute chroot /host /usr/bin/python3 "$repo/selftests/hostroot/compute.py"
 	"$out/compute.json"
 step lammps chroot /host /bin/sh -c "cd '$out/lammps' && exec /usr/bin/lmp \
 	-in '$repo/selftests/hostroot/in.melt' -log log.lammps -screen none"
+
+# The same programs under `buddyctl run` (issue 13): their allocations of
+# 64 KiB and more in buddy memory, mapped through the module's resident
+# window, with a device pool (4 MiB; at 4x 16 MiB of data at most) and a
+# window (2 MiB) smaller than their footprints; what does not fit falls
+# back to ordinary memory.  Outputs go next to the plain runs' for
+# check.py; run-*.json are the reports.
+BRUN="$bctl run -q -l 0 --min-size 64K -t 4x"
+step run-load insmod "$ko" device_mb=4 max_ratio=4 window_mb=2
+if [ -n "$runprog" ]; then
+	chroot /host "$runprog" all >"$out/runprog-plain.out" 2>&1
+	echo $? >"$out/runprog-plain.rc"
+	step run-runprog chroot /host /bin/sh -c "$BRUN --min-size 1M \
+		--json-out '$out/run-runprog.json' -o '$out/run-runprog.rep' \
+		-- '$runprog' all >'$out/run-runprog.stdout'"
+fi
+step run-compute chroot /host /bin/sh -c "$BRUN \
+	--json-out '$out/run-compute.json' -o '$out/run-compute.rep' \
+	-- /usr/bin/python3 '$repo/selftests/hostroot/compute.py' \
+	'$out/run-compute-result.json'"
+mkdir -p "$out/run-lammps"
+step run-lammps chroot /host /bin/sh -c "cd '$out/run-lammps' && $BRUN \
+	--json-out '$out/run-lammps.json' -o '$out/run-lammps.rep' \
+	-- /usr/bin/lmp -in '$repo/selftests/hostroot/in.melt' \
+	-log log.lammps -screen none"
+# nothing stays mapped once they exited: the module unloads
+step run-unload rmmod buddy

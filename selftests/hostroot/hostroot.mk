@@ -4,16 +4,19 @@
 # and LAMMPS (in.melt, 50 steps) run on the host and, in one guest boot,
 # through chroot /host; check.py compares the results (numbers exactly or
 # within a stated tolerance, the LAMMPS log up to timings) and that
-# buddyctl in the chroot reaches buddy.ko through /dev/buddy; run.sh's
+# buddyctl in the chroot reaches buddy.ko through /dev/buddy; the same
+# programs and runprog (fork, exec, every allocation call) under `buddyctl
+# run` with a device pool and a window smaller than their footprints give
+# the same results, with window faults and buddy traffic reported; run.sh's
 # verdict (kernel log clean, no crash or timeout) is one more result.
 # TAP: $(B)/results/hostroot.log and hostroot-selftest.log (check.py's own
 # comparisons must reject changed values).
 
 HOSTROOT_DIR     := $(abspath $(B))/hostroot
-HOSTROOT_TIMEOUT ?= 900
+HOSTROOT_TIMEOUT ?= 1800
 
 .PHONY: check-hostroot
-check-hostroot: $(B)/buddyctl
+check-hostroot: $(B)/buddyctl $(PROFILE_LIB) $(PROFILE_TEST_DIR)/runprog
 	@out=$${RESULTS:-$(B)/results}; mkdir -p $$out $(B)/guest; \
 	log=$$out/hostroot.log; run=$(B)/guest/hostroot.out; d=$(HOSTROOT_DIR); \
 	python3 selftests/hostroot/check.py --self-test >$$out/hostroot-selftest.log 2>&1; \
@@ -34,7 +37,7 @@ check-hostroot: $(B)/buddyctl
 	echo "check-hostroot: host part in the background; scripts/guest/run.sh --host-root --timeout $(HOSTROOT_TIMEOUT)"; \
 	scripts/guest/run.sh --host-root --host-rw $$d/guest --timeout $(HOSTROOT_TIMEOUT) \
 	    --log $(B)/guest/hostroot.console -- \
-	    "sh /host$(CURDIR)/selftests/hostroot/guest.sh $(CURDIR) $$d/guest /host$(CURDIR)/kmod/buddy.ko $(abspath $(B))/buddyctl" \
+	    "sh /host$(CURDIR)/selftests/hostroot/guest.sh $(CURDIR) $$d/guest /host$(CURDIR)/kmod/buddy.ko $(abspath $(B))/buddyctl $(abspath $(PROFILE_TEST_DIR))/runprog" \
 	    >$$run 2>&1; \
 	rc=$$?; \
 	wait; \

@@ -4,7 +4,10 @@
 #   make bench-guest   build buddy.ko and the static dev_bench, boot one guest
 #                      (tools/bench/guest-bench.sh), load buddy.ko and zram
 #                      (lz4) there and run dev_bench; the table is printed and
-#                      saved to $(B)/results/bench-guest.txt
+#                      saved to $(B)/results/bench-guest.txt, with the
+#                      resident window's fault-in and write-back rates
+#                      (pages/s, per target and class, next to 1x/none and
+#                      an anonymous mapping) when the module has mmap
 #
 # The guest has no libc: dev_bench is linked -static, with liburing's static
 # library (liburing-dev ships liburing.a) and libbuddytools.a (libbuddy +

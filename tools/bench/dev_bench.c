@@ -35,6 +35,17 @@
  *
  * The table goes to stdout between "=== dev_bench table ===" and
  * "=== end dev_bench table ===", progress to stderr.
+ *
+ * With BUDDY_FEAT_MMAP, a second table ("=== dev_bench mmap table ===",
+ * issue 13) gives per target and class, next to a 1x allocation with codec
+ * none and an ordinary anonymous mapping, the resident window's rates in
+ * 4 KiB pages per second: fault-in (a mapping of a cell written with
+ * pwrite, one read per page, front to back; the window, window_mb, is set
+ * to the cell size plus 4 MiB for the run, so that nothing is evicted) and
+ * write-back (every page dirtied by one write, then msync(MS_SYNC) timed
+ * alone).  The anonymous mapping's fault-in is a first touch of a new
+ * mapping (zero-filled pages); it has no write-back.  The pages read are
+ * compared with what was written.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -47,6 +58,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/utsname.h>
 #include <time.h>
@@ -353,6 +365,119 @@ static void bench_buddy(int devfd, unsigned int target, unsigned int codec,
 	progress(" %.1fs\n", now() - t);
 }
 
+/* ---- mmap: the resident window (issue 13) ---- */
+
+struct mrow {
+	char sys[24];
+	char cls[12];
+	double fault_ps;	/* pages/s */
+	double wb_ps;		/* pages/s, NA: none */
+};
+
+static struct mrow mrows[MAX_ROWS];
+static unsigned int nr_mrows;
+
+static void bench_mmap(int devfd, unsigned int target, unsigned int codec,
+		       enum datagen_class c)
+{
+	size_t pages = cell_bytes / BLK, p;
+	struct buddy_alloc_stat st;
+	struct mrow *r;
+	volatile u8 sink = 0;
+	double t;
+	int fd = -1, ret;
+	u8 *m;
+
+	if (nr_mrows == MAX_ROWS)
+		die("too many mmap rows");
+	r = &mrows[nr_mrows++];
+	snprintf(r->cls, sizeof(r->cls), "%s", datagen_class_name(c));
+	r->wb_ps = NA;
+	if (devfd < 0) {
+		snprintf(r->sys, sizeof(r->sys), "anonymous");
+		m = mmap(NULL, cell_bytes, PROT_READ | PROT_WRITE,
+			 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		if (m == MAP_FAILED)
+			die("mmap: %s", strerror(errno));
+		t = now();
+		for (p = 0; p < pages; p++)
+			m[p * BLK] = 1;		/* first touch */
+		r->fault_ps = pages / (now() - t);
+		munmap(m, cell_bytes);
+		return;
+	}
+	fd = buddy_alloc_simple(devfd, cell_bytes, target, codec, "dev_bench-mmap",
+				NULL);
+	if (fd < 0)
+		die("allocation of %zu bytes at %s: %s", cell_bytes,
+		    buddy_target_name(target), buddy_strerror(-fd, BUDDY_OP_ALLOC));
+	ret = buddy_alloc_stat(fd, &st);
+	if (ret)
+		die("BUDDY_IOC_ALLOC_STAT: %s", buddy_strerror(-ret, BUDDY_OP_STAT));
+	snprintf(r->sys, sizeof(r->sys), "buddy %s %s", buddy_target_name(st.target),
+		 buddy_codec_name(st.codec));
+	progress("# mmap %-18s %-8s ...", r->sys, r->cls);
+	io_full(fd, true, src, cell_bytes, 0, "mmap cell");
+	m = mmap(NULL, cell_bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (m == MAP_FAILED)
+		die("mmap of an allocation: %s", strerror(errno));
+	t = now();
+	for (p = 0; p < pages; p++)
+		sink ^= m[p * BLK];
+	r->fault_ps = pages / (now() - t);
+	if (memcmp(m, src, cell_bytes))
+		die("mmap %s %s: the mapping differs from what was written",
+		    r->sys, r->cls);
+	for (p = 0; p < pages; p++)
+		m[p * BLK + 7] ^= 0x5a;		/* dirty every page */
+	t = now();
+	if (msync(m, cell_bytes, MS_SYNC))
+		die("msync: %s", strerror(errno));
+	r->wb_ps = pages / (now() - t);
+	(void)sink;
+	munmap(m, cell_bytes);
+	close(fd);
+	progress(" %.0f / %.0f pages/s\n", r->fault_ps, r->wb_ps);
+}
+
+static void print_mmap_table(FILE *f, unsigned int window_mb)
+{
+	unsigned int i;
+
+	fprintf(f, "=== dev_bench mmap table ===\n");
+	fprintf(f, "cell %zu MiB, window_mb %u; 4 KiB pages per second (TCG: relative figures only)\n",
+		cell_bytes >> 20, window_mb);
+	fprintf(f, "%-20s %-9s %12s %12s\n", "system", "class", "fault-in/s",
+		"write-back/s");
+	for (i = 0; i < nr_mrows; i++) {
+		fprintf(f, "%-20s %-9s %12.0f ", mrows[i].sys, mrows[i].cls,
+			mrows[i].fault_ps);
+		if (mrows[i].wb_ps == NA)
+			fprintf(f, "%12s\n", "-");
+		else
+			fprintf(f, "%12.0f\n", mrows[i].wb_ps);
+	}
+	fprintf(f, "=== end dev_bench mmap table ===\n");
+}
+
+/* A buddy.ko parameter: read it into @old (when not NULL), write @val. */
+static int param_swap(const char *name, unsigned int val, unsigned int *old)
+{
+	char path[PATH_MAX], buf[32];
+	FILE *fp;
+	int ok;
+
+	snprintf(path, sizeof(path), "%s/%s", BUDDY_PARAM_DIR, name);
+	fp = fopen(path, "r+");
+	if (!fp)
+		return -errno;
+	if (old && fgets(buf, sizeof(buf), fp))
+		*old = strtoul(buf, NULL, 10);
+	rewind(fp);
+	ok = fprintf(fp, "%u\n", val) > 0;
+	return fclose(fp) || !ok ? -EIO : 0;
+}
+
 /* ---- zram ---- */
 
 static char zram_sys[PATH_MAX];
@@ -606,6 +731,7 @@ int main(int argc, char **argv)
 	struct utsname uts;
 	double t0 = now();
 	int opt, devfd, ret, group = 0;
+	unsigned int mmap_window = 0;
 
 	while ((opt = getopt(argc, argv, "m:r:k:c:t:z:a:qh")) != -1) {
 		switch (opt) {
@@ -741,10 +867,33 @@ int main(int argc, char **argv)
 	datagen_fill(DATAGEN_MIXED, SEED + DATAGEN_MIXED, src, cell_bytes);
 	bench_memcpy(DATAGEN_MIXED, group);
 
+	if (info.features & BUDDY_FEAT_MMAP) {
+		unsigned int old = 0, win = (cell_bytes >> 20) + 4;
+
+		ret = param_swap("window_mb", win, &old);
+		if (ret)
+			die("%s/window_mb: %s", BUDDY_PARAM_DIR, strerror(-ret));
+		for (i = 0; i < ntgt; i++)
+			for (j = 0; j < ncls; j++) {
+				datagen_fill(cls[j], SEED + cls[j], src, cell_bytes);
+				bench_mmap(devfd, tgt[i], BUDDY_CODEC_DEFAULT, cls[j]);
+			}
+		for (j = 0; j < ncls; j++) {
+			datagen_fill(cls[j], SEED + cls[j], src, cell_bytes);
+			bench_mmap(devfd, BUDDY_TARGET_1X, BUDDY_CODEC_NONE, cls[j]);
+		}
+		for (j = 0; j < ncls; j++)
+			bench_mmap(-1, 0, 0, cls[j]);
+		param_swap("window_mb", old, NULL);
+		mmap_window = win;
+	}
+
 	io_uring_queue_exit(&ring);
 	close(devfd);
 	progress("# all cells done in %.1fs\n", now() - t0);
 	fflush(stderr);
 	print_table(stdout, params, znote);
+	if (nr_mrows)
+		print_mmap_table(stdout, mmap_window);
 	return 0;
 }

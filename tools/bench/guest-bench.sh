@@ -155,6 +155,9 @@ if ! grep -q '^=== end dev_bench table ===$' "$runout" || [ ! -s "$out.tmp" ]; t
 	echo "guest-bench: no table in the guest's output (run.sh status $rc; see $runout, $work/console.log)" >&2
 	exit $((rc ? rc : 1))
 fi
+# the resident window's table (issue 13), when the module has mmap
+sed -n '/^=== dev_bench mmap table ===$/,/^=== end dev_bench mmap table ===$/p' "$runout" |
+	sed '1d;$d' >>"$out.tmp"
 host="host: $(nproc) CPUs, load average $load0 before the guest, $(cut -d' ' -f1-3 /proc/loadavg) after"
 host+=" (TCG timings move with host load)"
 echo "$host" >>"$out.tmp"

@@ -526,3 +526,31 @@ int au_simple_opts(const char *cmd, int argc, char **argv,
 	}
 	return -1;
 }
+
+int buddyctl_parse_size(const char *s, uint64_t *v)
+{
+	unsigned long long x;
+	unsigned int shift = 0;
+	char *e;
+
+	errno = 0;
+	x = strtoull(s, &e, 0);
+	if (errno || e == s || *s == '-')
+		return -1;
+	switch (*e) {
+	case 'k': case 'K': shift = 10; e++; break;
+	case 'm': case 'M': shift = 20; e++; break;
+	case 'g': case 'G': shift = 30; e++; break;
+	}
+	if (shift && x > (~0ULL >> shift))
+		return -1;
+	x <<= shift;
+	if (*e == 'i' || *e == 'B')
+		e++;
+	if (*e == 'B')
+		e++;
+	if (*e)
+		return -1;
+	*v = x;
+	return 0;
+}

@@ -29,6 +29,7 @@ static const struct cmd_struct commands[] = {
 	{ "analyze", cmd_analyze,
 	  "offline compressibility of memory dumps, per codec" },
 	{ "profile", cmd_profile, "profile a program's allocations: Figs. 3, 7, 9, 10" },
+	{ "run", cmd_run, "run a program with its large allocations in buddy memory" },
 	{ "info", cmd_info, "the device: ABI, features, codecs, pools, NUMA nodes" },
 	{ "stats", cmd_stats, "global counters, ratio and buddy-access fraction" },
 	{ "list", cmd_list, "live allocations as a JSON array, filtered" },

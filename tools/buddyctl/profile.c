@@ -121,30 +121,6 @@ static void profile_usage(FILE *f)
 		BPROF_FRAMES, BPROF_DEF_SLOTS);
 }
 
-static int parse_size(const char *s, uint64_t *v)
-{
-	char *e;
-	unsigned long long x;
-
-	errno = 0;
-	x = strtoull(s, &e, 0);
-	if (errno || e == s)
-		return -1;
-	switch (*e) {
-	case 'k': case 'K': x <<= 10; e++; break;
-	case 'm': case 'M': x <<= 20; e++; break;
-	case 'g': case 'G': x <<= 30; e++; break;
-	}
-	if (*e == 'i' || *e == 'B')
-		e++;
-	if (*e == 'B')
-		e++;
-	if (*e)
-		return -1;
-	*v = x;
-	return 0;
-}
-
 static int parse_double(const char *s, double *v)
 {
 	char *e;
@@ -306,7 +282,7 @@ static int parse_opts(struct pf_opts *o, int argc, char **argv)
 
 		switch (opt) {
 		case 'n':
-			if (parse_size(optarg, &v) || v > 100000)
+			if (buddyctl_parse_size(optarg, &v) || v > 100000)
 				bad = "in 0..100000";
 			else
 				o->points = v;
@@ -351,25 +327,25 @@ static int parse_opts(struct pf_opts *o, int argc, char **argv)
 			o->timer = false;
 			break;
 		case OPT_EVERY_ALLOCS:
-			if (parse_size(optarg, &v) || !v)
+			if (buddyctl_parse_size(optarg, &v) || !v)
 				bad = "a count of at least 1";
 			else
 				o->every_allocs = v;
 			break;
 		case OPT_EVERY_BYTES:
-			if (parse_size(optarg, &v) || !v)
+			if (buddyctl_parse_size(optarg, &v) || !v)
 				bad = "a size of at least 1 byte (K, M, G suffixes)";
 			else
 				o->every_bytes = v;
 			break;
 		case 'm':
-			if (parse_size(optarg, &v) || !v)
+			if (buddyctl_parse_size(optarg, &v) || !v)
 				bad = "a size of at least 1 byte (K, M, G suffixes)";
 			else
 				o->min_size = v;
 			break;
 		case OPT_DEPTH:
-			if (parse_size(optarg, &v) || !v || v > BPROF_FRAMES)
+			if (buddyctl_parse_size(optarg, &v) || !v || v > BPROF_FRAMES)
 				bad = "in 1.." BPROF_FRAMES_STR;
 			else
 				o->depth = v;
@@ -378,7 +354,7 @@ static int parse_opts(struct pf_opts *o, int argc, char **argv)
 			o->unwind = false;
 			break;
 		case 's':
-			if (parse_size(optarg, &v) || v > (1ULL << 20))
+			if (buddyctl_parse_size(optarg, &v) || v > (1ULL << 20))
 				bad = "in 0..1048576 (MiB; 0: all)";
 			else
 				o->sample_bytes = v << 20;
@@ -395,7 +371,7 @@ static int parse_opts(struct pf_opts *o, int argc, char **argv)
 			o->exclude[o->nexclude++] = optarg;
 			break;
 		case OPT_SLOTS:
-			if (parse_size(optarg, &v) || v < 64 || v > (1u << 24) ||
+			if (buddyctl_parse_size(optarg, &v) || v < 64 || v > (1u << 24) ||
 			    (v & (v - 1)))
 				bad = "a power of two in 64..16777216";
 			else
@@ -437,7 +413,7 @@ static int parse_opts(struct pf_opts *o, int argc, char **argv)
 			o->profile_out = optarg;
 			break;
 		case 'u':
-			if (parse_size(optarg, &v) || v >= 0xffffffffULL)
+			if (buddyctl_parse_size(optarg, &v) || v >= 0xffffffffULL)
 				bad = "a uid in 0..4294967294";
 			else
 				o->uid = v;
@@ -446,7 +422,7 @@ static int parse_opts(struct pf_opts *o, int argc, char **argv)
 			o->dumps = optarg;
 			break;
 		case 'l':
-			if (parse_size(optarg, &v) || v > UINT_MAX)
+			if (buddyctl_parse_size(optarg, &v) || v > UINT_MAX)
 				bad = "a number of rows (0: all)";
 			else
 				o->show_labels = v;

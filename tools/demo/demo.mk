@@ -6,6 +6,12 @@
 #                   prepare the guest kernel, build buddy.ko and the static
 #                   demo program, boot a 2-node QEMU guest with a 32 MiB
 #                   device pool and run tools/demo/run-demo.sh there.
+#                   Then tools/demo/run-demo-run.sh: a real program whose
+#                   data does not fit the device pool (numpy on the
+#                   Fashion-MNIST images) runs under `buddyctl run` in a
+#                   --host-root guest, with its per-label table, bandwidth
+#                   sweep and baselines (output in $(B)/demo/run/).
+#   make demo-run   that second part only.
 #   make demo-bin   the static demo program only ($(DEMO_BIN)).
 #
 # The demo's output is also kept in $(B)/demo/demo.out.
@@ -13,7 +19,7 @@
 DEMO_BIN  := $(B)/demo/buddy-demo
 DEMO_LIBS := $(B)/opt/libbuddytools.a $(B)/opt/libbuddycore.a
 
-.PHONY: demo demo-bin
+.PHONY: demo demo-bin demo-run
 
 # Static: the guest is a busybox initramfs without libc.
 $(DEMO_BIN): tools/demo/demo.c tools/lib/libbuddy.h tools/lib/datagen.h \
@@ -32,3 +38,9 @@ demo:
 	$(MAKE) module
 	$(MAKE) demo-bin
 	tools/demo/run-demo.sh $(DEMO_BIN)
+	$(MAKE) demo-run
+
+# (libbuddyprof.so by name: profile.mk, which names it, is included later)
+demo-run: $(B)/buddyctl $(B)/libbuddyprof.so
+	$(MAKE) module
+	tools/demo/run-demo-run.sh

@@ -142,6 +142,30 @@ static inline uint32_t bprof_hash(uint64_t addr, uint32_t mask)
 	return (uint32_t)(((addr >> 4) * 0x9e3779b97f4a7c15ULL) >> 32) & mask;
 }
 
+/*
+ * A label's key: FNV-1a over, per frame, the module's basename with its NUL
+ * and the frame's file offset (or "?" and the address outside any file),
+ * then the size.  The profiler (prof_run.c) and `buddyctl run`'s
+ * interposer (interpose_run.c) both label with it, so that a profile
+ * written by one selects targets in the other.
+ */
+#define BPROF_FNV_INIT		0xcbf29ce484222325ULL
+
+static inline uint64_t bprof_fnv(uint64_t h, const void *p, unsigned long n)
+{
+	const unsigned char *s = p;
+
+	while (n--) {
+		h ^= *s++;
+		h *= 0x100000001b3ULL;
+	}
+	return h;
+}
+
+/* A label's name from its key: "bp-" and 12 hex digits (15 bytes + NUL). */
+#define BPROF_LABEL_FMT		"bp-%012llx"
+#define BPROF_LABEL_ARG(key)	((unsigned long long)((key) >> 16))
+
 _Static_assert(sizeof(struct bprof_slot) == 128, "slot is 128 bytes");
 _Static_assert(sizeof(struct bprof_hdr) <= BPROF_HDR_BYTES, "header fits");
 

@@ -9,6 +9,8 @@
  *   prof_run.c     pf_run_program(): the region, the child, the snapshots
  *   prof_report.c  pf_report(): labels, decisions, the report, the profile
  *   prof_common.c  what both use; neither of the two depends on the other
+ *   prof_exec.c    pr_run(): `buddyctl run`, the program in buddy memory
+ *                  (interpose_run.c) and its per-label report
  *
  * Usage: fill a struct pf_opts, set run.o to it, pf_find_lib(),
  * pf_run_program(&run, lib), then pf_report(&run); pf_exit_code() is the
@@ -228,5 +230,36 @@ int pf_report(struct pf_run *r);
  * followed, or it allocated nothing large.  NULL when something was.
  */
 const char *pf_empty_reason(const struct pf_run *r, char *buf, size_t len);
+
+/* ---- buddyctl run (prof_exec.c) ------------------------------------------- */
+
+/* Options of `buddyctl run` (tools/buddyctl/run.c). */
+struct pr_opts {
+	uint64_t min_size;		/* buddy memory from this size */
+	unsigned int depth;		/* frames per label (as profile) */
+	bool unwind;
+	unsigned int target;		/* BUDDY_TARGET_*, AUTO by default */
+	unsigned int codec;		/* BUDDY_CODEC_* */
+	const char *profile_file;	/* -p: targets per label */
+	uint32_t uid;			/* whose profiles of that file */
+	const char *device;		/* buddy_open() path, NULL: default */
+	int cpunode;			/* --cpunodebind, -1: none */
+	double base_time;		/* seconds for the sweep, 0: this run */
+	uint64_t um_page;		/* UM baseline's migration page */
+	const char *out;		/* the report, NULL: stdout */
+	const char *json_out;
+	unsigned int show_labels;	/* rows, 0: all */
+	uint32_t nrecs;			/* records in the region */
+	bool quiet;
+	char **argv;
+};
+
+/*
+ * pr_run() - run o->argv with @lib preloaded in run mode, wait for it and
+ * write the report.  Returns the exit code buddyctl run should give: the
+ * program's (128 + N if killed by signal N), 1 when buddyctl failed before
+ * it ran or could not write the report.
+ */
+int pr_run(struct pr_opts *o, const char *lib);
 
 #endif /* BUDDYPROF_H */

@@ -8,6 +8,11 @@
  * munmap, mremap.  C++ operator new and the allocators of Python, NumPy and
  * PyTorch (c10::alloc_cpu uses posix_memalign) all end in one of those.
  *
+ * Two modes.  With BUDDYPROF_SHM (buddyctl profile) it records; with
+ * BUDDYRUN_SHM (buddyctl run) the hooks hand every allocation of at least
+ * the threshold to interpose_run.c, which makes it a buddy allocation
+ * mapped into the program, and interpose malloc_usable_size() too.
+ *
  * Fast path: an allocation below the threshold costs one compare; free()
  * costs one malloc_usable_size() (only pointers whose usable size reaches the
  * threshold can be tracked).  Nothing is recorded unless BUDDYPROF_SHM names
@@ -49,23 +54,24 @@
 #include <unistd.h>
 #include <unwind.h>
 
+#include "interpose.h"
 #include "profshm.h"
 
 #define EXPORT	__attribute__((visibility("default")))
 
-static void *(*real_malloc)(size_t);
-static void (*real_free)(void *);
-static void *(*real_calloc)(size_t, size_t);
-static void *(*real_realloc)(void *, size_t);
-static int (*real_posix_memalign)(void **, size_t, size_t);
-static void *(*real_aligned_alloc)(size_t, size_t);
-static void *(*real_memalign)(size_t, size_t);
-static void *(*real_valloc)(size_t);
-static void *(*real_pvalloc)(size_t);
-static size_t (*real_usable)(void *);
-static void *(*real_mmap)(void *, size_t, int, int, int, off_t);
-static int (*real_munmap)(void *, size_t);
-static void *(*real_mremap)(void *, size_t, size_t, int, ...);
+void *(*real_malloc)(size_t);
+void (*real_free)(void *);
+void *(*real_calloc)(size_t, size_t);
+void *(*real_realloc)(void *, size_t);
+int (*real_posix_memalign)(void **, size_t, size_t);
+void *(*real_aligned_alloc)(size_t, size_t);
+void *(*real_memalign)(size_t, size_t);
+void *(*real_valloc)(size_t);
+void *(*real_pvalloc)(size_t);
+size_t (*real_usable)(void *);
+void *(*real_mmap)(void *, size_t, int, int, int, off_t);
+int (*real_munmap)(void *, size_t);
+void *(*real_mremap)(void *, size_t, size_t, int, ...);
 
 enum { INIT_NONE, INIT_BUSY, INIT_DONE };
 static int init_state;
@@ -86,7 +92,7 @@ static bool unwind;
 static volatile int32_t *owner_tag;
 static bool tag_by_pid;
 
-static __thread int in_hook __attribute__((tls_model("initial-exec")));
+__thread int in_hook __attribute__((tls_model("initial-exec")));
 
 /* ---- allocations made while dlsym() resolves the real functions -------- */
 
@@ -261,7 +267,9 @@ __attribute__((constructor(101))) static void buddyprof_init(void)
 {
 	ensure_resolved();
 	in_hook++;
-	attach();
+	min_size = run_attach();
+	if (!run_mode)
+		attach();
 	if (hdr)
 		pthread_atfork(NULL, NULL, forked_child);
 	in_hook--;
@@ -307,19 +315,31 @@ static _Unwind_Reason_Code unwind_cb(struct _Unwind_Context *ctx, void *p)
 	return u->n >= u->max ? _URC_END_OF_STACK : _URC_NO_REASON;
 }
 
-static __attribute__((noinline)) unsigned int
-capture(uint64_t *frames, uintptr_t ra)
+__attribute__((noinline)) unsigned int
+bp_backtrace(uint64_t *frames, unsigned int max, uintptr_t ra, bool do_unwind,
+	     bool *short_walk)
 {
-	struct unwind_arg u = { .out = frames, .max = depth, .ra = ra };
+	struct unwind_arg u = { .out = frames, .max = max, .ra = ra };
 
-	if (unwind && depth > 1) {
+	*short_walk = false;
+	if (do_unwind && max > 1) {
 		_Unwind_Backtrace(unwind_cb, &u);
 		if (u.found && u.n > 1)
 			return u.n;
-		__atomic_add_fetch(&hdr->nr_unwind_short, 1, __ATOMIC_RELAXED);
+		*short_walk = true;
 	}
 	frames[0] = ra;
 	return 1;
+}
+
+static unsigned int capture(uint64_t *frames, uintptr_t ra)
+{
+	bool short_walk;
+	unsigned int n = bp_backtrace(frames, depth, ra, unwind, &short_walk);
+
+	if (short_walk)
+		__atomic_add_fetch(&hdr->nr_unwind_short, 1, __ATOMIC_RELAXED);
+	return n;
 }
 
 static void insert(uint64_t addr, uint64_t size, unsigned int kind,
@@ -440,6 +460,66 @@ static inline bool heap_maybe_tracked(void *p)
 
 /* ---- the malloc family ------------------------------------------------------ */
 
+/*
+ * buddyctl run: a buddy allocation for @size >= min_size (falling back to
+ * the real allocator, counted), the real allocator below it.  @align 0 is
+ * malloc's.
+ */
+static void *run_or_real(size_t size, size_t align, uintptr_t ra)
+{
+	void *p;
+
+	if (size >= min_size && !in_hook) {
+		p = run_alloc(size, align, BPROF_KIND_HEAP, ra);
+		if (p)
+			return p;
+	} else if (!in_hook) {
+		run_small(size);
+	}
+	if (!align)
+		return real_malloc(size);
+	return real_aligned_alloc(align, (size + align - 1) & ~(align - 1));
+}
+
+/* Whether @align is one the C library takes (a power of two). */
+static inline bool align_ok(size_t align)
+{
+	return align && !(align & (align - 1));
+}
+
+/* The aligned family in buddyctl run: a buddy block, or NULL (counted). */
+static void *run_aligned(size_t size, size_t align, uintptr_t ra)
+{
+	if (in_hook)
+		return NULL;
+	if (size < min_size) {
+		run_small(size);
+		return NULL;
+	}
+	return run_alloc(size, align, BPROF_KIND_HEAP, ra);
+}
+
+/**
+ * malloc_usable_size() - a buddy block's usable size is its whole pages
+ * (the allocation is made that large); anything else is the C library's.
+ * @p: a block of the malloc family, or NULL.
+ *
+ * Return: the bytes usable at @p.
+ */
+EXPORT size_t malloc_usable_size(void *p)
+{
+	size_t len;
+
+	if (!p)
+		return 0;
+	if (is_boot(p))
+		return *(size_t *)((char *)p - 16);
+	ensure_resolved();
+	if (run_mode && run_owns(p, &len))
+		return len;
+	return real_usable ? real_usable(p) : 0;
+}
+
 EXPORT void *malloc(size_t size)
 {
 	void *p;
@@ -447,6 +527,8 @@ EXPORT void *malloc(size_t size)
 	ensure_resolved();
 	if (__builtin_expect(init_state != INIT_DONE, 0))
 		return boot_alloc(size, 16);
+	if (run_mode)
+		return run_or_real(size, 0, (uintptr_t)__builtin_return_address(0));
 	p = real_malloc(size);
 	if (__builtin_expect(size >= min_size, 0))
 		track(p, size, BPROF_KIND_HEAP,
@@ -459,6 +541,8 @@ EXPORT void free(void *p)
 	if (!p || is_boot(p))
 		return;
 	ensure_resolved();
+	if (run_mode && run_free(p))
+		return;
 	if (heap_maybe_tracked(p))
 		untrack(p, NULL);
 	real_free(p);
@@ -476,11 +560,57 @@ EXPORT void *calloc(size_t n, size_t size)
 	ensure_resolved();
 	if (__builtin_expect(init_state != INIT_DONE, 0))
 		return boot_alloc(bytes, 16);
+	if (run_mode && bytes >= min_size && !in_hook) {
+		p = run_alloc(bytes, 0, BPROF_KIND_HEAP,
+			      (uintptr_t)__builtin_return_address(0));
+		if (p)
+			return p;	/* a new allocation reads as zeros */
+	} else if (run_mode && !in_hook) {
+		run_small(bytes);
+	}
 	p = real_calloc(n, size);
 	if (__builtin_expect(bytes >= min_size, 0))
 		track(p, bytes, BPROF_KIND_HEAP,
 		      (uintptr_t)__builtin_return_address(0));
 	return p;
+}
+
+/*
+ * buddyctl run's realloc: a buddy block moves to a new block (buddy or
+ * not) of @size; an ordinary one that grows to min_size moves into buddy
+ * memory; anything else is the real realloc.
+ */
+static void *run_realloc(void *p, size_t size, uintptr_t ra)
+{
+	size_t had, keep;
+	void *q;
+
+	if (run_owns(p, &had)) {
+		if (!size) {
+			run_free(p);
+			return NULL;
+		}
+		q = run_or_real(size, 0, ra);
+		if (!q)
+			return NULL;
+		keep = had < size ? had : size;
+		memcpy(q, p, keep);
+		run_free(p);
+		return q;
+	}
+	if (p && size >= min_size && !in_hook) {
+		q = run_alloc(size, 0, BPROF_KIND_HEAP, ra);
+		if (q) {
+			had = real_usable(p);
+			memcpy(q, p, had < size ? had : size);
+			real_free(p);
+			return q;
+		}
+		return real_realloc(p, size);
+	}
+	if (!p)
+		return run_or_real(size, 0, ra);
+	return real_realloc(p, size);
 }
 
 static void *do_realloc(void *p, size_t size, uintptr_t ra)
@@ -502,6 +632,8 @@ static void *do_realloc(void *p, size_t size, uintptr_t ra)
 	}
 	if (__builtin_expect(init_state != INIT_DONE, 0))
 		return boot_alloc(size, 16);
+	if (run_mode)
+		return run_realloc(p, size, ra);
 	if (heap_maybe_tracked(p))
 		was = untrack(p, &old);
 	q = real_realloc(p, size);
@@ -543,6 +675,18 @@ EXPORT int posix_memalign(void **out, size_t align, size_t size)
 		*out = boot_alloc(size, align);
 		return *out ? 0 : ENOMEM;
 	}
+	if (run_mode && size >= min_size && !in_hook && align_ok(align) &&
+	    !(align % sizeof(void *))) {
+		void *p = run_alloc(size, align, BPROF_KIND_HEAP,
+				    (uintptr_t)__builtin_return_address(0));
+
+		if (p) {
+			*out = p;
+			return 0;
+		}
+	} else if (run_mode && !in_hook && size < min_size) {
+		run_small(size);
+	}
 	r = real_posix_memalign(out, align, size);
 	if (!r && size >= min_size)
 		track(*out, size, BPROF_KIND_HEAP,
@@ -557,6 +701,9 @@ EXPORT void *aligned_alloc(size_t align, size_t size)
 	ensure_resolved();
 	if (__builtin_expect(init_state != INIT_DONE, 0))
 		return boot_alloc(size, align);
+	if (run_mode && align_ok(align) && (p = run_aligned(size, align,
+			(uintptr_t)__builtin_return_address(0))))
+		return p;
 	p = real_aligned_alloc(align, size);
 	if (size >= min_size)
 		track(p, size, BPROF_KIND_HEAP,
@@ -571,6 +718,9 @@ EXPORT void *memalign(size_t align, size_t size)
 	ensure_resolved();
 	if (__builtin_expect(init_state != INIT_DONE, 0))
 		return boot_alloc(size, align);
+	if (run_mode && align_ok(align) && (p = run_aligned(size, align,
+			(uintptr_t)__builtin_return_address(0))))
+		return p;
 	p = real_memalign(align, size);
 	if (size >= min_size)
 		track(p, size, BPROF_KIND_HEAP,
@@ -585,6 +735,9 @@ EXPORT void *valloc(size_t size)
 	ensure_resolved();
 	if (__builtin_expect(init_state != INIT_DONE, 0))
 		return boot_alloc(size, 4096);
+	if (run_mode && (p = run_aligned(size, 4096,
+			(uintptr_t)__builtin_return_address(0))))
+		return p;
 	p = real_valloc(size);
 	if (size >= min_size)
 		track(p, size, BPROF_KIND_HEAP,
@@ -599,6 +752,9 @@ EXPORT void *pvalloc(size_t size)
 	ensure_resolved();
 	if (__builtin_expect(init_state != INIT_DONE, 0))
 		return boot_alloc((size + 4095) & ~(size_t)4095, 4096);
+	if (run_mode && (p = run_aligned(size, 4096,
+			(uintptr_t)__builtin_return_address(0))))
+		return p;
 	p = real_pvalloc(size);
 	if (size >= min_size)
 		track(p, size, BPROF_KIND_HEAP,
@@ -635,6 +791,17 @@ EXPORT void *mmap(void *addr, size_t len, int prot, int flags, int fd,
 
 	if (__builtin_expect(init_state != INIT_DONE, 0) || !real_mmap)
 		return sys_mmap(addr, len, prot, flags, fd, off);
+	if (run_mode && !in_hook && mmap_tracked(len, prot, flags) &&
+	    (flags & MAP_TYPE) == MAP_PRIVATE &&
+	    !(flags & (MAP_STACK | MAP_GROWSDOWN | MAP_HUGETLB))) {
+		p = run_alloc(len, 4096, BPROF_KIND_MMAP,
+			      (uintptr_t)__builtin_return_address(0));
+		if (p) {
+			if (!(prot & PROT_WRITE))
+				mprotect(p, len, prot);
+			return p;
+		}
+	}
 	p = real_mmap(addr, len, prot, flags, fd, off);
 	if (p != MAP_FAILED && mmap_tracked(len, prot, flags))
 		track(p, len, BPROF_KIND_MMAP,
@@ -651,6 +818,14 @@ EXPORT int munmap(void *addr, size_t len)
 
 	if (__builtin_expect(init_state != INIT_DONE, 0) || !real_munmap)
 		return syscall(SYS_munmap, addr, len);
+	if (run_mode) {
+		size_t have;
+
+		/* the whole mapping: the allocation goes; a part: just that */
+		if (run_owns(addr, &have) && len >= have && run_free(addr))
+			return 0;
+		return real_munmap(addr, len);
+	}
 	if (min_size != SIZE_MAX && untrack(addr, &old) && len < old.size) {
 		/* Only the head goes: the rest stays allocated. */
 		size_t cut = (len + 4095) & ~(size_t)4095;
@@ -665,6 +840,43 @@ EXPORT int munmap(void *addr, size_t len)
 		}
 	}
 	return real_munmap(addr, len);
+}
+
+/*
+ * buddyctl run's mremap of a buddy mapping: shrinking in place is the
+ * kernel's; growing or moving makes a new block (buddy or anonymous) and
+ * copies, when MREMAP_MAYMOVE allows, else ENOMEM (a buddy mapping is
+ * VM_DONTEXPAND).  Other mappings: the real mremap.
+ */
+static void *run_mremap(void *old_addr, size_t old_len, size_t new_len,
+			int flags, void *new_addr)
+{
+	size_t have;
+	void *p;
+
+	if (!run_owns(old_addr, &have) || old_len != have)
+		return real_mremap(old_addr, old_len, new_len, flags, new_addr);
+	if (new_len <= old_len && !(flags & MREMAP_FIXED)) {
+		p = real_mremap(old_addr, old_len, new_len, flags);
+		if (p != MAP_FAILED)
+			run_shrunk(old_addr, new_len);
+		return p;
+	}
+	if (!(flags & MREMAP_MAYMOVE) || (flags & MREMAP_FIXED) || !new_len) {
+		errno = ENOMEM;
+		return MAP_FAILED;
+	}
+	p = run_alloc(new_len, 4096, BPROF_KIND_MMAP,
+		      (uintptr_t)__builtin_return_address(0));
+	if (!p) {
+		p = real_mmap(NULL, new_len, PROT_READ | PROT_WRITE,
+			      MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		if (p == MAP_FAILED)
+			return p;
+	}
+	memcpy(p, old_addr, old_len < new_len ? old_len : new_len);
+	run_free(old_addr);
+	return p;
 }
 
 EXPORT void *mremap(void *old_addr, size_t old_len, size_t new_len, int flags,
@@ -683,6 +895,8 @@ EXPORT void *mremap(void *old_addr, size_t old_len, size_t new_len, int flags,
 	if (__builtin_expect(init_state != INIT_DONE, 0) || !real_mremap)
 		return (void *)syscall(SYS_mremap, old_addr, old_len, new_len,
 				       flags, new_addr);
+	if (run_mode)
+		return run_mremap(old_addr, old_len, new_len, flags, new_addr);
 	if (min_size != SIZE_MAX)
 		was = untrack(old_addr, &old);
 	p = real_mremap(old_addr, old_len, new_len, flags, new_addr);

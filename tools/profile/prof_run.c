@@ -422,17 +422,6 @@ static int intern_module(struct pf_run *r, const char *path)
 	return r->nmods++;
 }
 
-static uint64_t fnv(uint64_t h, const void *p, size_t n)
-{
-	const unsigned char *s = p;
-
-	while (n--) {
-		h ^= *s++;
-		h *= 0x100000001b3ULL;
-	}
-	return h;
-}
-
 /*
  * The label of an allocation: a hash of its call stack, each return address
  * as (module basename, file offset), so that it is the same in every run
@@ -443,7 +432,7 @@ static int label_of(struct pf_run *r, const struct bprof_slot *s,
 		    struct pf_map *maps, size_t nmaps)
 {
 	struct pf_label l = { 0 };
-	uint64_t h = 0xcbf29ce484222325ULL;
+	uint64_t h = BPROF_FNV_INIT;
 	unsigned int i, n = s->depth > BPROF_FRAMES ? BPROF_FRAMES : s->depth;
 
 	for (i = 0; i < n; i++) {
@@ -455,16 +444,16 @@ static int label_of(struct pf_run *r, const struct bprof_slot *s,
 				m->mod = intern_module(r, m->path);
 			l.frames[i].mod = m->mod;
 			l.frames[i].off = a - m->start + m->off;
-			h = fnv(h, r->mods[m->mod].base,
+			h = bprof_fnv(h, r->mods[m->mod].base,
 				strlen(r->mods[m->mod].base) + 1);
 		} else {
 			l.frames[i].mod = -1;
 			l.frames[i].off = a;
-			h = fnv(h, "?", 2);
+			h = bprof_fnv(h, "?", 2);
 		}
-		h = fnv(h, &l.frames[i].off, sizeof(uint64_t));
+		h = bprof_fnv(h, &l.frames[i].off, sizeof(uint64_t));
 	}
-	h = fnv(h, &s->size, sizeof(s->size));
+	h = bprof_fnv(h, &s->size, sizeof(s->size));
 	for (i = 0; i < r->nlabels; i++)
 		if (r->labels[i].key == h)
 			return i;
@@ -482,8 +471,7 @@ static int label_of(struct pf_run *r, const struct bprof_slot *s,
 	l.kind = s->kind;
 	l.nframes = n;
 	/* 0-31 printable bytes without '/': "bp-" and 12 hex digits. */
-	snprintf(l.name, sizeof(l.name), "bp-%012llx",
-		 (unsigned long long)(h >> 16));
+	snprintf(l.name, sizeof(l.name), BPROF_LABEL_FMT, BPROF_LABEL_ARG(h));
 	GROW(r->labels, r->nlabels, r->caplabels);
 	r->labels[r->nlabels] = l;
 	return r->nlabels++;

@@ -6,9 +6,10 @@
 # tools/buddyctl/profile.c is the command line around it.
 #
 #   make                  also builds $(B)/libbuddyprof.so next to buddyctl
-#   make check-profile    native end-to-end tests (no QEMU, ~30 s): TAP and
-#                         totals in $(B)/results/native-profile.log; the
-#                         "profile" stage of `make check`
+#   make check-profile    native end-to-end tests (no QEMU, ~50 s): TAP and
+#                         totals in $(B)/results/native-profile.log (profile)
+#                         and native-run.log (buddyctl run on the in-process
+#                         device); the "profile" stage of `make check`
 #   make eval             installs Debian's PyTorch, GROMACS, LAMMPS, Quantum
 #                         ESPRESSO, HPCC, OpenFOAM (apt-get; ~3 GB, ~3 min),
 #                         runs each workload for a minute or less under
@@ -22,15 +23,23 @@
 
 PROFILE_LIB      := $(B)/libbuddyprof.so
 PROFILE_TEST_DIR := $(B)/profile-tests
-PROFILE_TESTS    := known threaded forker progress
+PROFILE_TESTS    := known threaded forker progress runprog
 PROFILE_TEST_BINS := $(PROFILE_TESTS:%=$(PROFILE_TEST_DIR)/%)
 
 # -z now: no lazy PLT resolution inside a malloc hook; libgcc_s is linked
 # so that _Unwind_Backtrace() never dlopens anything.
-$(PROFILE_LIB): tools/profile/interpose.c tools/lib/profshm.h
+# buddyctl run's half (interpose_run.c) makes its allocations with libbuddy,
+# linked in statically and kept hidden (--exclude-libs), so that a program
+# that links libbuddy.so itself is not confused.  Without -Icore: core/link.h
+# would hide the C library's <link.h> (dl_iterate_phdr).
+$(PROFILE_LIB): tools/profile/interpose.c tools/profile/interpose_run.c \
+		tools/profile/interpose.h tools/lib/profshm.h tools/lib/runshm.h \
+		$(B)/lib/libbuddy.a
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) $(WARN) $(CPPFLAGS) -fPIC -shared -fvisibility=hidden \
-	    -ftls-model=initial-exec -Wl,-z,now -Wl,-z,nodelete -o $@ $< \
+	$(CC) $(CFLAGS) $(WARN) $(filter-out -Icore,$(CPPFLAGS)) -fPIC -shared \
+	    -fvisibility=hidden -ftls-model=initial-exec -Wl,-z,now \
+	    -Wl,-z,nodelete -Wl,--exclude-libs,ALL -o $@ tools/profile/interpose.c \
+	    tools/profile/interpose_run.c $(B)/lib/libbuddy.a -luring -lpthread \
 	    -ldl -lgcc_s
 
 tools: $(PROFILE_LIB)
@@ -61,6 +70,15 @@ check-profile: $(B)/buddyctl $(PROFILE_LIB) $(PROFILE_TEST_BINS) $(PROFILE_STATE
 	log=$$out/native-profile.log; \
 	tools/profile/tests/profile_test.sh $(B)/buddyctl $(PROFILE_LIB) \
 	    $(PROFILE_TEST_DIR) >$$log 2>&1; rc=$$?; \
+	rlog=$$out/native-run.log; \
+	tools/profile/tests/run_test.sh $(B)/buddyctl $(PROFILE_LIB) \
+	    $(PROFILE_TEST_DIR) >$$rlog 2>&1 || rc=1; \
+	grep -E '^not ok |^# Totals' $$rlog; \
+	if ! grep -q '^# Totals' $$rlog; then \
+		echo "# run_test.sh: exited without totals"; tail -20 $$rlog; \
+		echo "# Totals: pass:0 fail:1 xfail:0 xpass:0 skip:0 error:0" >>$$rlog; \
+		rc=1; \
+	fi; \
 	grep -E '^not ok |^# Totals' $$log; \
 	if ! grep -q '^# Totals' $$log; then \
 		echo "# profile_test.sh: exited $$rc without totals"; \

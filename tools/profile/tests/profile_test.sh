@@ -18,20 +18,7 @@ trap 'rm -rf "$W"' EXIT
 export BUDDYPROF_LIB=$LIB
 PY=${PYTHON:-python3}
 
-n=0 pass=0 fail=0 skip=0
-ok() { n=$((n + 1)); pass=$((pass + 1)); echo "ok $n - $1"; }
-notok() { n=$((n + 1)); fail=$((fail + 1)); echo "not ok $n - $1"; }
-skip() { n=$((n + 1)); skip=$((skip + 1)); echo "ok $n - $1 # SKIP $2"; }
-check() { # check NAME COMMAND...
-	local name=$1
-	shift
-	if "$@" >"$W/check.out" 2>&1; then
-		ok "$name"
-	else
-		notok "$name"
-		sed 's/^/# /' "$W/check.out" | head -30
-	fi
-}
+. "$(dirname "$(realpath "$0")")/tap.sh"
 prof() { "$BUDDYCTL" profile -q "$@"; }
 # jq-like: run python on the JSON file $1 with expression/statements $2
 pyj() {
@@ -381,6 +368,4 @@ check "-i, --first and --at take time spans as systemd writes them" sh -c "test 
 "$BUDDYCTL" profile -i 10parsecs -- true >/dev/null 2>"$W/span.err"
 check "a bad span: exit 2, naming --interval" sh -c "test $? -eq 2 && grep -q -- '--interval: 10parsecs is not a time span' '$W/span.err'"
 
-echo "1..$n"
-echo "# Totals: pass:$pass fail:$fail xfail:0 xpass:0 skip:$skip error:0"
-[ $fail -eq 0 ]
+tap_totals

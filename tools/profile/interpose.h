@@ -1,0 +1,70 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * interpose.h - what the two halves of libbuddyprof.so share: the hooks
+ * and the profiler's table (interpose.c), and `buddyctl run`'s buddy
+ * allocations (interpose_run.c).  Everything here is hidden in the
+ * library (-fvisibility=hidden).
+ */
+#ifndef BUDDY_PROFILE_INTERPOSE_H
+#define BUDDY_PROFILE_INTERPOSE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+/* The functions the hooks call through (resolved with dlsym(RTLD_NEXT)). */
+extern void *(*real_malloc)(size_t);
+extern void (*real_free)(void *);
+extern void *(*real_calloc)(size_t, size_t);
+extern void *(*real_realloc)(void *, size_t);
+extern int (*real_posix_memalign)(void **, size_t, size_t);
+extern void *(*real_aligned_alloc)(size_t, size_t);
+extern void *(*real_memalign)(size_t, size_t);
+extern void *(*real_valloc)(size_t);
+extern void *(*real_pvalloc)(size_t);
+extern size_t (*real_usable)(void *);
+extern void *(*real_mmap)(void *, size_t, int, int, int, off_t);
+extern int (*real_munmap)(void *, size_t);
+extern void *(*real_mremap)(void *, size_t, size_t, int, ...);
+
+/* Non-zero while a hook runs: allocations go straight to the real ones. */
+extern __thread int in_hook __attribute__((tls_model("initial-exec")));
+
+/*
+ * bp_backtrace() - up to @max return addresses into @frames, innermost
+ * first, starting at @ra (the hook's caller); with @unwind false or when
+ * the unwinder does not find @ra, just @ra.  Sets *@short_walk then.
+ */
+unsigned int bp_backtrace(uint64_t *frames, unsigned int max, uintptr_t ra,
+			  bool unwind, bool *short_walk);
+
+/* ---- buddyctl run (interpose_run.c) ---------------------------------------- */
+
+/* True in a process started by `buddyctl run` (BUDDYRUN_SHM set). */
+extern bool run_mode;
+
+/* Attach to the run region; sets run_mode and returns the size threshold. */
+size_t run_attach(void);
+
+/*
+ * run_alloc() - a buddy allocation of @size bytes mapped into the process,
+ * zero-filled and page-aligned (@align up to 4096 is met), labelled by the
+ * call stack above @ra.  NULL when it fell back (counted): the caller then
+ * uses ordinary memory.
+ */
+void *run_alloc(size_t size, size_t align, unsigned int kind, uintptr_t ra);
+
+/* Count an allocation below the threshold. */
+void run_small(size_t size);
+
+/* If @p starts a buddy allocation: its usable length in *@len, true. */
+bool run_owns(const void *p, size_t *len);
+
+/* Free the buddy allocation at @p; false when @p is not one. */
+bool run_free(void *p);
+
+/* A buddy mapping at @p shrank in place to @len bytes. */
+void run_shrunk(void *p, size_t len);
+
+#endif /* BUDDY_PROFILE_INTERPOSE_H */

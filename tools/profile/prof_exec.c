@@ -1,0 +1,660 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * prof_exec.c - the engine of `buddyctl run`: start a program with
+ * libbuddyprof.so in run mode (tools/lib/runshm.h, interpose_run.c), wait
+ * for it, and report its buddy allocations per label and in total.
+ *
+ * Figures per label (allocations with the same call-stack label, over every
+ * process that took part), from each allocation's final ALLOC_STAT:
+ *   logical   bytes asked for; device, buddy: bytes reserved in the pools;
+ *   expansion logical / device bytes;
+ *   window    faults, hits and write-backs of the resident window;
+ *   buddy %   buddy accesses / entry reads and writes;
+ *   link      buddy sectors read and written * 32 B, and the modeled link
+ *             time (ALLOC_STAT link_ns);
+ *   fallback  allocations of the label that got ordinary memory.
+ * The sweep recomputes the link model (core/link.h) for link bandwidths of
+ * 50, 100, 150, 200 GB/s (the paper's Fig. 12 axis) and PCIe's 16 GB/s,
+ * with the device's latency and device bandwidth, and gives the modeled
+ * slowdown (T + link time) / T, T being the program's run time here, or
+ * --base-time (say, its native run time when this run is in a TCG guest).
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <json-c/json.h>
+#include <numa.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "buddyprof.h"
+#include "libbuddy.h"
+#include "link.h"
+#include "profile_file.h"
+#include "runshm.h"
+
+static const unsigned int sweep_gbps[] = { 50, 100, 150, 200, 16 };
+#define NSWEEP	5	/* entries of sweep_gbps */
+_Static_assert(sizeof(sweep_gbps) == NSWEEP * sizeof(sweep_gbps[0]), "NSWEEP");
+
+struct pr_label {
+	char name[BUDDY_LABEL_LEN];
+	unsigned int target;		/* asked for (the last allocation's) */
+	bool from_profile;
+	uint64_t nallocs, nfallback, nunfinished;
+	uint64_t logical, fallback_bytes, device, buddy;
+	uint64_t faults, hits, writebacks;
+	uint64_t entries, buddy_acc;
+	uint64_t bud_sectors, dev_sectors;
+	uint64_t link_ns;
+	int err;			/* the first fallback's errno */
+};
+
+static void msg(const struct pr_opts *o, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+static void msg(const struct pr_opts *o, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (o->quiet)
+		return;
+	va_start(ap, fmt);
+	fputs("buddyctl: run: ", stderr);
+	vfprintf(stderr, fmt, ap);
+	fputc('\n', stderr);
+	va_end(ap);
+}
+
+static void err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void err(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	fputs("buddyctl: run: ", stderr);
+	vfprintf(stderr, fmt, ap);
+	fputc('\n', stderr);
+	va_end(ap);
+}
+
+/* The profile file's entries of @uid into the region. */
+static int load_profiles(struct pr_opts *o, struct brun_hdr *h)
+{
+	struct brun_profile *p = BRUN_PROFILES(h);
+	FILE *f = fopen(o->profile_file, "re");
+	char *line = NULL;
+	size_t cap = 0;
+	unsigned int lineno = 0;
+	int ret = 0;
+
+	if (!f) {
+		err("%s: %s", o->profile_file, strerror(errno));
+		return -1;
+	}
+	while (getline(&line, &cap, f) >= 0) {
+		struct buddy_profile_entry e;
+		const char *why = NULL;
+		size_t n = strcspn(line, "\n");
+		int r;
+
+		lineno++;
+		line[n] = 0;
+		r = buddy_profile_parse_line(line, &e, &why);
+		if (r < 0) {
+			err("%s:%u: %s", o->profile_file, lineno, why);
+			ret = -1;
+			break;
+		}
+		if (!r || e.uid != o->uid)
+			continue;
+		if (h->nprofiles >= BRUN_MAX_PROFILES) {
+			err("%s: more than %u profiles for uid %u",
+			    o->profile_file, BRUN_MAX_PROFILES, o->uid);
+			ret = -1;
+			break;
+		}
+		memcpy(p[h->nprofiles].label, e.label, BUDDY_LABEL_LEN);
+		p[h->nprofiles].target = e.target;
+		p[h->nprofiles].codec = e.codec;
+		h->nprofiles++;
+	}
+	free(line);
+	fclose(f);
+	return ret;
+}
+
+static struct brun_hdr *make_region(struct pr_opts *o, char *path, size_t len,
+				    int *fdp)
+{
+	uint64_t bytes = BRUN_REGION_BYTES(o->nrecs);
+	struct brun_hdr *h;
+	int fd;
+
+	fd = memfd_create("buddyrun", MFD_CLOEXEC);
+	if (fd < 0 || ftruncate(fd, bytes)) {
+		err("region: %s", strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		return NULL;
+	}
+	h = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (h == MAP_FAILED) {
+		err("region: %s", strerror(errno));
+		close(fd);
+		return NULL;
+	}
+	h->magic = BRUN_MAGIC;
+	h->version = BRUN_VERSION;
+	h->hdr_bytes = BRUN_HDR_BYTES;
+	h->nrecs = o->nrecs;
+	h->rec_bytes = sizeof(struct brun_rec);
+	h->min_size = o->min_size;
+	h->depth = o->depth;
+	h->flags = o->unwind ? BRUN_F_UNWIND : 0;
+	h->target = o->target;
+	h->codec = o->codec;
+	if (o->device)
+		snprintf(h->device, sizeof(h->device), "%s", o->device);
+	if (o->profile_file && load_profiles(o, h)) {
+		munmap(h, bytes);
+		close(fd);
+		return NULL;
+	}
+	snprintf(path, len, "/proc/%d/fd/%d", (int)getpid(), fd);
+	*fdp = fd;
+	return h;
+}
+
+/* A module parameter of buddy.ko, or an "inproc:" option, or @def. */
+static unsigned int link_param(const struct pr_opts *o, const char *name,
+			       unsigned int def)
+{
+	const char *dev = o->device ? o->device : getenv("BUDDY_DEVICE");
+	char path[256], buf[32];
+	unsigned long v;
+	FILE *f;
+
+	if (dev && !strncmp(dev, "inproc:", 7)) {
+		const char *p = strstr(dev, name);
+
+		v = p && p[strlen(name)] == '=' ?
+		    strtoul(p + strlen(name) + 1, NULL, 10) : 0;
+		return v ? v : def;
+	}
+	snprintf(path, sizeof(path), "%s/%s", BUDDY_PARAM_DIR, name);
+	f = fopen(path, "re");
+	if (!f)
+		return def;
+	v = fgets(buf, sizeof(buf), f) ? strtoul(buf, NULL, 10) : 0;
+	if (v)
+		def = v;
+	fclose(f);
+	return def;
+}
+
+static struct pr_label *label_get(struct pr_label **ls, size_t *n,
+				  const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < *n; i++)
+		if (!strcmp((*ls)[i].name, name))
+			return &(*ls)[i];
+	*ls = realloc(*ls, (*n + 1) * sizeof(**ls));
+	if (!*ls) {
+		err("out of memory");
+		exit(1);
+	}
+	memset(&(*ls)[*n], 0, sizeof(**ls));
+	snprintf((*ls)[*n].name, BUDDY_LABEL_LEN, "%s", name);
+	return &(*ls)[(*n)++];
+}
+
+static void add(struct pr_label *l, const struct brun_rec *r)
+{
+	const struct buddy_counters *c = &r->st.counters;
+
+	l->target = r->target;
+	l->from_profile |= r->flags & BRUN_R_PROFILE;
+	if (r->flags & BRUN_R_FALLBACK) {
+		l->nfallback++;
+		l->fallback_bytes += r->size;
+		if (!l->err)
+			l->err = r->err;
+		return;
+	}
+	l->nallocs++;
+	l->logical += r->size;
+	if (r->state != BRUN_FINAL || !(r->flags & BRUN_R_STAT)) {
+		l->nunfinished++;
+		return;
+	}
+	l->device += r->st.device_bytes;
+	l->buddy += r->st.buddy_bytes;
+	l->faults += r->st.window_faults;
+	l->hits += r->st.window_hits;
+	l->writebacks += r->st.window_writebacks;
+	l->entries += c->entry_reads + c->entry_writes;
+	l->buddy_acc += c->buddy_accesses;
+	l->bud_sectors += c->buddy_sectors_read + c->buddy_sectors_written;
+	l->dev_sectors += c->device_sectors_read + c->device_sectors_written;
+	l->link_ns += r->st.link_ns;
+}
+
+static void sum(struct pr_label *t, const struct pr_label *l)
+{
+	t->nallocs += l->nallocs;
+	t->nfallback += l->nfallback;
+	t->nunfinished += l->nunfinished;
+	t->logical += l->logical;
+	t->fallback_bytes += l->fallback_bytes;
+	t->device += l->device;
+	t->buddy += l->buddy;
+	t->faults += l->faults;
+	t->hits += l->hits;
+	t->writebacks += l->writebacks;
+	t->entries += l->entries;
+	t->buddy_acc += l->buddy_acc;
+	t->bud_sectors += l->bud_sectors;
+	t->dev_sectors += l->dev_sectors;
+	t->link_ns += l->link_ns;
+}
+
+static int cmp_logical(const void *a, const void *b)
+{
+	const struct pr_label *x = a, *y = b;
+
+	if (x->logical + x->fallback_bytes != y->logical + y->fallback_bytes)
+		return x->logical + x->fallback_bytes <
+		       y->logical + y->fallback_bytes ? 1 : -1;
+	return strcmp(x->name, y->name);
+}
+
+/* The link model (core/link.h) at @gbps, in ns. */
+static double model_ns(const struct pr_label *t, unsigned int gbps,
+		       unsigned int lat, unsigned int dev_gbps)
+{
+	return (double)t->bud_sectors * BUDDY_SECTOR_SIZE / gbps +
+	       (double)t->buddy_acc * lat +
+	       (double)t->dev_sectors * BUDDY_SECTOR_SIZE / dev_gbps;
+}
+
+static double ratio(uint64_t a, uint64_t b)
+{
+	return b ? (double)a / b : 0;
+}
+
+static void row(FILE *f, const struct pr_label *l, const char *name)
+{
+	fprintf(f, "%-16s %5s %6llu %10.1f %10.1f %10.1f %6.2f %8llu %8llu %8llu %6.1f %10.1f %9.3f %4llu\n",
+		name, l->nallocs && strcmp(name, "total") ?
+		buddy_target_name(l->target) : "-",
+		(unsigned long long)l->nallocs, l->logical / 1048576.0,
+		l->device / 1048576.0, l->buddy / 1048576.0,
+		ratio(l->logical, l->device),
+		(unsigned long long)l->faults, (unsigned long long)l->hits,
+		(unsigned long long)l->writebacks,
+		100 * ratio(l->buddy_acc, l->entries),
+		(double)l->bud_sectors * BUDDY_SECTOR_SIZE / 1048576.0,
+		l->link_ns / 1e6, (unsigned long long)l->nfallback);
+}
+
+static json_object *jlabel(const struct pr_label *l)
+{
+	json_object *j = json_object_new_object();
+
+	json_object_object_add(j, "label", json_object_new_string(l->name));
+	json_object_object_add(j, "target",
+			       json_object_new_string(buddy_target_name(l->target)));
+	json_object_object_add(j, "from_profile",
+			       json_object_new_boolean(l->from_profile));
+#define J(f) json_object_object_add(j, #f, json_object_new_int64(l->f))
+	J(nallocs); J(nfallback); J(nunfinished); J(logical);
+	J(fallback_bytes); J(device); J(buddy); J(faults); J(hits);
+	J(writebacks); J(entries); J(buddy_acc); J(bud_sectors);
+	J(dev_sectors); J(link_ns);
+#undef J
+	json_object_object_add(j, "expansion",
+			       json_object_new_double(ratio(l->logical, l->device)));
+	json_object_object_add(j, "link_bytes",
+			       json_object_new_int64(l->bud_sectors * BUDDY_SECTOR_SIZE));
+	if (l->err)
+		json_object_object_add(j, "fallback_errno",
+				       json_object_new_int(l->err));
+	return j;
+}
+
+/*
+ * The device as the program will see it: pool sizes, nodes.  The runner
+ * opens it once itself (for the in-process device: one with the same
+ * options).  false when it cannot be opened.
+ */
+static bool device_info(const struct pr_opts *o, struct buddy_info *info)
+{
+	int fd = buddy_open(o->device);
+	bool ok;
+
+	if (fd < 0)
+		return false;
+	ok = !buddy_get_info(fd, info);
+	buddy_close(fd);
+	return ok;
+}
+
+/*
+ * The two baselines, for the same program and the same window (item 4 of
+ * issue 13), both models computed from the window's counters:
+ *
+ * 1x / none: the data uncompressed in the device pool; every window fault
+ * reads and every write-back writes one whole 4 KiB page of device memory,
+ * nothing crosses the link.  It needs the whole footprint in the pool.
+ *
+ * Unified Memory oversubscription (a model, standing in for the paper's
+ * Fig. 14 measurement on V100/POWER9): the footprint beyond the device
+ * pool lives in host memory.  A window fault lands on such data with the
+ * probability overflow / footprint; each such fault migrates one page of
+ * --um-page bytes over the link (and evicts one the same size: a
+ * write-back migrates one more when the page was dirty), each migration
+ * paying the link latency once.  No prefetching, no locality between
+ * faults: large pages pay for bytes the program may never touch.
+ */
+struct baseline {
+	double none_ns;		/* 1x: device traffic only */
+	double um_ns;		/* UM: link migrations + device traffic */
+	double um_bytes;	/* migrated over the link */
+	double um_migrations;
+	double overflow;	/* fraction of the footprint not in the pool */
+};
+
+static void baselines(const struct pr_label *t, uint64_t pool,
+		      uint64_t um_page, unsigned int gbps, unsigned int lat,
+		      unsigned int dev_gbps, struct baseline *b)
+{
+	double pages = (double)t->faults + t->writebacks;
+	double foot = (double)t->logical;
+
+	b->none_ns = pages * 4096 / dev_gbps;
+	b->overflow = foot > pool && foot > 0 ? (foot - pool) / foot : 0;
+	b->um_migrations = pages * b->overflow;
+	b->um_bytes = b->um_migrations * um_page;
+	b->um_ns = b->um_bytes / gbps + b->um_migrations * lat +
+		   pages * (1 - b->overflow) * 4096 / dev_gbps;
+}
+
+static int report(struct pr_opts *o, struct brun_hdr *h, double run_s,
+		  int status)
+{
+	struct brun_rec *recs = BRUN_RECS(h);
+	uint64_t n = h->next_rec < h->nrecs ? h->next_rec : h->nrecs, i;
+	struct pr_label *ls = NULL, tot = { .name = "total" };
+	size_t nl = 0, k;
+	unsigned int lat = link_param(o, "link_latency_ns",
+				      BUDDY_LINK_LATENCY_NS_DEFAULT);
+	unsigned int dgb = link_param(o, "device_gbps", BUDDY_DEVICE_GBPS_DEFAULT);
+	unsigned int lgb = link_param(o, "link_gbps", BUDDY_LINK_GBPS_DEFAULT);
+	double base = o->base_time > 0 ? o->base_time : run_s;
+	bool native = false, have_info;
+	struct buddy_info info = { 0 };
+	struct baseline bl[NSWEEP];
+	FILE *f = stdout;
+	int ret = 0;
+
+	have_info = device_info(o, &info);
+
+	for (i = 0; i < n; i++) {
+		struct brun_rec *r = &recs[i];
+
+		if (__atomic_load_n(&r->state, __ATOMIC_ACQUIRE) == BRUN_EMPTY)
+			continue;
+		native |= r->flags & BRUN_R_NATIVE;
+		add(label_get(&ls, &nl, r->label), r);
+	}
+	qsort(ls, nl, sizeof(*ls), cmp_logical);
+	for (k = 0; k < nl; k++)
+		sum(&tot, &ls[k]);
+
+	if (o->out) {
+		f = fopen(o->out, "we");
+		if (!f) {
+			err("%s: %s", o->out, strerror(errno));
+			f = stdout;
+			ret = -1;
+		}
+	}
+	fprintf(f, "\nbuddyctl run: %s, %llu process(es), %.3f s%s\n",
+		o->argv[0], (unsigned long long)h->nr_procs, run_s,
+		WIFSIGNALED(status) ? " (killed by a signal)" : "");
+	if (native)
+		fprintf(f, "device without mmap (in-process): the program ran in ordinary memory and\n"
+			"its data was written to the device at free/exit; no window figures.\n");
+	if (h->nr_dev_open_failed)
+		fprintf(f, "device: could not be opened in %llu process(es): %s\n",
+			(unsigned long long)h->nr_dev_open_failed,
+			strerror(h->dev_open_err));
+	fprintf(f, "%-16s %5s %6s %10s %10s %10s %6s %8s %8s %8s %6s %10s %9s %4s\n",
+		"label", "tgt", "allocs", "logic MiB", "dev MiB", "buddy MiB",
+		"expand", "faults", "hits", "wbacks", "bud%", "link MiB",
+		"link ms", "fb");
+	for (k = 0; k < nl && (!o->show_labels || k < o->show_labels); k++)
+		row(f, &ls[k], ls[k].name);
+	if (k < nl)
+		fprintf(f, "(%zu more labels)\n", nl - k);
+	row(f, &tot, "total");
+	fprintf(f, "fell back to ordinary memory: %llu allocation(s), %.1f MiB at or above min-size; "
+		"%llu below it (%.1f MiB)\n",
+		(unsigned long long)tot.nfallback, tot.fallback_bytes / 1048576.0,
+		(unsigned long long)h->nr_small, h->bytes_small / 1048576.0);
+	if (tot.nunfinished)
+		fprintf(f, "%llu allocation(s) without final figures (the process exec'd or _exit'ed)\n",
+			(unsigned long long)tot.nunfinished);
+	if (h->nr_forks)
+		fprintf(f, "fork: %llu, buddy mappings copied privately into children: %llu (%.1f MiB)\n",
+			(unsigned long long)h->nr_forks,
+			(unsigned long long)h->nr_private_copies,
+			h->bytes_private_copies / 1048576.0);
+	if (h->nr_rec_dropped)
+		fprintf(f, "records dropped (raise --records): %llu\n",
+			(unsigned long long)h->nr_rec_dropped);
+	fprintf(f, "\nmodeled link time vs buddy-link bandwidth (latency %u ns, device %u GB/s,\n"
+		"base time %.3f s %s; a model, not a measurement):\n",
+		lat, dgb, base, o->base_time > 0 ? "given" : "of this run");
+	fprintf(f, "%-14s %12s %10s\n", "link", "link ms", "slowdown");
+	for (k = 0; k < NSWEEP; k++) {
+		double ns = model_ns(&tot, sweep_gbps[k], lat, dgb);
+
+		fprintf(f, "%4u GB/s%-5s %12.3f %9.4fx\n", sweep_gbps[k],
+			sweep_gbps[k] == 16 ? " PCIe" : "", ns / 1e6,
+			base > 0 ? (base + ns / 1e9) / base : 0);
+	}
+	fprintf(f, "(the device's own link_gbps is %u GB/s: %.3f ms modeled, %.3f ms in ALLOC_STAT)\n",
+		lgb, model_ns(&tot, lgb, lat, dgb) / 1e6, tot.link_ns / 1e6);
+	for (k = 0; k < NSWEEP; k++)
+		baselines(&tot, info.device_bytes, o->um_page, sweep_gbps[k],
+			  lat, dgb, &bl[k]);
+	if (!have_info) {
+		fprintf(f, "\nbaselines: the device could not be opened for its pool size\n");
+	} else if (native || !(tot.faults + tot.writebacks)) {
+		fprintf(f, "\nbaselines: they need the window's faults and write-backs "
+			"(a device with mmap: buddy.ko)\n");
+	} else {
+		fprintf(f, "\nbaselines for the same window (models; footprint %.1f MiB, device pool %.1f MiB,\n"
+			"%.1f%% of the footprint beyond it; UM migrates %llu KiB pages):\n",
+			tot.logical / 1048576.0, info.device_bytes / 1048576.0,
+			100 * bl[0].overflow, (unsigned long long)(o->um_page >> 10));
+		fprintf(f, "%-14s %12s %10s %12s %10s %12s\n", "link", "buddy ms",
+			"slowdown", "UM ms", "slowdown", "UM MiB");
+		for (k = 0; k < NSWEEP; k++) {
+			double ns = model_ns(&tot, sweep_gbps[k], lat, dgb);
+
+			fprintf(f, "%4u GB/s%-5s %12.3f %9.4fx %12.3f %9.4fx %12.1f\n",
+				sweep_gbps[k], sweep_gbps[k] == 16 ? " PCIe" : "",
+				ns / 1e6, base > 0 ? (base + ns / 1e9) / base : 0,
+				bl[k].um_ns / 1e6,
+				base > 0 ? (base + bl[k].um_ns / 1e9) / base : 0,
+				bl[k].um_bytes / 1048576.0);
+		}
+		fprintf(f, "1x/none: %.3f ms of device traffic, slowdown %.4fx; needs %.1f MiB of device pool (%s)\n",
+			bl[0].none_ns / 1e6,
+			base > 0 ? (base + bl[0].none_ns / 1e9) / base : 0,
+			tot.logical / 1048576.0,
+			tot.logical <= info.device_bytes ? "fits" : "does not fit");
+	}
+	if (have_info && info.device_node >= 0 && info.buddy_node >= 0 &&
+	    numa_available() >= 0)
+		fprintf(f, "pools: device on node %d, carve-out on node %d, numa_distance %d\n",
+			info.device_node, info.buddy_node,
+			numa_distance(info.device_node, info.buddy_node));
+	if (f != stdout)
+		fclose(f);
+
+	if (o->json_out) {
+		json_object *j = json_object_new_object(), *a = json_object_new_array();
+		json_object *sw = json_object_new_array();
+
+		for (k = 0; k < nl; k++)
+			json_object_array_add(a, jlabel(&ls[k]));
+		json_object_object_add(j, "labels", a);
+		json_object_object_add(j, "total", jlabel(&tot));
+		json_object_object_add(j, "native", json_object_new_boolean(native));
+		json_object_object_add(j, "run_s", json_object_new_double(run_s));
+		json_object_object_add(j, "base_s", json_object_new_double(base));
+#define H(f) json_object_object_add(j, #f, json_object_new_int64(h->f))
+		H(nr_procs); H(nr_small); H(bytes_small); H(nr_forks);
+		H(nr_private_copies); H(bytes_private_copies);
+		H(nr_dev_open_failed); H(nr_rec_dropped);
+#undef H
+		for (k = 0; k < NSWEEP; k++) {
+			json_object *s = json_object_new_object();
+			double ns = model_ns(&tot, sweep_gbps[k], lat, dgb);
+
+			json_object_object_add(s, "gbps", json_object_new_int(sweep_gbps[k]));
+			json_object_object_add(s, "link_ns", json_object_new_double(ns));
+			json_object_object_add(s, "slowdown", json_object_new_double(
+				base > 0 ? (base + ns / 1e9) / base : 0));
+			json_object_array_add(sw, s);
+		}
+		json_object_object_add(j, "sweep", sw);
+		if (have_info) {
+			json_object *b = json_object_new_object();
+
+			json_object_object_add(b, "device_pool",
+					       json_object_new_int64(info.device_bytes));
+			json_object_object_add(b, "overflow",
+					       json_object_new_double(bl[0].overflow));
+			json_object_object_add(b, "um_page",
+					       json_object_new_int64(o->um_page));
+			json_object_object_add(b, "none_ns",
+					       json_object_new_double(bl[0].none_ns));
+			sw = json_object_new_array();
+			for (k = 0; k < NSWEEP; k++) {
+				json_object *s1 = json_object_new_object();
+
+				json_object_object_add(s1, "gbps", json_object_new_int(sweep_gbps[k]));
+				json_object_object_add(s1, "um_ns", json_object_new_double(bl[k].um_ns));
+				json_object_object_add(s1, "um_bytes", json_object_new_double(bl[k].um_bytes));
+				json_object_array_add(sw, s1);
+			}
+			json_object_object_add(b, "um", sw);
+			json_object_object_add(j, "baselines", b);
+		}
+		if (json_object_to_file_ext(o->json_out, j, JSON_C_TO_STRING_PRETTY)) {
+			err("%s: %s", o->json_out, strerror(errno));
+			ret = -1;
+		}
+		json_object_put(j);
+	}
+	free(ls);
+	return ret;
+}
+
+static int set_env(const char *lib, const char *shm)
+{
+	const char *old = getenv("LD_PRELOAD");
+	char *pre;
+	int r;
+
+	if (old && *old) {
+		if (asprintf(&pre, "%s:%s", lib, old) < 0)
+			return -1;
+	} else {
+		pre = strdup(lib);
+	}
+	r = !pre || setenv("LD_PRELOAD", pre, 1) || setenv(BRUN_ENV_SHM, shm, 1);
+	free(pre);
+	return r ? -1 : 0;
+}
+
+int pr_run(struct pr_opts *o, const char *lib)
+{
+	struct sigaction ign = { .sa_handler = SIG_IGN }, oint, oquit;
+	struct brun_hdr *h;
+	char shm[64];
+	double t0, t1;
+	int fd, status = 0, code;
+	pid_t child;
+
+	h = make_region(o, shm, sizeof(shm), &fd);
+	if (!h)
+		return 1;
+	if (o->cpunode >= 0) {
+		if (numa_available() < 0) {
+			err("--cpunodebind %d: no NUMA support here", o->cpunode);
+			return 1;
+		}
+		if (o->cpunode > numa_max_node()) {
+			err("--cpunodebind %d: the highest node is %d", o->cpunode,
+			    numa_max_node());
+			return 2;
+		}
+	}
+	fflush(NULL);
+	t0 = pf_now();
+	child = fork();
+	if (child < 0) {
+		err("fork: %s", strerror(errno));
+		return 1;
+	}
+	if (!child) {
+		if (o->cpunode >= 0 && numa_run_on_node(o->cpunode)) {
+			fprintf(stderr, "buddyctl: run: --cpunodebind %d: %s\n",
+				o->cpunode, strerror(errno));
+			_exit(126);
+		}
+		if (set_env(lib, shm)) {
+			fprintf(stderr, "buddyctl: run: setenv failed\n");
+			_exit(127);
+		}
+		execvp(o->argv[0], o->argv);
+		fprintf(stderr, "buddyctl: run: %s: %s\n", o->argv[0],
+			strerror(errno));
+		_exit(errno == ENOENT ? 127 : 126);
+	}
+	/* like system(): the terminal's signals go to the program */
+	sigaction(SIGINT, &ign, &oint);
+	sigaction(SIGQUIT, &ign, &oquit);
+	msg(o, "pid %d, %s, buddy memory for allocations >= %llu B",
+	    (int)child, lib, (unsigned long long)o->min_size);
+	while (waitpid(child, &status, 0) < 0) {
+		if (errno != EINTR) {
+			err("waitpid: %s", strerror(errno));
+			break;
+		}
+	}
+	t1 = pf_now();
+	sigaction(SIGINT, &oint, NULL);
+	sigaction(SIGQUIT, &oquit, NULL);
+	code = WIFEXITED(status) ? WEXITSTATUS(status) :
+	       WIFSIGNALED(status) ? 128 + WTERMSIG(status) : 1;
+	if (report(o, h, t1 - t0, status) && !code)
+		code = 1;
+	munmap(h, BRUN_REGION_BYTES(o->nrecs));
+	close(fd);
+	return code;
+}

@@ -1,0 +1,196 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# End-to-end tests of `buddyctl run` natively, on the in-process device
+# (no kernel module, no QEMU; that device has no mmap, so the program runs
+# in ordinary memory accounted through the device: the window and the
+# fork copy are tested in the guest, selftests/tools/buddyctl-run-guest.sh).
+# TAP on stdout, closing "# Totals:" line.
+#
+#   run_test.sh BUDDYCTL LIBBUDDYPROF TESTDIR
+set -u
+BUDDYCTL=$(realpath "$1")
+LIB=$(realpath "$2")
+T=$(realpath "$3")
+W=$(mktemp -d /tmp/run-test.XXXXXX)
+trap 'rm -rf "$W"' EXIT
+export BUDDYPROF_LIB=$LIB
+PY=/usr/bin/python3
+
+. "$(dirname "$(realpath "$0")")/tap.sh"
+# pyj FILE 'python statements' with d = the JSON, lab(size) = its labels
+pyj() {
+	$PY - "$1" <<EOF
+import json, sys
+d = json.load(open(sys.argv[1]))
+t = d["total"]
+def lab(size):
+    return [l for l in d["labels"] if l["logical"] + l["fallback_bytes"] == size]
+$2
+EOF
+}
+run() { "$BUDDYCTL" run -q "$@"; }
+DEV=inproc:device_mb=64
+MiB=1048576
+
+echo "TAP version 13"
+cd "$T"
+./runprog all >"$W/plain.out" 2>"$W/plain.err"
+check "runprog passes its own checks in ordinary memory" test $? -eq 0
+
+# --- everything in buddy memory, 4x ------------------------------------------------
+run -d $DEV -t 4x -l 0 --json-out "$W/a.json" -o "$W/a.rep" -- ./runprog all \
+	>"$W/a.out" 2>"$W/a.err"
+check "4x: exits 0 (every malloc/calloc/realloc/memalign/mmap check passed)" \
+	test $? -eq 0
+check "4x: the program's output is identical to the ordinary run" \
+	cmp "$W/plain.out" "$W/a.out"
+check "4x: 17 buddy allocations from 2 processes (the exec'd one followed), none fell back" \
+	pyj "$W/a.json" 'assert t["nallocs"] == 17 and t["nfallback"] == 0, t
+assert d["nr_procs"] == 2, d["nr_procs"]
+assert t["logical"] == (4*3 + 4*3 + 2 + 6 + 3 + 2*4 + 3 + 5 + 8) * 2**20 + 2*2**20 + 1, t["logical"]'
+check "4x: one call site in a loop is one label of 3 allocations; a forked child's own allocation is counted" \
+	pyj "$W/a.json" 'assert any(l["nallocs"] == 3 and l["logical"] == 12 * 2**20 for l in d["labels"]), d["labels"]
+assert len(lab(2 * 2**20 + 1)) == 1, "fork child"
+assert d["nr_forks"] == 2, d["nr_forks"]'
+check "4x: labels are named as profile names them (bp- and 12 hex digits)" \
+	pyj "$W/a.json" 'import re
+assert all(re.fullmatch("bp-[0-9a-f]{12}", l["label"]) for l in d["labels"])'
+check "4x: device bytes are about a quarter of logical (expansion 3.9-4), buddy bytes the rest" \
+	pyj "$W/a.json" 'assert 3.9 <= t["expansion"] <= 4.0, t["expansion"]
+assert t["buddy"] >= 2.9 * t["device"], t'
+check "4x: link bytes = buddy sectors * 32, buddy-access fraction and link time reported" \
+	pyj "$W/a.json" 'assert t["link_bytes"] == 32 * t["bud_sectors"] and t["bud_sectors"] > 0
+assert 0 < t["buddy_acc"] <= t["entries"] and t["link_ns"] > 0, t'
+check "4x: the sweep: 50/100/150/200/16 GB/s, link time falling with bandwidth, 150 GB/s = ALLOC_STAT's link_ns" \
+	pyj "$W/a.json" 's = d["sweep"]
+assert [x["gbps"] for x in s] == [50, 100, 150, 200, 16], s
+ns = [x["link_ns"] for x in s]
+assert ns[0] > ns[1] > ns[2] > ns[3] and ns[4] > ns[0], ns
+assert abs(ns[2] - t["link_ns"]) <= t["nallocs"] * 2 + 1, (ns[2], t["link_ns"])'
+check "4x: the text report has the per-label table, the total and the sweep" \
+	sh -c "grep -q '^label .*expand .*faults .*hits .*wbacks .*bud%' '$W/a.rep' &&
+	       grep -q '^total ' '$W/a.rep' && grep -q '16 GB/s PCIe' '$W/a.rep' &&
+	       grep -q 'without mmap' '$W/a.rep'"
+
+run -d $DEV -t 4x --base-time 2 --json-out "$W/b.json" -o /dev/null -- ./runprog noexec \
+	>/dev/null 2>&1
+check "--base-time 2: slowdown = (2 s + modeled link time) / 2 s" \
+	pyj "$W/b.json" 'for x in d["sweep"]:
+    assert abs(x["slowdown"] - (2 + x["link_ns"] / 1e9) / 2) < 1e-9, x'
+
+# --- 1x: no compression ------------------------------------------------------------
+run -d $DEV -t 1x --json-out "$W/c.json" -o /dev/null -- ./runprog noexec >/dev/null 2>&1
+check "1x: device bytes >= logical, no buddy bytes, no buddy accesses" \
+	pyj "$W/c.json" 'assert t["device"] >= t["logical"] and t["buddy"] == 0 and t["buddy_acc"] == 0, t'
+
+# --- a pool smaller than the footprint: fallback ---------------------------------
+run -d inproc:device_mb=4,max_ratio=2 -t 2x --json-out "$W/f.json" -o "$W/f.rep" \
+	-- ./runprog all >"$W/f.out" 2>/dev/null
+check "small pool: exits 0 with identical output" \
+	sh -c "test $? -eq 0 && cmp '$W/plain.out' '$W/f.out'"
+check "small pool: what did not fit fell back to ordinary memory, counted with ENOSPC or E2BIG, the rest is buddy" \
+	pyj "$W/f.json" 'assert t["nfallback"] > 0 and t["nallocs"] > 0, t
+assert t["nfallback"] + t["nallocs"] == 17, t
+assert all(l.get("fallback_errno", 28) in (28, 7) for l in d["labels"]), d["labels"]'
+
+# --- --min-size --------------------------------------------------------------------
+run -d $DEV --min-size 8M --json-out "$W/m.json" -o /dev/null -- ./runprog all \
+	>/dev/null 2>&1
+check "--min-size 8M: only the 8 MiB allocation is buddy, the others counted below it" \
+	pyj "$W/m.json" 'assert t["nallocs"] == 1 and t["logical"] == 8 * 2**20, t
+assert d["nr_small"] >= 12, d["nr_small"]'
+
+# --- the same labels as profile: a profile file picks targets ---------------
+"$BUDDYCTL" profile -q --every-allocs 1 -m 1M -p "$W/p.prof" -o /dev/null -- \
+	./runprog noexec >/dev/null 2>&1
+$PY - "$W/p.prof" "$W/p2.prof" <<'EOF'
+import sys
+# every label of the profile gets 2x: a target the run would not pick itself
+out = []
+for line in open(sys.argv[1]):
+    if line.startswith("#") or not line.strip():
+        continue
+    f = line.rstrip("\n").split("\t")
+    f[2] = "2x"
+    out.append("\t".join(f))
+open(sys.argv[2], "w").write("\n".join(out) + "\n")
+EOF
+run -d $DEV -t 4x -p "$W/p2.prof" --json-out "$W/p.json" -o /dev/null -- ./runprog noexec \
+	>/dev/null 2>&1
+check "-p: every label of profile's file is one of run's, and gets its target (2x)" \
+	$PY - "$W/p2.prof" "$W/p.json" <<'EOF'
+import json, sys
+want = {l.split("\t")[1] for l in open(sys.argv[1]) if l.strip()}
+d = json.load(open(sys.argv[2]))
+got = {l["label"]: l for l in d["labels"]}
+assert len(want) >= 10, want
+missing = want - set(got)
+assert not missing, ("labels profile saw but run did not", missing, sorted(got))
+for w in want:
+    assert got[w]["from_profile"] and got[w]["target"] == "2x", got[w]
+others = [l for l in d["labels"] if l["label"] not in want]
+assert all(l["target"] == "4x" and not l["from_profile"] for l in others), others
+EOF
+
+# --- usage and runtime errors --------------------------------------------------------
+"$BUDDYCTL" run --min-size 0 -- true >/dev/null 2>"$W/e1"
+check "--min-size 0: exit 2, naming the option" \
+	sh -c "test $? -eq 2 && grep -q -- '--min-size' '$W/e1'"
+"$BUDDYCTL" run --target 3x -- true >/dev/null 2>"$W/e2"
+check "--target 3x: exit 2, naming the option" \
+	sh -c "test $? -eq 2 && grep -q -- '--target' '$W/e2'"
+"$BUDDYCTL" run -d $DEV >/dev/null 2>"$W/e3"
+check "no command: exit 2" sh -c "test $? -eq 2 && grep -q 'no command' '$W/e3'"
+"$BUDDYCTL" run -p "$W/nonexistent" -- true >/dev/null 2>"$W/e4"
+check "-p of a missing file: exit 1, naming the file" \
+	sh -c "test $? -eq 1 && grep -q 'nonexistent' '$W/e4'"
+printf '0\tx\t5x\tbpc\n' >"$W/bad.prof"
+"$BUDDYCTL" run -p "$W/bad.prof" -- true >/dev/null 2>"$W/e5"
+check "-p of a bad file: exit 1, naming file and line" \
+	sh -c "test $? -eq 1 && grep -q 'bad.prof:1:' '$W/e5'"
+"$BUDDYCTL" run --cpunodebind 1023 -d $DEV -- true >/dev/null 2>"$W/e6"
+rc=$?
+check "--cpunodebind past the last node: exit 2 (or 1 without NUMA), naming the option" \
+	sh -c "test $rc -eq 2 -o $rc -eq 1 && grep -q -- '--cpunodebind' '$W/e6'"
+run -d $DEV --cpunodebind 0 -o /dev/null -- sh -c 'exit 3' >/dev/null 2>"$W/e7"
+rc=$?
+if grep -q 'no NUMA support' "$W/e7"; then
+	skip "--cpunodebind 0 runs the program" "no NUMA support"
+else
+	check "--cpunodebind 0 runs the program; its exit status is buddyctl's" test $rc -eq 3
+fi
+run -d $DEV -o /dev/null -- sh -c 'kill -TERM $$' >/dev/null 2>&1
+check "a program killed by SIGTERM: exit 143" test $? -eq 143
+run -d $DEV -o /dev/null -- "$W/no-such-program" >/dev/null 2>"$W/e8"
+check "a missing program: exit 127, naming it" \
+	sh -c "test $? -eq 127 && grep -q 'no-such-program' '$W/e8'"
+run -d inproc:device_mb=0 --json-out "$W/d.json" -o /dev/null -- ./runprog noexec \
+	>/dev/null 2>&1
+check "a device that cannot be opened: the program still runs, everything falls back, counted" \
+	pyj "$W/d.json" 'assert t["nallocs"] == 0 and t["nfallback"] == 15, t
+assert d["nr_dev_open_failed"] >= 1, d'
+
+# --- a real program: numpy -----------------------------------------------------------
+if $PY -c 'import numpy' 2>/dev/null; then
+	cat >"$W/np.py" <<'EOF'
+import hashlib, numpy as np
+rng = np.random.default_rng(7)
+a = rng.integers(0, 100, size=(512, 512)).astype(np.float64)
+b = a @ a.T + np.arange(512.0)
+c = np.sort(b.ravel())
+print(hashlib.sha256(b.tobytes()).hexdigest(), hashlib.sha256(c.tobytes()).hexdigest())
+EOF
+	OPENBLAS_NUM_THREADS=1 $PY "$W/np.py" >"$W/np1.out"
+	OPENBLAS_NUM_THREADS=1 run -d inproc:device_mb=4,max_ratio=4 -t 4x --json-out \
+		"$W/np.json" -o /dev/null -- $PY "$W/np.py" >"$W/np2.out" 2>/dev/null
+	check "numpy: bit-identical results in buddy memory with a pool smaller than its footprint" \
+		sh -c "test -s '$W/np1.out' && cmp '$W/np1.out' '$W/np2.out'"
+	check "numpy: its arrays were buddy allocations, some fell back" \
+		pyj "$W/np.json" 'assert t["nallocs"] >= 2 and t["nfallback"] >= 1, t'
+else
+	skip "numpy: bit-identical results" "no numpy for $PY"
+	skip "numpy: buddy allocations" "no numpy for $PY"
+fi
+
+tap_totals
