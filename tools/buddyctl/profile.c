@@ -318,7 +318,7 @@ static int parse_opts(struct pf_opts *o, int argc, char **argv)
 			clock_set = true;
 			break;
 		case OPT_FIRST_BYTES:
-			if (parse_size(optarg, &v) || !v)
+			if (buddyctl_parse_size(optarg, &v) || !v)
 				bad = "a size of at least 1 byte (K, M, G suffixes)";
 			else
 				o->first_bytes = v;
