@@ -13,6 +13,10 @@
  * the goal is <= 1.2.  Each figure is the best of ROUNDS interleaved runs.
  *
  *   inproc_bench [-t SECONDS] [-c CODEC] [-d CLASS]
+ *   inproc_bench -l TARGET:OP:SIZE [-t SECONDS] [-c CODEC] [-d CLASS]
+ *
+ * -l only loops the path for SECONDS (OP pread or pwrite, SIZE in bytes),
+ * for a profiler to watch: `make profile-path` runs it under perf.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -109,6 +113,39 @@ static double path_ns(int afd, u8 *data, u8 *dst, unsigned int piece,
 	return t * 1e9 / pieces;
 }
 
+/*
+ * -l TARGET:OP:SIZE: the path alone for @secs, nothing else measured, so
+ * that a profile of the process is a profile of the path.
+ */
+static int loop_only(int devfd, const struct buddy_codec *c, const char *spec,
+		     u8 *data, u8 *dst, double secs)
+{
+	char tname[16], op[16];
+	unsigned int target, size;
+	double ns;
+	int afd;
+
+	if (sscanf(spec, "%15[^:]:%15[^:]:%u", tname, op, &size) != 3 ||
+	    buddy_target_parse(tname, &target) ||
+	    (strcmp(op, "pread") && strcmp(op, "pwrite")) || !size ||
+	    size > (1u << 20)) {
+		fprintf(stderr, "inproc_bench: -l %s: want TARGET:pread|pwrite:SIZE (SIZE <= 1 MiB)\n",
+			spec);
+		return 2;
+	}
+	afd = buddy_alloc_simple(devfd, AREA, target, c->id, "bench", NULL);
+	if (afd < 0 || buddy_pwrite(afd, data, AREA, 0) != AREA) {
+		fprintf(stderr, "inproc_bench: alloc: %s\n",
+			buddy_strerror(afd, BUDDY_OP_ALLOC));
+		return 1;
+	}
+	ns = path_ns(afd, data, dst, size, !strcmp(op, "pwrite"), secs);
+	printf("# %s %s %s %u B: %.1f ns per call\n", tname, c->name, op, size,
+	       ns);
+	buddy_close(afd);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	static const unsigned int targets[] = {
@@ -116,14 +153,14 @@ int main(int argc, char **argv)
 		BUDDY_TARGET_4X, BUDDY_TARGET_16X,
 	};
 	static const unsigned int pieces[] = { 128, 4096, 1u << 20 };
-	const char *codec_name = "bpc", *class_name = "mixed";
+	const char *codec_name = "bpc", *class_name = "mixed", *loop = NULL;
 	double secs = 1.0, worst = 0;
 	const struct buddy_codec *c;
 	unsigned int t, p, d;
 	int devfd, cls, opt;
 	u8 *data, *copy, *dst;
 
-	while ((opt = getopt(argc, argv, "t:c:d:h")) != -1) {
+	while ((opt = getopt(argc, argv, "t:c:d:l:h")) != -1) {
 		switch (opt) {
 		case 't':
 			secs = atof(optarg);
@@ -134,9 +171,12 @@ int main(int argc, char **argv)
 		case 'd':
 			class_name = optarg;
 			break;
+		case 'l':
+			loop = optarg;
+			break;
 		default:
 			fprintf(stderr,
-				"usage: inproc_bench [-t SECONDS] [-c CODEC] [-d CLASS]\n");
+				"usage: inproc_bench [-t SECONDS] [-c CODEC] [-d CLASS] [-l TARGET:OP:SIZE]\n");
 			return opt == 'h' ? 0 : 2;
 		}
 	}
@@ -155,6 +195,8 @@ int main(int argc, char **argv)
 	copy = malloc(AREA);
 	dst = malloc(1u << 20);
 	datagen_fill(cls, 42, data, AREA);
+	if (loop)
+		return loop_only(devfd, c, loop, data, dst, secs);
 
 	printf("# libbuddy data path on the in-process device vs the codec alone\n");
 	printf("# codec %s, data %s, %u MiB per cell, best of %u runs in %.2f s per measurement\n",
