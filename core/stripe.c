@@ -95,10 +95,12 @@ static unsigned int store(const struct buddy_extent *x, unsigned int i,
 struct span {
 	u8 meta[BUDDY_STRIPE_ENTRIES / 2];
 	unsigned int b0, nbytes;
-	u16 reads[BUDDY_CODE_SLOTS];
-	u16 writes[BUDDY_CODE_SLOTS];
-	u16 olds[BUDDY_CODE_SLOTS];
-	u16 overflows;
+	struct {
+		u16 reads[BUDDY_CODE_SLOTS];
+		u16 writes[BUDDY_CODE_SLOTS];
+		u16 olds[BUDDY_CODE_SLOTS];
+		u16 overflows;
+	} n;
 };
 
 static inline unsigned int span_get(const struct span *s, unsigned int i)
@@ -134,19 +136,19 @@ static void span_flush(const struct buddy_extent *x, const struct span *s,
 	unsigned int code;
 
 	for (code = 0; code < BUDDY_CODE_NR; code++) {
-		if (s->reads[code])
-			span_count(x, code, s->reads[code], &c->entry_reads,
+		if (s->n.reads[code])
+			span_count(x, code, s->n.reads[code], &c->entry_reads,
 				   &c->device_sectors_read,
 				   &c->buddy_sectors_read, acct);
-		if (s->writes[code]) {
-			span_count(x, code, s->writes[code], &c->entry_writes,
+		if (s->n.writes[code]) {
+			span_count(x, code, s->n.writes[code], &c->entry_writes,
 				   &c->device_sectors_written,
 				   &c->buddy_sectors_written, acct);
-			acct->codes[code] += s->writes[code];
+			acct->codes[code] += s->n.writes[code];
 		}
-		acct->codes[code] -= s->olds[code];
+		acct->codes[code] -= s->n.olds[code];
 	}
-	c->overflows += s->overflows;
+	c->overflows += s->n.overflows;
 }
 
 /* Store @entry as entry @i of the span and count it. */
@@ -157,9 +159,9 @@ static void span_store(const struct buddy_extent *x, struct span *s,
 
 	if (buddy_stored_bytes(x->target, old) <= x->target &&
 	    buddy_stored_bytes(x->target, code) > x->target)
-		s->overflows++;
-	s->olds[old]++;
-	s->writes[code]++;
+		s->n.overflows++;
+	s->n.olds[old]++;
+	s->n.writes[code]++;
 	span_set(s, i, code);
 }
 
@@ -171,7 +173,7 @@ static int span_fetch(const struct buddy_extent *x, struct span *s,
 	int ret = fetch(x, i, code, entry);
 
 	if (!ret)
-		s->reads[code]++;
+		s->n.reads[code]++;
 	return ret;
 }
 
@@ -191,13 +193,13 @@ static int span_read_plain(const struct buddy_extent *x, struct span *s,
 
 		if (code >= BUDDY_CODE_NR)
 			return -EIO;
-		s->reads[code]++;
+		s->n.reads[code]++;
 		for (j = i + 1; j < end; j++) {
 			code = span_get(s, j);
 			if (code >= BUDDY_CODE_NR ||
 			    (code == BUDDY_CODE_ZERO) != zero)
 				break;
-			s->reads[code]++;
+			s->n.reads[code]++;
 		}
 		if (zero)
 			memset(dst, 0, (size_t)(j - i) * BUDDY_ENTRY_BYTES);
@@ -223,7 +225,7 @@ static int span_rw(const struct buddy_extent *x, unsigned int i,
 	s.b0 = i / 2;
 	s.nbytes = last / 2 - s.b0 + 1;
 	memcpy(s.meta, x->meta + s.b0, s.nbytes);
-	memset(s.reads, 0, sizeof(s) - offsetof(struct span, reads));
+	memset(&s.n, 0, sizeof(s.n));
 
 	while (len) {
 		unsigned int n = len < BUDDY_ENTRY_BYTES - off ? len :
