@@ -88,18 +88,20 @@ static unsigned int store(const struct buddy_extent *x, unsigned int i,
 }
 
 /*
- * What one stripe's run of entry accesses did, by size code: the counters
- * are worked out once per run (buddy_span_flush()), not once per entry.
+ * What one stripe's run of entry accesses did, by size code (at most
+ * BUDDY_STRIPE_ENTRIES each): the counters are worked out once per run
+ * (span_flush()), not once per entry.
  * @meta holds the run's metadata bytes, from byte @b0 of the extent's.
  */
 struct span {
 	u8 meta[BUDDY_STRIPE_ENTRIES / 2];
 	unsigned int b0, nbytes;
 	struct {
-		u16 reads[BUDDY_CODE_SLOTS];
-		u16 writes[BUDDY_CODE_SLOTS];
-		u16 olds[BUDDY_CODE_SLOTS];
-		u16 overflows;
+		u8 reads[BUDDY_CODE_NR];
+		u8 writes[BUDDY_CODE_NR];
+		u8 olds[BUDDY_CODE_NR];	/* valid old codes only */
+		u8 overflows;
+		u8 touched;		/* bit per code counted above */
 	} n;
 };
 
@@ -114,7 +116,7 @@ static inline void span_set(struct span *s, unsigned int i, unsigned int code)
 }
 
 /* Count @k accesses to entries of @code: sectors, buddy accesses. */
-static void span_count(const struct buddy_extent *x, unsigned int code,
+static inline void span_count(const struct buddy_extent *x, unsigned int code,
 		       u64 k, __u64 *entries, __u64 *dsec, __u64 *bsec,
 		       struct buddy_io_acct *acct)
 {
@@ -133,9 +135,10 @@ static void span_flush(const struct buddy_extent *x, const struct span *s,
 		       struct buddy_io_acct *acct)
 {
 	struct buddy_counters *c = &acct->c;
-	unsigned int code;
+	unsigned int code, mask = s->n.touched;
 
-	for (code = 0; code < BUDDY_CODE_NR; code++) {
+	for (; mask; mask &= mask - 1) {
+		code = __builtin_ctz(mask);
 		if (s->n.reads[code])
 			span_count(x, code, s->n.reads[code], &c->entry_reads,
 				   &c->device_sectors_read,
@@ -160,8 +163,12 @@ static void span_store(const struct buddy_extent *x, struct span *s,
 	if (buddy_stored_bytes(x->target, old) <= x->target &&
 	    buddy_stored_bytes(x->target, code) > x->target)
 		s->n.overflows++;
-	s->n.olds[old]++;
+	if (old < BUDDY_CODE_NR) {
+		s->n.olds[old]++;
+		s->n.touched |= 1u << old;
+	}
 	s->n.writes[code]++;
+	s->n.touched |= 1u << code;
 	span_set(s, i, code);
 }
 
@@ -172,8 +179,10 @@ static int span_fetch(const struct buddy_extent *x, struct span *s,
 	unsigned int code = span_get(s, i);
 	int ret = fetch(x, i, code, entry);
 
-	if (!ret)
+	if (!ret) {
 		s->n.reads[code]++;
+		s->n.touched |= 1u << code;
+	}
 	return ret;
 }
 
@@ -194,12 +203,14 @@ static int span_read_plain(const struct buddy_extent *x, struct span *s,
 		if (code >= BUDDY_CODE_NR)
 			return -EIO;
 		s->n.reads[code]++;
+		s->n.touched |= 1u << code;
 		for (j = i + 1; j < end; j++) {
 			code = span_get(s, j);
 			if (code >= BUDDY_CODE_NR ||
 			    (code == BUDDY_CODE_ZERO) != zero)
 				break;
 			s->n.reads[code]++;
+			s->n.touched |= 1u << code;
 		}
 		if (zero)
 			memset(dst, 0, (size_t)(j - i) * BUDDY_ENTRY_BYTES);
@@ -212,19 +223,47 @@ static int span_read_plain(const struct buddy_extent *x, struct span *s,
 	return 0;
 }
 
+/*
+ * Whole entries @i..@i+@n-1 of a 1x extent from @src: one copy into the
+ * contiguous slots (a zero entry's slot is never read), then each entry's
+ * size code by the size-only path.
+ */
+static void span_write_plain(const struct buddy_extent *x, struct span *s,
+			     unsigned int i, unsigned int n, const u8 *src)
+{
+	unsigned int k;
+
+	memcpy(dev_slot(x, i), src, (size_t)n * BUDDY_ENTRY_BYTES);
+	for (k = 0; k < n; k++) {
+		unsigned int old = span_get(s, i + k);
+		unsigned int code = buddy_entry_classify(x->codec,
+					src + (size_t)k * BUDDY_ENTRY_BYTES);
+
+		/* at 1x nothing spills: no overflow */
+		if (old < BUDDY_CODE_NR) {
+			s->n.olds[old]++;
+			s->n.touched |= 1u << old;
+		}
+		s->n.writes[code]++;
+		s->n.touched |= 1u << code;
+		span_set(s, i + k, code);
+	}
+}
+
 /* One stripe's part of buddy_stripe_rw(): @i..@i+@n-1 lie in one stripe. */
 static int span_rw(const struct buddy_extent *x, unsigned int i,
 		   unsigned int off, u8 *buf, unsigned int len, bool write,
 		   struct buddy_io_acct *acct)
 {
-	unsigned int last = i + (off + len - 1) / BUDDY_ENTRY_BYTES;
+	unsigned int last = i + (off + len - 1) / BUDDY_ENTRY_BYTES, b;
 	u8 tmp[BUDDY_ENTRY_BYTES];
 	struct span s;
 	int ret = 0;
 
 	s.b0 = i / 2;
 	s.nbytes = last / 2 - s.b0 + 1;
-	memcpy(s.meta, x->meta + s.b0, s.nbytes);
+	for (b = 0; b < s.nbytes; b++)	/* mostly 1 or 16 bytes */
+		s.meta[b] = x->meta[s.b0 + b];
 	memset(&s.n, 0, sizeof(s.n));
 
 	while (len) {
@@ -255,6 +294,8 @@ static int span_rw(const struct buddy_extent *x, unsigned int i,
 			ret = span_read_plain(x, &s, i, whole, buf);
 			if (ret)
 				break;
+		} else if (x->target == BUDDY_TARGET_1X) {
+			span_write_plain(x, &s, i, whole, buf);
 		} else {
 			unsigned int k;
 
@@ -277,8 +318,8 @@ static int span_rw(const struct buddy_extent *x, unsigned int i,
 		i += whole;
 	}
 	/* the entries done before an error count, and keep their codes */
-	if (write)
-		memcpy(x->meta + s.b0, s.meta, s.nbytes);
+	for (b = 0; write && b < s.nbytes; b++)
+		x->meta[s.b0 + b] = s.meta[b];
 	span_flush(x, &s, acct);
 	return ret;
 }
