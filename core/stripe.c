@@ -202,16 +202,16 @@ static int span_read_plain(const struct buddy_extent *x, struct span *s,
 
 		if (code >= BUDDY_CODE_NR)
 			return -EIO;
-		s->n.reads[code]++;
-		s->n.touched |= 1u << code;
 		for (j = i + 1; j < end; j++) {
 			code = span_get(s, j);
 			if (code >= BUDDY_CODE_NR ||
 			    (code == BUDDY_CODE_ZERO) != zero)
 				break;
-			s->n.reads[code]++;
-			s->n.touched |= 1u << code;
 		}
+		/* at 1x every stored code counts alike: as RAW */
+		code = zero ? BUDDY_CODE_ZERO : BUDDY_CODE_RAW;
+		s->n.reads[code] += j - i;
+		s->n.touched |= 1u << code;
 		if (zero)
 			memset(dst, 0, (size_t)(j - i) * BUDDY_ENTRY_BYTES);
 		else
