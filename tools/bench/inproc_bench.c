@@ -241,31 +241,25 @@ static double scaling(int devfd, const struct buddy_codec *c,
 		      unsigned int target, bool write, u8 *data, double secs,
 		      bool *per_cpu)
 {
-	double one = 0, two = 0, cpu1 = 0, cpu2 = 0, p1 = 0, p2 = 0;
-	double r, cpus, p;
-	unsigned int k;
+	double rate[2] = { 0 }, cpu[2] = { 0 }, pc[2] = { 0 }, r, cpus, p;
+	unsigned int k, n;
 
 	for (k = 0; k < ROUNDS; k++) {
-		r = threads_rate(devfd, c, target, 1, write, data,
-				 secs / ROUNDS, &cpus, &p);
-		if (r > one) {
-			one = r;
-			cpu1 = cpus;
+		for (n = 0; n < 2; n++) {
+			r = threads_rate(devfd, c, target, n + 1, write, data,
+					 secs / ROUNDS, &cpus, &p);
+			if (r > rate[n]) {
+				rate[n] = r;
+				cpu[n] = cpus;
+			}
+			pc[n] = p > pc[n] ? p : pc[n];
 		}
-		p1 = p > p1 ? p : p1;
-		r = threads_rate(devfd, c, target, 2, write, data,
-				 secs / ROUNDS, &cpus, &p);
-		if (r > two) {
-			two = r;
-			cpu2 = cpus;
-		}
-		p2 = p > p2 ? p : p2;
 	}
-	*per_cpu = cpu2 < 1.8;
+	*per_cpu = cpu[1] < 1.8;
 	printf("%-6s %-6s %9.0f %5.2f %9.0f %5.2f %6.2f %7.2f\n",
-	       buddy_target_name(target), write ? "pwrite" : "pread", one,
-	       cpu1, two, cpu2, two / one, p2 / p1);
-	return *per_cpu ? p2 / p1 : two / one;
+	       buddy_target_name(target), write ? "pwrite" : "pread", rate[0],
+	       cpu[0], rate[1], cpu[1], rate[1] / rate[0], pc[1] / pc[0]);
+	return *per_cpu ? pc[1] / pc[0] : rate[1] / rate[0];
 }
 
 /*
