@@ -328,6 +328,18 @@ int buddy_stripe_rw(const struct buddy_extent *x, unsigned int i,
 		    unsigned int off, u8 *buf, unsigned int len, bool write,
 		    struct buddy_io_acct *acct)
 {
+	if (!write && !off && len == BUDDY_ENTRY_BYTES) {
+		/* one whole entry read: no span to set up */
+		unsigned int code = buddy_meta_get(x->meta, i);
+		struct buddy_counters *c = &acct->c;
+		int ret = fetch(x, i, code, buf);
+
+		if (!ret)
+			span_count(x, code, 1, &c->entry_reads,
+				   &c->device_sectors_read,
+				   &c->buddy_sectors_read, acct);
+		return ret;
+	}
 	while (len) {
 		/* bytes to the end of entry @i's stripe */
 		unsigned int room = (BUDDY_STRIPE_ENTRIES -
