@@ -222,37 +222,6 @@ void buddy_chunks_bytes(const struct buddy_chunk_ops *ops, void *ctx,
 	}
 }
 
-/* ---- the data path ---- */
-
-int buddy_stripe_rw(const struct buddy_extent *x, unsigned int i,
-		    unsigned int off, u8 *buf, unsigned int len, bool write,
-		    struct buddy_io_acct *acct)
-{
-	u8 tmp[BUDDY_ENTRY_BYTES];
-	int ret = 0;
-
-	while (len) {
-		unsigned int n = len < BUDDY_ENTRY_BYTES - off ? len :
-				 BUDDY_ENTRY_BYTES - off;
-
-		if (write) {
-			ret = buddy_stripe_update(x, i, buf, off, n, acct);
-		} else if (n == BUDDY_ENTRY_BYTES) {
-			ret = buddy_stripe_read(x, i, buf, acct);
-		} else {
-			ret = buddy_stripe_read(x, i, tmp, acct);
-			memcpy(buf, tmp + off, n);
-		}
-		if (ret)
-			break;
-		buf += n;
-		len -= n;
-		off = 0;
-		i++;
-	}
-	return ret;
-}
-
 /* ---- extent reservation ---- */
 
 unsigned long buddy_next_fit(unsigned long *map, unsigned long size,

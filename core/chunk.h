@@ -143,15 +143,7 @@ void buddy_chunks_free(const struct buddy_chunk_ops *ops, void *ctx,
 
 /* ---- the data path ---- */
 
-/*
- * Read (or write) @len bytes at byte @off of entry @i of @x, entry after
- * entry, from or into @buf.  The range must lie in one stripe of
- * BUDDY_STRIPE_ENTRIES entries, whose lock the caller holds.  0, or -EIO
- * for corrupt metadata (the entries before it are done).
- */
-int buddy_stripe_rw(const struct buddy_extent *x, unsigned int i,
-		    unsigned int off, u8 *buf, unsigned int len, bool write,
-		    struct buddy_io_acct *acct);
+/* buddy_stripe_rw() (core/stripe.h) runs the stripes located here. */
 
 /* Where logical byte @pos is: chunk, entry in the chunk, stripe lock. */
 static inline void buddy_locate(u64 pos, u64 chunk_entries, unsigned int *c,

@@ -30,118 +30,352 @@ static inline u8 *bud_slot(const struct buddy_extent *x, unsigned int i)
 	return x->bud + (size_t)i * (BUDDY_ENTRY_BYTES - x->target);
 }
 
-/* Count one entry access that moved @stored bytes. */
-static void account(const struct buddy_extent *x, unsigned int stored,
-		    bool write, struct buddy_io_acct *acct)
-{
-	unsigned int dev = stored < x->target ? stored : x->target;
-	unsigned int bud = stored - dev;
-
-	if (write) {
-		acct->c.entry_writes++;
-		acct->c.device_sectors_written += SECTORS(dev);
-		acct->c.buddy_sectors_written += SECTORS(bud);
-	} else {
-		acct->c.entry_reads++;
-		acct->c.device_sectors_read += SECTORS(dev);
-		acct->c.buddy_sectors_read += SECTORS(bud);
-	}
-	if (bud)
-		acct->c.buddy_accesses++;
-}
-
-/* Fetch the stored bytes of entry @i and decode them; no counting. */
+/* Fetch the stored bytes of entry @i and decode them into @entry; no counting. */
 static int fetch(const struct buddy_extent *x, unsigned int i,
 		 unsigned int code, u8 *entry)
 {
-	unsigned int stored = buddy_stored_bytes(x->target, code);
+	unsigned int stored, t = x->target;
 	u8 buf[BUDDY_STREAM_MAX];
 
-	if (code >= BUDDY_CODE_NR)
-		return -EIO;
-	if (x->target == BUDDY_TARGET_1X) {
-		if (stored)
-			memcpy(entry, dev_slot(x, i), BUDDY_ENTRY_BYTES);
-		else
-			memset(entry, 0, BUDDY_ENTRY_BYTES);
+	switch (code) {
+	case BUDDY_CODE_ZERO:
+		memset(entry, 0, BUDDY_ENTRY_BYTES);
 		return 0;
+	case BUDDY_CODE_C8:
+	case BUDDY_CODE_C32:
+	case BUDDY_CODE_C64:
+	case BUDDY_CODE_C96:
+		if (t == BUDDY_TARGET_1X)
+			break;
+		stored = buddy_code_bytes(code);
+		if (stored <= t)	/* all in device memory: decode in place */
+			return x->codec->decompress(dev_slot(x, i), stored,
+						    entry) ? -EIO : 0;
+		memcpy(buf, dev_slot(x, i), t);
+		memcpy(buf + t, bud_slot(x, i), stored - t);
+		return x->codec->decompress(buf, stored, entry) ? -EIO : 0;
+	case BUDDY_CODE_RAW:
+		break;
+	default:
+		return -EIO;
 	}
-	if (stored <= x->target)	/* all in device memory: decode in place */
-		return buddy_entry_decode(x->codec, code, dev_slot(x, i),
-					  entry) ? -EIO : 0;
-	memcpy(buf, dev_slot(x, i), x->target);
-	memcpy(buf + x->target, bud_slot(x, i), stored - x->target);
-	return buddy_entry_decode(x->codec, code, buf, entry) ? -EIO : 0;
+	/* plain: at 1x in the device slot, else split at the target */
+	memcpy(entry, dev_slot(x, i), t);
+	if (t < BUDDY_ENTRY_BYTES)
+		memcpy(entry + t, bud_slot(x, i), BUDDY_ENTRY_BYTES - t);
+	return 0;
+}
+
+/* Store @entry as entry @i (its slots only); returns its code. */
+static unsigned int store(const struct buddy_extent *x, unsigned int i,
+			  const u8 *entry)
+{
+	u8 buf[BUDDY_STREAM_MAX];
+	unsigned int code, stored;
+
+	if (x->target == BUDDY_TARGET_1X) {
+		code = buddy_entry_classify(x->codec, entry);
+		if (code != BUDDY_CODE_ZERO)
+			memcpy(dev_slot(x, i), entry, BUDDY_ENTRY_BYTES);
+		return code;
+	}
+	code = buddy_entry_encode(x->codec, entry, buf);
+	stored = buddy_code_bytes(code);
+	memcpy(dev_slot(x, i), buf, stored < x->target ? stored : x->target);
+	if (stored > x->target)
+		memcpy(bud_slot(x, i), buf + x->target, stored - x->target);
+	return code;
+}
+
+/*
+ * What one stripe's run of entry accesses did, by size code (at most
+ * BUDDY_STRIPE_ENTRIES each): the counters are worked out once per run
+ * (span_flush()), not once per entry.
+ * @meta holds the run's metadata bytes, from byte @b0 of the extent's.
+ */
+struct span {
+	u8 meta[BUDDY_STRIPE_ENTRIES / 2];
+	unsigned int b0, nbytes;
+	struct {
+		u8 reads[BUDDY_CODE_NR];
+		u8 writes[BUDDY_CODE_NR];
+		u8 olds[BUDDY_CODE_NR];	/* valid old codes only */
+		u8 overflows;
+		u8 touched;		/* bit per code counted above */
+	} n;
+};
+
+static inline unsigned int span_get(const struct span *s, unsigned int i)
+{
+	return buddy_meta_get(s->meta, i - 2 * s->b0);
+}
+
+static inline void span_set(struct span *s, unsigned int i, unsigned int code)
+{
+	buddy_meta_set(s->meta, i - 2 * s->b0, code);
+}
+
+/* Count @k accesses to entries of @code: sectors, buddy accesses. */
+static inline void span_count(const struct buddy_extent *x, unsigned int code,
+		       u64 k, __u64 *entries, __u64 *dsec, __u64 *bsec,
+		       struct buddy_io_acct *acct)
+{
+	unsigned int stored = buddy_stored_bytes(x->target, code);
+	unsigned int dev = stored < x->target ? stored : x->target;
+	unsigned int bud = stored - dev;
+
+	*entries += k;
+	*dsec += k * SECTORS(dev);
+	*bsec += k * SECTORS(bud);
+	if (bud)
+		acct->c.buddy_accesses += k;
+}
+
+static void span_flush(const struct buddy_extent *x, const struct span *s,
+		       struct buddy_io_acct *acct)
+{
+	struct buddy_counters *c = &acct->c;
+	unsigned int code, mask = s->n.touched;
+
+	for (; mask; mask &= mask - 1) {
+		code = __builtin_ctz(mask);
+		if (s->n.reads[code])
+			span_count(x, code, s->n.reads[code], &c->entry_reads,
+				   &c->device_sectors_read,
+				   &c->buddy_sectors_read, acct);
+		if (s->n.writes[code]) {
+			span_count(x, code, s->n.writes[code], &c->entry_writes,
+				   &c->device_sectors_written,
+				   &c->buddy_sectors_written, acct);
+			acct->codes[code] += s->n.writes[code];
+		}
+		acct->codes[code] -= s->n.olds[code];
+	}
+	c->overflows += s->n.overflows;
+}
+
+/* Store @entry as entry @i of the span and count it. */
+static void span_store(const struct buddy_extent *x, struct span *s,
+		       unsigned int i, const u8 *entry)
+{
+	unsigned int old = span_get(s, i), code = store(x, i, entry);
+
+	if (buddy_stored_bytes(x->target, old) <= x->target &&
+	    buddy_stored_bytes(x->target, code) > x->target)
+		s->n.overflows++;
+	if (old < BUDDY_CODE_NR) {
+		s->n.olds[old]++;
+		s->n.touched |= 1u << old;
+	}
+	s->n.writes[code]++;
+	s->n.touched |= 1u << code;
+	span_set(s, i, code);
+}
+
+/* Read entry @i of the span into @entry and count it. */
+static int span_fetch(const struct buddy_extent *x, struct span *s,
+		      unsigned int i, u8 *entry)
+{
+	unsigned int code = span_get(s, i);
+	int ret = fetch(x, i, code, entry);
+
+	if (!ret) {
+		s->n.reads[code]++;
+		s->n.touched |= 1u << code;
+	}
+	return ret;
+}
+
+/*
+ * Whole entries @i..@i+@n-1 of a 1x extent into @dst: each run of stored
+ * (or of zero) entries is one copy (or one clear), the slots being
+ * contiguous.
+ */
+static int span_read_plain(const struct buddy_extent *x, struct span *s,
+			   unsigned int i, unsigned int n, u8 *dst)
+{
+	unsigned int end = i + n, j;
+
+	while (i < end) {
+		unsigned int code = span_get(s, i);
+		bool zero = code == BUDDY_CODE_ZERO;
+
+		if (code >= BUDDY_CODE_NR)
+			return -EIO;
+		for (j = i + 1; j < end; j++) {
+			code = span_get(s, j);
+			if (code >= BUDDY_CODE_NR ||
+			    (code == BUDDY_CODE_ZERO) != zero)
+				break;
+		}
+		/* at 1x every stored code counts alike: as RAW */
+		code = zero ? BUDDY_CODE_ZERO : BUDDY_CODE_RAW;
+		s->n.reads[code] += j - i;
+		s->n.touched |= 1u << code;
+		if (zero)
+			memset(dst, 0, (size_t)(j - i) * BUDDY_ENTRY_BYTES);
+		else
+			memcpy(dst, dev_slot(x, i),
+			       (size_t)(j - i) * BUDDY_ENTRY_BYTES);
+		dst += (size_t)(j - i) * BUDDY_ENTRY_BYTES;
+		i = j;
+	}
+	return 0;
+}
+
+/*
+ * Whole entries @i..@i+@n-1 of a 1x extent from @src: one copy into the
+ * contiguous slots (a zero entry's slot is never read), then each entry's
+ * size code by the size-only path.
+ */
+static void span_write_plain(const struct buddy_extent *x, struct span *s,
+			     unsigned int i, unsigned int n, const u8 *src)
+{
+	unsigned int k;
+
+	memcpy(dev_slot(x, i), src, (size_t)n * BUDDY_ENTRY_BYTES);
+	for (k = 0; k < n; k++) {
+		unsigned int old = span_get(s, i + k);
+		unsigned int code = buddy_entry_classify(x->codec,
+					src + (size_t)k * BUDDY_ENTRY_BYTES);
+
+		/* at 1x nothing spills: no overflow */
+		if (old < BUDDY_CODE_NR) {
+			s->n.olds[old]++;
+			s->n.touched |= 1u << old;
+		}
+		s->n.writes[code]++;
+		s->n.touched |= 1u << code;
+		span_set(s, i + k, code);
+	}
+}
+
+/* One stripe's part of buddy_stripe_rw(): @i..@i+@n-1 lie in one stripe. */
+static int span_rw(const struct buddy_extent *x, unsigned int i,
+		   unsigned int off, u8 *buf, unsigned int len, bool write,
+		   struct buddy_io_acct *acct)
+{
+	unsigned int last = i + (off + len - 1) / BUDDY_ENTRY_BYTES, b;
+	u8 tmp[BUDDY_ENTRY_BYTES];
+	struct span s;
+	int ret = 0;
+
+	s.b0 = i / 2;
+	s.nbytes = last / 2 - s.b0 + 1;
+	for (b = 0; b < s.nbytes; b++)	/* mostly 1 or 16 bytes */
+		s.meta[b] = x->meta[s.b0 + b];
+	memset(&s.n, 0, sizeof(s.n));
+
+	while (len) {
+		unsigned int n = len < BUDDY_ENTRY_BYTES - off ? len :
+				 BUDDY_ENTRY_BYTES - off;
+		unsigned int whole;
+
+		if (n < BUDDY_ENTRY_BYTES) {
+			/* part of an entry: through @tmp */
+			ret = span_fetch(x, &s, i, tmp);
+			if (ret)
+				break;
+			if (write) {
+				memcpy(tmp + off, buf, n);
+				span_store(x, &s, i, tmp);
+			} else {
+				memcpy(buf, tmp + off, n);
+			}
+			buf += n;
+			len -= n;
+			off = 0;
+			i++;
+			continue;
+		}
+		/* whole entries, straight from or to @buf */
+		whole = len / BUDDY_ENTRY_BYTES;
+		if (!write && x->target == BUDDY_TARGET_1X) {
+			ret = span_read_plain(x, &s, i, whole, buf);
+			if (ret)
+				break;
+		} else if (x->target == BUDDY_TARGET_1X) {
+			span_write_plain(x, &s, i, whole, buf);
+		} else {
+			unsigned int k;
+
+			for (k = 0; k < whole; k++) {
+				u8 *e = buf + (size_t)k * BUDDY_ENTRY_BYTES;
+
+				if (write) {
+					span_store(x, &s, i + k, e);
+				} else {
+					ret = span_fetch(x, &s, i + k, e);
+					if (ret)
+						break;
+				}
+			}
+			if (ret)
+				break;
+		}
+		buf += (size_t)whole * BUDDY_ENTRY_BYTES;
+		len -= whole * BUDDY_ENTRY_BYTES;
+		i += whole;
+	}
+	/* the entries done before an error count, and keep their codes */
+	for (b = 0; write && b < s.nbytes; b++)
+		x->meta[s.b0 + b] = s.meta[b];
+	span_flush(x, &s, acct);
+	return ret;
+}
+
+int buddy_stripe_rw(const struct buddy_extent *x, unsigned int i,
+		    unsigned int off, u8 *buf, unsigned int len, bool write,
+		    struct buddy_io_acct *acct)
+{
+	if (!write && !off && len == BUDDY_ENTRY_BYTES) {
+		/* one whole entry read: no span to set up */
+		unsigned int code = buddy_meta_get(x->meta, i);
+		struct buddy_counters *c = &acct->c;
+		int ret = fetch(x, i, code, buf);
+
+		if (!ret)
+			span_count(x, code, 1, &c->entry_reads,
+				   &c->device_sectors_read,
+				   &c->buddy_sectors_read, acct);
+		return ret;
+	}
+	while (len) {
+		/* bytes to the end of entry @i's stripe */
+		unsigned int room = (BUDDY_STRIPE_ENTRIES -
+				     i % BUDDY_STRIPE_ENTRIES) *
+				    BUDDY_ENTRY_BYTES - off;
+		unsigned int n = len < room ? len : room;
+		int ret = span_rw(x, i, off, buf, n, write, acct);
+
+		if (ret)
+			return ret;
+		buf += n;
+		len -= n;
+		i += (off + n) / BUDDY_ENTRY_BYTES;
+		off = (off + n) % BUDDY_ENTRY_BYTES;
+	}
+	return 0;
 }
 
 int buddy_stripe_read(const struct buddy_extent *x, unsigned int i, u8 *entry,
 		      struct buddy_io_acct *acct)
 {
-	unsigned int code = buddy_meta_get(x->meta, i);
-	int ret = fetch(x, i, code, entry);
-
-	if (!ret)
-		account(x, buddy_stored_bytes(x->target, code), false, acct);
-	return ret;
-}
-
-/* Store @entry as entry @i; returns the new code and the old one in *old. */
-static unsigned int store(const struct buddy_extent *x, unsigned int i,
-			  const u8 *entry, unsigned int *old)
-{
-	u8 buf[BUDDY_STREAM_MAX];
-	unsigned int code, stored;
-
-	*old = buddy_meta_get(x->meta, i);
-	if (x->target == BUDDY_TARGET_1X) {
-		code = buddy_entry_classify(x->codec, entry);
-		if (code != BUDDY_CODE_ZERO)
-			memcpy(dev_slot(x, i), entry, BUDDY_ENTRY_BYTES);
-	} else {
-		code = buddy_entry_encode(x->codec, entry, buf);
-		stored = buddy_code_bytes(code);
-		memcpy(dev_slot(x, i), buf,
-		       stored < x->target ? stored : x->target);
-		if (stored > x->target)
-			memcpy(bud_slot(x, i), buf + x->target,
-			       stored - x->target);
-	}
-	buddy_meta_set(x->meta, i, code);
-	return code;
+	return buddy_stripe_rw(x, i, 0, entry, BUDDY_ENTRY_BYTES, false, acct);
 }
 
 void buddy_stripe_write(const struct buddy_extent *x, unsigned int i,
 			const u8 *entry, struct buddy_io_acct *acct)
 {
-	unsigned int old, code = store(x, i, entry, &old);
-	unsigned int was = buddy_stored_bytes(x->target, old);
-	unsigned int now = buddy_stored_bytes(x->target, code);
-
-	account(x, now, true, acct);
-	if (was <= x->target && now > x->target)
-		acct->c.overflows++;
-	if (old < BUDDY_CODE_NR)
-		acct->codes[old]--;
-	acct->codes[code]++;
+	/* a whole entry's write cannot fail: nothing is read */
+	buddy_stripe_rw(x, i, 0, (u8 *)entry, BUDDY_ENTRY_BYTES, true, acct);
 }
 
 int buddy_stripe_update(const struct buddy_extent *x, unsigned int i,
 			const u8 *src, unsigned int off, unsigned int len,
 			struct buddy_io_acct *acct)
 {
-	u8 entry[BUDDY_ENTRY_BYTES];
-	int ret;
-
-	if (off == 0 && len == BUDDY_ENTRY_BYTES) {
-		buddy_stripe_write(x, i, src, acct);
-		return 0;
-	}
-	ret = buddy_stripe_read(x, i, entry, acct);
-	if (ret)
-		return ret;
-	memcpy(entry + off, src, len);
-	buddy_stripe_write(x, i, entry, acct);
-	return 0;
+	return buddy_stripe_rw(x, i, off, (u8 *)src, len, true, acct);
 }
 
 int buddy_stripe_move(const struct buddy_extent *from, unsigned int i,
@@ -149,13 +383,14 @@ int buddy_stripe_move(const struct buddy_extent *from, unsigned int i,
 		      s64 *codes_delta)
 {
 	u8 entry[BUDDY_ENTRY_BYTES];
-	unsigned int old, code;
+	unsigned int code;
 	int ret;
 
 	ret = fetch(from, i, buddy_meta_get(from->meta, i), entry);
 	if (ret)
 		return ret;
-	code = store(to, j, entry, &old);
+	code = store(to, j, entry);
+	buddy_meta_set(to->meta, j, code);
 	codes_delta[buddy_meta_get(from->meta, i)]--;
 	codes_delta[code]++;
 	return 0;

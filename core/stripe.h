@@ -102,6 +102,19 @@ void buddy_extent_init(struct buddy_extent *x, u8 *dev, u8 *bud,
 		       unsigned int target, unsigned int nr_entries,
 		       const struct buddy_codec *codec);
 
+/*
+ * Read (or write) @len bytes at byte @off of entry @i of @x from or into
+ * @buf, a stripe of BUDDY_STRIPE_ENTRIES entries at a time: the stripe's
+ * metadata bytes are read once (and written back once), whole entries are
+ * decoded straight into @buf (a 1x run in one copy), only a partial entry
+ * goes through a bounce entry, and the counters are added up per stripe.
+ * The caller holds the locks of the stripes the range touches.  0, or
+ * -EIO for corrupt metadata (the entries before it are done and counted).
+ */
+int buddy_stripe_rw(const struct buddy_extent *x, unsigned int i,
+		    unsigned int off, u8 *buf, unsigned int len, bool write,
+		    struct buddy_io_acct *acct);
+
 /* Read entry @i into @entry (128 bytes).  0, or -EIO for corrupt metadata. */
 int buddy_stripe_read(const struct buddy_extent *x, unsigned int i, u8 *entry,
 		      struct buddy_io_acct *acct);

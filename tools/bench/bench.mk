@@ -61,3 +61,21 @@ $(INPROC_BENCH): tools/bench/inproc_bench.c tools/lib/libbuddy.h \
 bench-inproc: $(INPROC_BENCH)
 	@mkdir -p $(B)/results
 	$(INPROC_BENCH) $(INPROC_BENCH_ARGS) | tee $(B)/results/bench-inproc.txt
+
+# --- natively: where the data path's time goes -------------------------------
+#   make profile-path  a 4 KiB pread at 1x/none and at 2x/bpc (and the same
+#                      pwrites) looped alone by inproc_bench -l under perf
+#                      (callgrind where perf cannot sample): each function's
+#                      self share of the loop, top PROFILE_TOP lines; to
+#                      stdout and $(B)/results/profile-path.txt.
+#                      PROFILE_SECONDS per case, PROFILE_CASES to choose.
+PROFILE_SECONDS ?= 3
+PROFILE_TOP     ?= 12
+PROFILE_CASES   ?= none:1x:pread:4096 bpc:2x:pread:4096 \
+		   none:1x:pwrite:4096 bpc:2x:pwrite:4096
+
+.PHONY: profile-path
+profile-path: $(INPROC_BENCH)
+	@mkdir -p $(B)/results
+	tools/bench/profile-path.sh $(INPROC_BENCH) $(PROFILE_SECONDS) \
+	    $(PROFILE_TOP) $(PROFILE_CASES) | tee $(B)/results/profile-path.txt

@@ -34,7 +34,12 @@
  * from mm_stat).
  *
  * The table goes to stdout between "=== dev_bench table ===" and
- * "=== end dev_bench table ===", progress to stderr.
+ * "=== end dev_bench table ===", progress to stderr.  With zram and the
+ * mixed class in the run, the table ends with the goals of the data path
+ * (issue 16), each a ratio of two rows of this same run, "met" or "NOT
+ * met": buddy 1x/none at least zram-lz4's seq-rd, rd4K and wr4K; buddy
+ * 2x/bpc at least 0.5x zram's rd4K and 1x its seq-wr; every buddy target's
+ * rd128 kIOPS at least 3x zram's (whose small reads are 4 KiB pages).
  *
  * With BUDDY_FEAT_MMAP, a second table ("=== dev_bench mmap table ===",
  * issue 13) gives per target and class, next to a 1x allocation with codec
@@ -656,6 +661,62 @@ static void fmt_val(char *b, size_t len, double v)
 		snprintf(b, len, "%.2f", v);
 }
 
+static const struct row *find_row(const char *sys, const char *cls)
+{
+	unsigned int i;
+
+	for (i = 0; i < nr_rows; i++)
+		if (!strcmp(rows[i].sys, sys) && !strcmp(rows[i].cls, cls))
+			return &rows[i];
+	return NULL;
+}
+
+/* One goal: @what of @sys is at least @factor x zram's @zcol. */
+static void goal(FILE *f, const struct row *z, const char *sys,
+		 unsigned int col, unsigned int zcol, double factor)
+{
+	const struct row *r = find_row(sys, z->cls);
+	double ratio;
+
+	if (!r || r->v[col] == NA || z->v[zcol] == NA || z->v[zcol] <= 0) {
+		fprintf(f, "goal: %s %s >= %.1fx zram %s: not measured\n", sys,
+			col_names[col], factor, col_names[zcol]);
+		return;
+	}
+	ratio = r->v[col] / z->v[zcol];
+	fprintf(f, "goal: %-14s %-6s >= %.1fx %s %-6s: %6.2fx  %s\n", sys,
+		col_names[col], factor, z->sys, col_names[zcol], ratio,
+		ratio >= factor ? "met" : "NOT met");
+}
+
+/* The goals of issue 16, on the mixed class, against zram in this run. */
+static void print_goals(FILE *f)
+{
+	static const unsigned int cols[] = { C_SEQ_RD, C_RD4K, C_WR4K };
+	const struct row *z = NULL;
+	unsigned int i;
+
+	for (i = 0; i < nr_rows; i++)
+		if (!strncmp(rows[i].sys, "zram ", 5) &&
+		    !strcmp(rows[i].cls, "mixed"))
+			z = &rows[i];
+	if (!z) {
+		fprintf(f, "goals: need zram (-z) and the mixed class in the run\n");
+		return;
+	}
+	fprintf(f, "goals (mixed data, ratios against %s in this run):\n",
+		z->sys);
+	for (i = 0; i < ARRAY_SIZE(cols); i++)
+		goal(f, z, "buddy 1x none", cols[i], cols[i], 1.0);
+	goal(f, z, "buddy 2x bpc", C_RD4K, C_RD4K, 0.5);
+	goal(f, z, "buddy 2x bpc", C_SEQ_WR, C_SEQ_WR, 1.0);
+	for (i = 0; i < nr_rows; i++)
+		if (!strncmp(rows[i].sys, "buddy ", 6) &&
+		    !strcmp(rows[i].cls, "mixed") &&
+		    !strstr(rows[i].sys, " none"))
+			goal(f, z, rows[i].sys, C_KIOPS, C_KIOPS, 3.0);
+}
+
 static void print_table(FILE *f, const char *params, const char *zram_note)
 {
 	int last_group = -1;
@@ -696,6 +757,7 @@ static void print_table(FILE *f, const char *params, const char *zram_note)
 		fprintf(f, " %6s\n", b);
 	}
 	fprintf(f, "%s", zram_note);
+	print_goals(f);
 	fprintf(f, "=== end dev_bench table ===\n");
 }
 
