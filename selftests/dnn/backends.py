@@ -1,14 +1,16 @@
 #!/usr/bin/python3
 # SPDX-License-Identifier: GPL-2.0
 """One small training run under every activation policy, for comparing the
-two backends (issue 14): the in-process device on the host and buddy.ko in
-the guest must give the same figures.
+two backends (issue 14): buddy.ko and the in-process device must give the
+same figures for the same data.
 
-    backends.py run OUT.json      # on the device $BUDDY_DEVICE names
-                                  # (/dev/buddy when unset)
-    backends.py compare A.json B.json   # TAP, one line per policy and figure
-    backends.py --self-test       # compare rejects changed figures
+    backends.py run OUT.json DEVICE...   # e.g. /dev/buddy inproc:device_mb=64
+    backends.py compare OUT.json         # TAP: the first two devices' figures
+    backends.py --self-test              # compare rejects changed figures
 
+Both devices run in one process on one CPU (the guest's, for /dev/buddy),
+so the activations, and with them the compressed sizes, are the same bytes;
+a comparison across machines would also compare their floating point.
 "run" trains the Fashion-MNIST-shaped CNN of python/tests/test_torch.py for
 two iterations on a fixed seeded batch, one offload() context per policy,
 and writes per policy what depends only on the data and the core code: the
@@ -30,17 +32,12 @@ FIGURES = ("offloaded", "offloaded_bytes", "unpacked_bytes", "stored_bytes",
            "digest")
 
 
-def run(out):
-    sys.path.insert(0, os.path.join(TREE, "python"))
-    sys.path.insert(0, os.path.join(TREE, "python", "tests"))
+def run_policies(dev):
     import torch
-    import buddy
     import buddy.torch as bt
     from test_torch import small_cnn, fixed_batch, step, policy_args, loss_of
 
-    torch.set_num_threads(1)
-    torch.use_deterministic_algorithms(True)
-    dev = buddy.Device(os.environ.get("BUDDY_DEVICE") or None)
+    torch.manual_seed(0)
     model = small_cnn()
     batch = fixed_batch((8, 1, 28, 28), 10)
     plan = bt.probe(lambda: loss_of(model, batch))
@@ -59,6 +56,21 @@ def run(out):
         print(f"backends.py: {policy}: {res[policy]['offloaded_bytes']} B "
               f"offloaded, {res[policy]['buddy_sector_bytes']} B over the "
               "buddy link", flush=True)
+    return res
+
+
+def run(out, devices):
+    sys.path.insert(0, os.path.join(TREE, "python"))
+    sys.path.insert(0, os.path.join(TREE, "python", "tests"))
+    import torch
+    import buddy
+
+    torch.set_num_threads(1)
+    torch.use_deterministic_algorithms(True)
+    res = {"devices": devices}
+    for path in devices:
+        print(f"backends.py: device {path}", flush=True)
+        res[path] = run_policies(buddy.Device(path))
     with open(out, "w") as f:
         json.dump(res, f, indent=1, sort_keys=True)
 
@@ -97,20 +109,20 @@ def self_test():
 
 
 def main(argv):
-    if argv[1:2] == ["run"] and len(argv) == 3:
-        run(argv[2])
+    if argv[1:2] == ["run"] and len(argv) >= 4:
+        run(argv[2], argv[3:])
         return 0
-    if argv[1:2] == ["compare"] and len(argv) == 4:
-        docs = []
-        for p in argv[2:]:
-            try:
-                with open(p) as f:
-                    docs.append(json.load(f))
-            except (OSError, ValueError) as e:
-                print(f"not ok 1 - read {p}: {e}")
-                print("# Totals: pass:0 fail:1 xfail:0 xpass:0 skip:0 error:0")
-                return 1
-        lines, fails = compare(*docs)
+    if argv[1:2] == ["compare"] and len(argv) == 3:
+        try:
+            with open(argv[2]) as f:
+                doc = json.load(f)
+            a, b = (doc[d] for d in doc["devices"][:2])
+        except (OSError, ValueError, KeyError) as e:
+            print(f"not ok 1 - read two devices' figures from {argv[2]}: {e!r}")
+            print("# Totals: pass:0 fail:1 xfail:0 xpass:0 skip:0 error:0")
+            return 1
+        lines, fails = compare(a, b)
+        print(f"# {doc['devices'][0]} against {doc['devices'][1]}")
         print("\n".join(lines))
         print(f"# Totals: pass:{len(lines) - fails} fail:{fails} xfail:0 "
               "xpass:0 skip:0 error:0")

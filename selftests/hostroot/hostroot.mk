@@ -9,17 +9,20 @@
 # run` with a device pool and a window smaller than their footprints give
 # the same results, with window faults and buddy traffic reported; run.sh's
 # verdict (kernel log clean, no crash or timeout) is one more result.
-# TAP: $(B)/results/hostroot.log and hostroot-selftest.log (check.py's own
-# comparisons must reject changed values).
+# buddy.torch's activation policies run on /dev/buddy and on the in-process
+# device in one guest process; selftests/dnn/backends.py compares them.
+# TAP: $(B)/results/hostroot.log, hostroot-dnn.log and hostroot-selftest.log
+# (check.py's and backends.py's own comparisons must reject changed values).
 
 HOSTROOT_DIR     := $(abspath $(B))/hostroot
 HOSTROOT_TIMEOUT ?= 1800
 
 .PHONY: check-hostroot
-check-hostroot: $(B)/buddyctl $(PROFILE_LIB) $(PROFILE_TEST_DIR)/runprog
+check-hostroot: $(B)/buddyctl $(PROFILE_LIB) $(PROFILE_TEST_DIR)/runprog $(LIBBUDDY_LIBS)
 	@out=$${RESULTS:-$(B)/results}; mkdir -p $$out $(B)/guest; \
 	log=$$out/hostroot.log; run=$(B)/guest/hostroot.out; d=$(HOSTROOT_DIR); \
 	python3 selftests/hostroot/check.py --self-test >$$out/hostroot-selftest.log 2>&1; \
+	python3 selftests/dnn/backends.py --self-test >>$$out/hostroot-selftest.log 2>&1; \
 	grep -q '^# Totals:' $$out/hostroot-selftest.log || \
 	    echo "# Totals: pass:0 fail:1 xfail:0 xpass:0 skip:0 error:0" >>$$out/hostroot-selftest.log; \
 	grep -E '^not ok |^# Totals' $$out/hostroot-selftest.log | sed 's/^/check-hostroot: self-test: /'; \
@@ -49,5 +52,8 @@ check-hostroot: $(B)/buddyctl $(PROFILE_LIB) $(PROFILE_TEST_DIR)/runprog
 		echo "# Totals: pass:0 fail:1 xfail:0 xpass:0 skip:0 error:0" >>$$log; \
 	fi; \
 	grep -E '^not ok |^# time|^# Totals' $$log | sed 's/^/check-hostroot: /'; \
+	python3 selftests/dnn/backends.py compare $$d/guest/dnn.json >$$out/hostroot-dnn.log 2>&1; \
+	drc=$$?; \
+	grep -E '^not ok |^# Totals' $$out/hostroot-dnn.log | sed 's/^/check-hostroot: dnn: /'; \
 	echo "check-hostroot: log in $$log, guest output in $$run and $$d/guest/"; \
-	[ $$rc -eq 0 ] && [ $$prc -eq 0 ]
+	[ $$rc -eq 0 ] && [ $$prc -eq 0 ] && [ $$drc -eq 0 ]
