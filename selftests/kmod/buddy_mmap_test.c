@@ -13,6 +13,7 @@
  *   - SIGBUS past the end; the partial last page reads zeros and drops
  *     writes; MAP_PRIVATE, mremap and mprotect as documented;
  *   - shrinking window_mb evicts down; unload is refused while mapped;
+ *   - window pages are charged to the faulting task's memory cgroup;
  *   - the modeled link time equals the formula on known traffic.
  *
  * The window is shared by all allocations: the tests set window_mb and
@@ -27,6 +28,8 @@
 #include <stdlib.h>
 #include <time.h>
 #include <sys/mman.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
 #include <sys/wait.h>
@@ -566,6 +569,106 @@ TEST_F(mm, unload_refused_while_mapped)
 	EXPECT_EQ(-1, syscall(SYS_delete_module, "buddy", O_NONBLOCK));
 	EXPECT_TRUE(errno == EWOULDBLOCK || errno == EBUSY) TH_LOG("%s", strerror(errno));
 	munmap(map, PG);
+}
+
+/* Write @text to the file @path: 0 or an errno. */
+static int put_text(const char *path, const char *text)
+{
+	int fd = open(path, O_WRONLY), err = 0;
+
+	if (fd < 0)
+		return errno;
+	if (write(fd, text, strlen(text)) < 0)
+		err = errno;
+	close(fd);
+	return err;
+}
+
+static long long memcg_current(const char *dir)
+{
+	char path[256], buf[64] = "";
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/memory.current", dir);
+	fd = open(path, O_RDONLY);
+	if (fd < 0)
+		return -1;
+	if (read(fd, buf, sizeof(buf) - 1) <= 0)
+		buf[0] = 0;
+	close(fd);
+	return buf[0] ? atoll(buf) : -1;
+}
+
+/*
+ * Window pages are charged to the memory cgroup of the task whose fault
+ * brought them in (__GFP_ACCOUNT): a child in a cgroup of its own faults
+ * n pages of a mapping in, and the cgroup's memory.current grows by at
+ * least n pages meanwhile.
+ */
+TEST_F(mm, window_pages_charged_to_memcg)
+{
+	static const char dir[] = "/sys/fs/cgroup/buddy-mmap-test";
+	const uint64_t n = 256;
+	long long before, after;
+	int up[2], down[2], status, err;
+	char c = 0;
+	pid_t pid;
+
+	SETUP_DONE();
+	if (access("/sys/fs/cgroup/cgroup.controllers", F_OK) &&
+	    mount("none", "/sys/fs/cgroup", "cgroup2", 0, NULL))
+		SKIP(return, "no cgroup2 at /sys/fs/cgroup: %s", strerror(errno));
+	err = put_text("/sys/fs/cgroup/cgroup.subtree_control", "+memory");
+	if (err)
+		SKIP(return, "no memory controller: %s", strerror(err));
+	ASSERT_TRUE(!mkdir(dir, 0755) || errno == EEXIST) TH_LOG("%s: %s", dir, strerror(errno));
+	ASSERT_EQ(0, kparam_write("window_mb", 2));
+	OPEN_ALLOC(n * PG, BUDDY_TARGET_1X);
+	ASSERT_EQ(0, pipe(up));
+	ASSERT_EQ(0, pipe(down));
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid) {
+		char path[256];
+		volatile uint8_t sink = 0;
+		uint8_t *map;
+		uint64_t p;
+
+		snprintf(path, sizeof(path), "%s/cgroup.procs", dir);
+		map = mmap(NULL, n * PG, PROT_READ, MAP_SHARED, self->afd, 0);
+		if (map == MAP_FAILED || put_text(path, "0"))
+			_exit(1);
+		/* joined: the parent reads memory.current, then says go */
+		if (write(up[1], "j", 1) != 1 || read(down[0], &c, 1) != 1)
+			_exit(2);
+		for (p = 0; p < n; p++)
+			sink += map[p * PG];
+		if (write(up[1], "f", 1) != 1 || read(down[0], &c, 1) != 1)
+			_exit(3);
+		munmap(map, n * PG);
+		(void)sink;
+		_exit(0);
+	}
+	ASSERT_EQ(1, read(up[0], &c, 1));
+	before = memcg_current(dir);
+	ASSERT_EQ(1, write(down[1], "g", 1));
+	ASSERT_EQ(1, read(up[0], &c, 1));
+	after = memcg_current(dir);
+	ASSERT_EQ(1, write(down[1], "x", 1));
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	EXPECT_TRUE(WIFEXITED(status) && !WEXITSTATUS(status));
+	TH_LOG("memory.current %lld -> %lld for %llu window pages", before, after,
+	       (unsigned long long)n);
+	ASSERT_LE(0, before);
+	EXPECT_LE(before + (long long)(n * PG), after);
+	close(self->afd);
+	self->afd = -1;
+	/* the charges leave with the pages; an offline memcg is fine */
+	rmdir(dir);
+	close(up[0]);
+	close(up[1]);
+	close(down[0]);
+	close(down[1]);
 }
 
 /*
