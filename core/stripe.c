@@ -340,6 +340,24 @@ int buddy_stripe_rw(const struct buddy_extent *x, unsigned int i,
 				   &c->buddy_sectors_read, acct);
 		return ret;
 	}
+	if (write && !off && len == BUDDY_ENTRY_BYTES) {
+		/* one whole entry written: nothing to read, no span either */
+		unsigned int old = buddy_meta_get(x->meta, i);
+		unsigned int code = store(x, i, buf);
+		struct buddy_counters *c = &acct->c;
+
+		if (buddy_stored_bytes(x->target, old) <= x->target &&
+		    buddy_stored_bytes(x->target, code) > x->target)
+			c->overflows++;
+		span_count(x, code, 1, &c->entry_writes,
+			   &c->device_sectors_written,
+			   &c->buddy_sectors_written, acct);
+		acct->codes[code]++;
+		if (old < BUDDY_CODE_NR)
+			acct->codes[old]--;
+		buddy_meta_set(x->meta, i, code);
+		return 0;
+	}
 	while (len) {
 		/* bytes to the end of entry @i's stripe */
 		unsigned int room = (BUDDY_STRIPE_ENTRIES -
