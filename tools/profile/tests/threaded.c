@@ -2,7 +2,7 @@
 /*
  * threaded - threads that allocate, fill and free while being snapshotted.
  *
- *   threaded [SECONDS] [THREADS]
+ *   threaded [SECONDS] [THREADS] [MIN_ALLOCS]
  *   threaded --check DIR       check the dumps of buddyctl profile -k DIR
  *
  * Every thread keeps a ring of 8 live allocations of 64..304 KiB made by
@@ -15,6 +15,10 @@
  * memory comes fresh from mmap, M_MMAP_THRESHOLD is 64 KiB) or exactly that
  * word.  Anything else means a snapshot showed content that this allocation
  * never held.  Prints one line that does not depend on timing.
+ *
+ * Each thread runs for SECONDS and until it has made MIN_ALLOCS allocations
+ * (default 64), so that a loaded machine slows the run down instead of
+ * shrinking the work the test counts on.
  *
  * --check reads DIR/index.tsv and verifies every dump that way; it prints
  * "checked N dumps, M words, K bad" and exits 1 if any word is bad.
@@ -32,6 +36,7 @@
 #define RING	8
 
 static double seconds = 2;
+static unsigned long min_allocs = 64;
 
 struct slot {
 	void *p;
@@ -66,7 +71,7 @@ static void *worker(void *arg)
 	unsigned long n = 0;
 	int i = 0;
 
-	while (now() < end) {
+	while (now() < end || n < min_allocs) {
 		struct slot *s = &ring[i++ % RING];
 		size_t size = (64 + (rand_r(&seed) % 16) * 16) << 10;
 		uint64_t *w;
@@ -169,6 +174,8 @@ int main(int argc, char **argv)
 		return check(argv[2]);
 	if (argc > 1)
 		seconds = atof(argv[1]);
+	if (argc > 3)
+		min_allocs = strtoul(argv[3], NULL, 0);
 	if (nt < 1 || nt > 64)
 		return 2;
 	mallopt(M_MMAP_THRESHOLD, 64 << 10);
