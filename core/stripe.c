@@ -31,7 +31,7 @@ static inline u8 *bud_slot(const struct buddy_extent *x, unsigned int i)
 }
 
 /* Fetch the stored bytes of entry @i and decode them into @entry; no counting. */
-static int fetch(const struct buddy_extent *x, unsigned int i,
+static __always_inline int fetch(const struct buddy_extent *x, unsigned int i,
 		 unsigned int code, u8 *entry)
 {
 	unsigned int stored, t = x->target;
