@@ -216,12 +216,10 @@ static inline u64 nibble_gather(u64 x)
  */
 static void span_masks(const struct span *s, u64 *zero, u64 *bad)
 {
-	u64 w[2] = { 0, 0 };
-	unsigned int b;
+	/* entry 2 * b0 in the low nibble of byte 0: little-endian words */
+	u64 w[2] = { get_unaligned_le64(s->meta),
+		     get_unaligned_le64(s->meta + 8) };
 
-	/* byte by byte, so that the order is the same on any endianness */
-	for (b = 0; b < sizeof(s->meta); b++)
-		w[b / 8] |= (u64)s->meta[b] << (8 * (b % 8));
 	*zero = nibble_gather(nibble_flags(w[0], false)) |
 		nibble_gather(nibble_flags(w[1], false)) << 16;
 	*bad = nibble_gather(nibble_flags(w[0], true)) |
