@@ -64,6 +64,14 @@ static inline void put_unaligned_be32(u32 v, void *p)
 	b[3] = v;
 }
 
+static inline u64 get_unaligned_le64(const void *p)
+{
+	u64 v;
+
+	memcpy(&v, p, 8);	/* little-endian hosts, as below */
+	return v;
+}
+
 static inline u64 get_unaligned_be64(const void *p)
 {
 	u64 v;

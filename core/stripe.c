@@ -31,7 +31,7 @@ static inline u8 *bud_slot(const struct buddy_extent *x, unsigned int i)
 }
 
 /* Fetch the stored bytes of entry @i and decode them into @entry; no counting. */
-static int fetch(const struct buddy_extent *x, unsigned int i,
+static __always_inline int fetch(const struct buddy_extent *x, unsigned int i,
 		 unsigned int code, u8 *entry)
 {
 	unsigned int stored, t = x->target;
@@ -187,38 +187,78 @@ static int span_fetch(const struct buddy_extent *x, struct span *s,
 }
 
 /*
+ * Bit 4k of the result: nibble k of @w (entry k's size code, little-endian
+ * as the metadata bytes lie) is ZERO (@bad false) or no valid code, 6..15
+ * (@bad true: bit 3 set, or bits 2 and 1 both).
+ */
+static inline u64 nibble_flags(u64 w, bool bad)
+{
+	const u64 low = 0x1111111111111111ULL;
+
+	if (bad)
+		return ((w >> 3) | ((w >> 2) & (w >> 1))) & low;
+	return ~(w | (w >> 1) | (w >> 2) | (w >> 3)) & low;
+}
+
+/* Gather bits 0, 4, 8, ... 60 of @x (the others clear) into bits 0..15. */
+static inline u64 nibble_gather(u64 x)
+{
+	x = (x | x >> 3) & 0x0303030303030303ULL;
+	x = (x | x >> 6) & 0x000f000f000f000fULL;
+	x = (x | x >> 12) & 0x000000ff000000ffULL;
+	return (x | x >> 24) & 0xffff;
+}
+
+/*
+ * The span's 32 size codes as two masks, bit k for entry 2 * b0 + k: ZERO
+ * codes in @zero, invalid ones in @bad.  A 64-bit word of 16 codes at a
+ * time, not nibble by nibble.
+ */
+static void span_masks(const struct span *s, u64 *zero, u64 *bad)
+{
+	/* entry 2 * b0 in the low nibble of byte 0: little-endian words */
+	u64 w[2] = { get_unaligned_le64(s->meta),
+		     get_unaligned_le64(s->meta + 8) };
+
+	*zero = nibble_gather(nibble_flags(w[0], false)) |
+		nibble_gather(nibble_flags(w[1], false)) << 16;
+	*bad = nibble_gather(nibble_flags(w[0], true)) |
+	       nibble_gather(nibble_flags(w[1], true)) << 16;
+}
+
+/*
  * Whole entries @i..@i+@n-1 of a 1x extent into @dst: each run of stored
  * (or of zero) entries is one copy (or one clear), the slots being
- * contiguous.
+ * contiguous.  Runs are found on the masks of span_masks(), not by
+ * reading the codes one at a time.
  */
 static int span_read_plain(const struct buddy_extent *x, struct span *s,
 			   unsigned int i, unsigned int n, u8 *dst)
 {
-	unsigned int end = i + n, j;
+	unsigned int k = i - 2 * s->b0, end = k + n, j, code;
+	u64 zero, bad;
 
-	while (i < end) {
-		unsigned int code = span_get(s, i);
-		bool zero = code == BUDDY_CODE_ZERO;
+	span_masks(s, &zero, &bad);
+	while (k < end) {
+		bool z = zero >> k & 1;
+		/* the run ends at a code of the other kind or a bad one */
+		u64 stop = ((z ? ~zero : zero) | bad | 1ULL << end) >> k;
 
-		if (code >= BUDDY_CODE_NR)
+		if (bad >> k & 1)
 			return -EIO;
-		for (j = i + 1; j < end; j++) {
-			code = span_get(s, j);
-			if (code >= BUDDY_CODE_NR ||
-			    (code == BUDDY_CODE_ZERO) != zero)
-				break;
-		}
+		j = k + __builtin_ctzll(stop);
 		/* at 1x every stored code counts alike: as RAW */
-		code = zero ? BUDDY_CODE_ZERO : BUDDY_CODE_RAW;
-		s->n.reads[code] += j - i;
+		code = z ? BUDDY_CODE_ZERO : BUDDY_CODE_RAW;
+		s->n.reads[code] += j - k;
 		s->n.touched |= 1u << code;
-		if (zero)
-			memset(dst, 0, (size_t)(j - i) * BUDDY_ENTRY_BYTES);
+		if (z)
+			memset(dst, 0, (size_t)(j - k) * BUDDY_ENTRY_BYTES);
 		else
-			memcpy(dst, dev_slot(x, i),
-			       (size_t)(j - i) * BUDDY_ENTRY_BYTES);
-		dst += (size_t)(j - i) * BUDDY_ENTRY_BYTES;
-		i = j;
+			memcpy(dst, dev_slot(x, i), (size_t)(j - k) *
+			       BUDDY_ENTRY_BYTES);
+		dst += (size_t)(j - k) * BUDDY_ENTRY_BYTES;
+		i += j - k;
+		k = j;
 	}
 	return 0;
 }
@@ -262,6 +302,7 @@ static int span_rw(const struct buddy_extent *x, unsigned int i,
 
 	s.b0 = i / 2;
 	s.nbytes = last / 2 - s.b0 + 1;
+	memset(s.meta, 0, sizeof(s.meta));	/* span_masks() reads all */
 	for (b = 0; b < s.nbytes; b++)	/* mostly 1 or 16 bytes */
 		s.meta[b] = x->meta[s.b0 + b];
 	memset(&s.n, 0, sizeof(s.n));

@@ -5,10 +5,10 @@
  * logical bytes through the shared striping code (core/stripe.c); the last
  * close frees everything.
  *
- * Locking: a chunk's rw_semaphore is held for reading by I/O (for writing
- * only while the chunk is re-striped); inside it, a hashed spinlock per
- * stripe of BUDDY_STRIPE_ENTRIES aligned entries covers whole metadata
- * bytes.  User memory is copied to and from a bounce buffer outside any
+ * Locking: a stripe of BUDDY_STRIPE_ENTRIES aligned entries (whole
+ * metadata bytes) is one page, and its window mutex (window.c) serializes
+ * its I/O; inside it, the chunk's rw_semaphore is held for reading (for
+ * writing only while the chunk is re-striped).  User memory is copied to and from a bounce buffer outside any
  * lock; long I/O yields between stripes and stops on a fatal signal.  A
  * stripe is one page: a page resident in the window (window.c, mmap) is
  * read and written there instead.
@@ -32,7 +32,7 @@
 #include "buddy_trace.h"
 
 #define BUDDY_FS_MAGIC		0x42554459	/* "BUDY" */
-#define BOUNCE_BYTES		(4 * BUDDY_STRIPE_ENTRIES * BUDDY_ENTRY_BYTES)
+#define BOUNCE_BYTES		BUDDY_BOUNCE_BYTES
 #define STRIPE_BYTES		(BUDDY_STRIPE_ENTRIES * BUDDY_ENTRY_BYTES)
 
 /* ---- a pseudo filesystem, so each allocation has an inode of its own ---- */
@@ -427,7 +427,7 @@ void buddy_acct_flush(struct buddy_allocation *a, struct buddy_io_acct *acct)
 		if (!c[i])
 			continue;
 		atomic64_add(c[i], &a->counters[i]);
-		atomic64_add(c[i], &buddy_dev->counters[i]);
+		this_cpu_add(buddy_dev->pcpu->counters[i], c[i]);
 	}
 	buddy_link_account(a, &acct->c);
 	for (i = 0; i < BUDDY_CODE_NR; i++) {
@@ -441,13 +441,16 @@ void buddy_acct_flush(struct buddy_allocation *a, struct buddy_io_acct *acct)
 
 /*
  * Run one stripe: @pos..@pos+@len (inside one stripe) from or to @buf.
- * Called with no spinlock held; takes the chunk and stripe locks.
+ * The caller, buddy_win_stripe_io(), holds the window mutex of the stripe's
+ * page (a stripe is one page): every reader and writer of a stripe's
+ * entries and metadata bytes holds it (window.c's page_entries_io() too),
+ * so no stripe lock is taken here; only the chunk's semaphore, against a
+ * re-stripe.
  */
 int buddy_stripe_io(struct buddy_allocation *a, u64 pos, u8 *buf,
 		    unsigned int len, bool write, bool nowait,
 		    struct buddy_io_acct *acct)
 {
-	spinlock_t *lock = &a->locks[(pos / STRIPE_BYTES) % BUDDY_STRIPE_LOCKS];
 	unsigned int c, i, off;
 	struct buddy_chunk *ch;
 	int ret;
@@ -463,9 +466,7 @@ int buddy_stripe_io(struct buddy_allocation *a, u64 pos, u8 *buf,
 	}
 	if (write && !READ_ONCE(ch->e.written))
 		WRITE_ONCE(ch->e.written, true);
-	spin_lock(lock);
 	ret = buddy_stripe_rw(&ch->e.x, i, off, buf, len, write, acct);
-	spin_unlock(lock);
 	up_read(&ch->sem);
 	return ret;
 }
@@ -505,12 +506,17 @@ static ssize_t buddy_rw(struct kiocb *iocb, struct iov_iter *iter, bool write)
 	if (nowait && !down_read_trylock(&a->rt_sem))
 		return -EAGAIN;
 
-	/* small I/O (a few entries) bounces on the stack, larger in the heap */
+	/*
+	 * Small I/O (a few entries) bounces on the stack, larger through this
+	 * CPU's spare buffer, in the heap only when another call has it.
+	 */
 	if (end - pos <= sizeof(small)) {
 		bounce = small;
 	} else {
-		bounce = kmalloc(min_t(u64, end - pos, BOUNCE_BYTES),
-				 nowait ? GFP_NOWAIT : GFP_KERNEL);
+		bounce = this_cpu_xchg(buddy_dev->pcpu->bounce, NULL);
+		if (!bounce)
+			bounce = kmalloc(BOUNCE_BYTES,
+					 nowait ? GFP_NOWAIT : GFP_KERNEL);
 		if (!bounce) {
 			if (nowait)
 				up_read(&a->rt_sem);
@@ -578,7 +584,9 @@ static ssize_t buddy_rw(struct kiocb *iocb, struct iov_iter *iter, bool write)
 		}
 		cond_resched();
 	}
-	if (bounce != small)
+	/* back as the spare of the CPU we are on, unless it has one */
+	if (bounce != small &&
+	    this_cpu_cmpxchg(buddy_dev->pcpu->bounce, NULL, bounce))
 		kfree(bounce);
 	if (nowait)
 		up_read(&a->rt_sem);

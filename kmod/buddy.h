@@ -10,6 +10,7 @@
 #include <linux/list.h>
 #include <linux/miscdevice.h>
 #include <linux/mutex.h>
+#include <linux/percpu.h>
 #include <linux/rwsem.h>
 #include <linux/spinlock.h>
 #include <linux/kref.h>
@@ -99,12 +100,28 @@ struct buddy_allocation {
 };
 
 /**
+ * struct buddy_pcpu - what each CPU keeps of the device, so that the data
+ * path writes no cache line another CPU writes.
+ * @counters:	the device's I/O counters, CPU by CPU; summed on read.
+ * @bounce:	a spare bounce buffer of BUDDY_BOUNCE_BYTES (or NULL), taken
+ *		and given back with this_cpu_xchg()/this_cpu_cmpxchg(): the
+ *		owner may sleep and move, the slot is only a free list.
+ */
+struct buddy_pcpu {
+	u64 counters[BUDDY_NR_COUNTERS];
+	u8 *bounce;
+};
+
+#define BUDDY_BOUNCE_BYTES	(4 * BUDDY_STRIPE_ENTRIES * BUDDY_ENTRY_BYTES)
+
+/**
  * struct buddy_device - the one /dev/buddy.
  * @lock:	never held across long work or user copies: the reservation
  *		counters @space, the per-user shares @users, @nr_allocs and
  *		@logical_bytes.
  * @allocs:	live allocations by id (the xarray has its own lock).
  * @codes_seq:	@codes is read as one histogram.
+ * @pcpu:	the per-CPU counters and spare bounce buffers.
  */
 struct buddy_device {
 	struct miscdevice misc;
@@ -118,7 +135,7 @@ struct buddy_device {
 	u64 logical_bytes;
 	struct xarray allocs;
 	atomic64_t next_id;
-	atomic64_t counters[BUDDY_NR_COUNTERS];	/* all allocations, ever */
+	struct buddy_pcpu __percpu *pcpu;	/* counters: all, ever */
 	seqlock_t codes_seq;
 	s64 codes[BUDDY_CODE_NR];		/* live allocations */
 };

@@ -246,13 +246,18 @@ static DEVICE_ATTR_RO(mm_stat);
 static ssize_t io_stat_show(struct device *dev, struct device_attribute *attr,
 			    char *buf)
 {
-	atomic64_t *c = buddy_dev->counters;
-	int len = 0;
+	int len = 0, cpu;
 	unsigned int i;
 
-	for (i = 0; i < BUDDY_NR_COUNTERS; i++)
+	for (i = 0; i < BUDDY_NR_COUNTERS; i++) {
+		u64 sum = 0;
+
+		for_each_possible_cpu(cpu)
+			sum += READ_ONCE(per_cpu_ptr(buddy_dev->pcpu,
+						     cpu)->counters[i]);
 		len += sysfs_emit_at(buf, len, "%s%lld", i ? " " : "",
-				     (long long)atomic64_read(&c[i]));
+				     (long long)sum);
+	}
 	return len + sysfs_emit_at(buf, len, "\n");
 }
 static DEVICE_ATTR_RO(io_stat);
@@ -399,6 +404,11 @@ static int __init buddy_init(void)
 	xa_init(&bd->allocs);
 	seqlock_init(&bd->codes_seq);
 	atomic64_set(&bd->next_id, 0);
+	bd->pcpu = alloc_percpu(struct buddy_pcpu);
+	if (!bd->pcpu) {
+		kfree(bd);
+		return -ENOMEM;
+	}
 
 	dev_bytes = (u64)device_mb << 20;
 	ret = buddy_pool_init(&bd->device, "device", dev_bytes,
@@ -441,8 +451,18 @@ err_destroy_buddy:
 err_destroy_device:
 	buddy_pool_destroy(&bd->device);
 err_free_dev:
+	free_percpu(bd->pcpu);
 	kfree(bd);
 	return ret;
+}
+
+static void buddy_pcpu_free(struct buddy_pcpu __percpu *pcpu)
+{
+	int cpu;
+
+	for_each_possible_cpu(cpu)
+		kfree(per_cpu_ptr(pcpu, cpu)->bounce);
+	free_percpu(pcpu);
 }
 
 static void __exit buddy_exit(void)
@@ -458,6 +478,7 @@ static void __exit buddy_exit(void)
 	buddy_pool_destroy(&bd->buddy);
 	buddy_pool_destroy(&bd->device);
 	buddy_dev = NULL;
+	buddy_pcpu_free(bd->pcpu);
 	kfree(bd);
 }
 

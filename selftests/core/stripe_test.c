@@ -232,6 +232,87 @@ TEST(one_x_plain)
 	chunk_free(&ch);
 }
 
+/*
+ * 1x reads find runs of zero and of stored entries a metadata word at a
+ * time: every layout of zero entries a stripe can have at its edges, at
+ * the 16-entry word boundary and at random, read from every start, gives
+ * the data and the exact sector counts; an invalid code (each of 6..15)
+ * at any entry stops the read there with -EIO, what came before done.
+ */
+TEST(one_x_runs)
+{
+	const struct buddy_codec *bpc = buddy_codec_by_name("bpc");
+	u8 *model = malloc(NR * 128), *got = malloc(NR * 128);
+	unsigned int round, i, a, b, code, p;
+	struct chunk ch;
+	u32 s = 99;
+
+	chunk_init(&ch, BUDDY_TARGET_1X, bpc);
+	for (round = 0; round < 200; round++) {
+		struct buddy_io_acct w = {};
+		u64 zeros = rng(&s) | (u64)rng(&s) << 32;
+
+		/* structured layouts first: one zero, one stored entry */
+		if (round < 64)
+			zeros = round < 32 ? 1ULL << round :
+				~(1ULL << (round - 32));
+		else if (round < 70)
+			zeros = (u64)0xffff << (round - 64) * 8;
+		for (i = 0; i < 64; i++) {
+			bool z = zeros >> i & 1;
+
+			/* entries 32..95: two stripes, the first offset */
+			make_entry(model + (32 + i) * 128, z ? 0 : 1 + i % 5,
+				   &s);
+			if (!z)
+				model[(32 + i) * 128] |= 1;
+		}
+		ASSERT_EQ(0, buddy_stripe_rw(&ch.x, 32, 0, model + 32 * 128,
+					     64 * 128, true, &w));
+		for (a = 32; a < 96; a += 1 + round % 3) {
+			struct buddy_io_acct r = {};
+			unsigned int stored = 0;
+
+			b = a + 1 + rng(&s) % (96 - a);
+			for (i = a; i < b; i++)
+				stored += !(zeros >> (i - 32) & 1);
+			ASSERT_EQ(0, buddy_stripe_rw(&ch.x, a, 0, got,
+						     (b - a) * 128, false, &r));
+			ASSERT_EQ(0, memcmp(got, model + a * 128,
+					    (b - a) * 128))
+				TH_LOG("zeros %llx: read %u..%u",
+				       (unsigned long long)zeros, a, b);
+			EXPECT_EQ(b - a, r.c.entry_reads);
+			EXPECT_EQ(4 * stored, r.c.device_sectors_read);
+		}
+	}
+	/* 32 stored entries, then one bad code at a time */
+	for (i = 0; i < 32; i++)
+		make_entry(model + (64 + i) * 128, 1 + i % 5, &s);
+	for (code = 6; code < 16; code++) {
+		for (p = 0; p < 32; p++) {
+			struct buddy_io_acct r = {};
+
+			ASSERT_EQ(0, buddy_stripe_rw(&ch.x, 64, 0,
+						     model + 64 * 128,
+						     32 * 128, true, &r));
+			buddy_meta_set(ch.x.meta, 64 + p, code);
+			memset(&r, 0, sizeof(r));
+			a = p ? rng(&s) % p : 0;	/* start at or before it */
+			EXPECT_EQ(-EIO, buddy_stripe_rw(&ch.x, 64 + a, 0, got,
+							(32 - a) * 128, false,
+							&r))
+				TH_LOG("code %u at %u, from %u", code, p, a);
+			EXPECT_EQ(p - a, r.c.entry_reads);
+			EXPECT_EQ(0, memcmp(got, model + (64 + a) * 128,
+					    (p - a) * 128));
+		}
+	}
+	chunk_free(&ch);
+	free(model);
+	free(got);
+}
+
 TEST(partial_update)
 {
 	const struct buddy_codec *bpc = buddy_codec_by_name("bpc");

@@ -57,6 +57,20 @@ $(INPROC_BENCH): tools/bench/inproc_bench.c tools/lib/libbuddy.h \
 	$(CC) $(BENCH_CFLAGS) $(WARN) $(CPPFLAGS) -o $@ $< \
 	    $(B)/opt/libbuddytools.a $(B)/opt/libbuddycore.a -luring -lm -lpthread
 
+# The same program, static, for the guest: `inproc_bench -D /dev/buddy -s`
+# there measures buddy.ko's two-thread scaling (the guest has 2 vCPUs):
+#   make $(B)/guest/bench/inproc_bench module
+#   scripts/guest/run.sh --file DIR:/opt/b -- 'insmod /opt/b/buddy.ko; \
+#       /opt/b/inproc_bench -D /dev/buddy -s -t 3'
+GUEST_INPROC_BENCH := $(B)/guest/bench/inproc_bench
+
+$(GUEST_INPROC_BENCH): tools/bench/inproc_bench.c tools/lib/libbuddy.h \
+		tools/lib/datagen.h $(CORE_HDRS) $(B)/opt/libbuddytools.a \
+		$(B)/opt/libbuddycore.a
+	@mkdir -p $(dir $@)
+	$(CC) $(DEV_BENCH_CFLAGS) $(WARN) $(CPPFLAGS) -static -pthread -o $@ $< \
+	    $(B)/opt/libbuddytools.a $(B)/opt/libbuddycore.a -luring -lm
+
 .PHONY: bench-inproc
 bench-inproc: $(INPROC_BENCH)
 	@mkdir -p $(B)/results
