@@ -30,6 +30,7 @@
 
 #include "buddy.h"
 #include "buddy_trace.h"
+#include "../core/link.h"
 
 #define BUDDY_FS_MAGIC		0x42554459	/* "BUDY" */
 #define BOUNCE_BYTES		(4 * BUDDY_STRIPE_ENTRIES * BUDDY_ENTRY_BYTES)
@@ -429,7 +430,7 @@ void buddy_acct_flush(struct buddy_allocation *a, struct buddy_io_acct *acct)
 		atomic64_add(c[i], &a->counters[i]);
 		atomic64_add(c[i], &buddy_dev->counters[i]);
 	}
-	buddy_link_account(a, &acct->c);
+	buddy_link_account(a, acct);
 	for (i = 0; i < BUDDY_CODE_NR; i++) {
 		if (acct->codes[i]) {
 			buddy_codes_add(a, acct->codes);
@@ -464,7 +465,7 @@ int buddy_stripe_io(struct buddy_allocation *a, u64 pos, u8 *buf,
 	if (write && !READ_ONCE(ch->e.written))
 		WRITE_ONCE(ch->e.written, true);
 	spin_lock(lock);
-	ret = buddy_stripe_rw(&ch->e.x, i, off, buf, len, write, acct);
+	ret = buddy_stripe_rw_link(&ch->e.x, i, off, buf, len, write, acct);
 	spin_unlock(lock);
 	up_read(&ch->sem);
 	return ret;

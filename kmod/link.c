@@ -2,7 +2,8 @@
 /*
  * The link model's parameters and sums: every access to the stored entries
  * adds modeled time (core/link.h, the formula libbuddy's in-process device
- * shares) to its allocation and to the device.  It is summed in
+ * shares; the latency once per link request) to its allocation and to the
+ * device.  It is summed in
  * picoseconds, rounded down once per I/O call (a pread or pwrite, a fault,
  * a write-back) with the parameters in force at that moment, and reported
  * in nanoseconds.
@@ -21,12 +22,15 @@ static unsigned int device_gbps = BUDDY_DEVICE_GBPS_DEFAULT;
 static atomic64_t device_link_ps = ATOMIC64_INIT(0);
 
 void buddy_link_account(struct buddy_allocation *a,
-			const struct buddy_counters *c)
+			const struct buddy_io_acct *acct)
 {
-	u64 ps = buddy_link_ps(c, READ_ONCE(link_gbps),
+	u64 ps = buddy_link_ps(&acct->c, acct->link_requests,
+			       READ_ONCE(link_gbps),
 			       READ_ONCE(link_latency_ns),
 			       READ_ONCE(device_gbps));
 
+	if (acct->link_requests)
+		atomic64_add(acct->link_requests, &a->win.link_requests);
 	if (!ps)
 		return;
 	atomic64_add(ps, &a->win.link_ps);
@@ -63,7 +67,7 @@ MODULE_PARM_DESC(link_gbps,
 		 "Modeled buddy link bandwidth in GB/s, 1..1000000 (default: 150)");
 module_param(link_latency_ns, uint, 0644);
 MODULE_PARM_DESC(link_latency_ns,
-		 "Modeled latency of one buddy access in ns (default: 500)");
+		 "Modeled latency of one buddy link request (a stripe touching buddy sectors) in ns (default: 500)");
 module_param_cb(device_gbps, &gbps_ops, &device_gbps, 0644);
 MODULE_PARM_DESC(device_gbps,
 		 "Modeled device memory bandwidth in GB/s, 1..1000000 (default: 900)");

@@ -171,13 +171,17 @@ static void evict_all(struct __test_metadata *_metadata, int fd)
 	(void)sink;
 }
 
-static uint64_t link_ns_formula(const struct buddy_counters *c, uint64_t gbps,
-				uint64_t lat, uint64_t dev_gbps)
+/*
+ * core/link.h's formula, written out again: latency once per link request
+ * (a stripe whose accesses touched a buddy sector), bytes per sector.
+ */
+static uint64_t link_ns_formula(const struct buddy_counters *c, uint64_t req,
+				uint64_t gbps, uint64_t lat, uint64_t dev_gbps)
 {
 	uint64_t bud = c->buddy_sectors_read + c->buddy_sectors_written;
 	uint64_t dev = c->device_sectors_read + c->device_sectors_written;
 
-	return (bud * 32000 / gbps + c->buddy_accesses * lat * 1000 +
+	return (bud * 32000 / gbps + req * lat * 1000 +
 		dev * 32000 / dev_gbps) / 1000;
 }
 
@@ -287,7 +291,7 @@ TEST_F(mm, link_model_formula)
 	long long g = kparam("link_gbps"), l = kparam("link_latency_ns");
 	long long d = kparam("device_gbps");
 	struct buddy_alloc_stat st;
-	uint64_t dev0, dev1, want;
+	uint64_t dev0, dev1, want, req = 0, before;
 	uint8_t buf[PG];
 	char val[64];
 	int i;
@@ -305,18 +309,33 @@ TEST_F(mm, link_model_formula)
 	ASSERT_EQ(1, sysfs_u64s("link_stat", &dev0, 1));
 	OPEN_ALLOC(64 * PG, self->info.buddy_bytes ? BUDDY_TARGET_4X :
 		   BUDDY_TARGET_1X);
+	/* each call is one page, one stripe: a request if it touched buddy */
 	for (i = 0; i < 64; i++) {
 		page_bytes(i, 5, buf);
 		ASSERT_EQ((ssize_t)PG, pwrite(self->afd, buf, PG, i * PG));
+		before = self->m.c.buddy_accesses;
 		model_write(&self->m, buf, PG, i * PG);
+		req += self->m.c.buddy_accesses != before;
 	}
 	for (i = 0; i < 64; i += 3) {
 		ASSERT_EQ((ssize_t)PG, pread(self->afd, buf, PG, i * PG));
+		before = self->m.c.buddy_accesses;
 		model_page_read(&self->m, i);
+		req += self->m.c.buddy_accesses != before;
 	}
 	get_stat(_metadata, self->afd, &st);
 	EXPECT_COUNTERS(&self->m.c, &st.counters, "known traffic");
-	want = link_ns_formula(&self->m.c, 50, 100, 800);
+	if (self->info.buddy_bytes) {
+		/* latency per entry access would give another figure */
+		EXPECT_LT(0, req);
+		EXPECT_LT(req, self->m.c.buddy_accesses);
+	}
+	EXPECT_TRUE(self->info.features & BUDDY_FEAT_LINK_REQUESTS);
+	EXPECT_EQ(req, st.link_requests);
+	ASSERT_EQ(0, fdinfo_value(self->afd, "buddy_link_requests", val,
+				  sizeof(val)));
+	EXPECT_EQ(req, strtoull(val, NULL, 10));
+	want = link_ns_formula(&self->m.c, req, 50, 100, 800);
 	EXPECT_LT(0, want);
 	EXPECT_EQ(want, st.link_ns);
 	ASSERT_EQ(0, fdinfo_value(self->afd, "buddy_link_ns", val, sizeof(val)));
