@@ -151,7 +151,7 @@ static void write_back(struct buddy_allocation *a, struct buddy_wpage *wp)
 		memset(addr + (a->size - pos), 0, PAGE_SIZE - (a->size - pos));
 	page_entries_io(a, wp->index, addr, true, &acct);
 	kunmap_local(addr);
-	buddy_acct_flush(a, &acct);
+	buddy_link_delay(buddy_acct_flush(a, &acct));
 	wp->dirty = false;
 	count(a, BUDDY_WIN_WRITEBACKS);
 }
@@ -346,7 +346,7 @@ static struct buddy_wpage *fault_in(struct buddy_allocation *a,
 	addr = kmap_local_page(wp->page);
 	ret = page_entries_io(a, idx, addr, false, &acct);
 	kunmap_local(addr);
-	buddy_acct_flush(a, &acct);
+	buddy_link_delay(buddy_acct_flush(a, &acct));
 	if (!ret)
 		ret = xa_err(xa_store(&a->win.pages, idx, wp, GFP_KERNEL));
 	if (ret) {

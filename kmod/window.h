@@ -85,8 +85,9 @@ int buddy_window_stat(char *buf);
 void buddy_window_exit(void);
 
 /* link.c */
-void buddy_link_account(struct buddy_allocation *a,
-			const struct buddy_io_acct *acct);
+u64 buddy_link_account(struct buddy_allocation *a,
+		       const struct buddy_io_acct *acct);
+void buddy_link_delay(u64 ps);
 u64 buddy_link_device_ns(void);
 
 #endif /* BUDDY_KMOD_WINDOW_H */

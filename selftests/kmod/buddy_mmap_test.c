@@ -349,6 +349,64 @@ TEST_F(mm, link_model_formula)
 	kparam_write("device_gbps", d);
 }
 
+/*
+ * The same traffic (pwrite, faults through a mapping, write-backs at
+ * munmap, pread) on a fresh allocation; its final stat in @st.
+ */
+static void delay_traffic(struct __test_metadata *_metadata, int fd,
+			  unsigned int target, struct buddy_alloc_stat *st)
+{
+	struct buddy_alloc b = alloc_req(16 * PG, target, BUDDY_CODEC_BPC);
+	volatile uint8_t sink = 0;
+	uint8_t buf[PG], *map;
+	int i;
+
+	ASSERT_EQ(0, ioctl(fd, BUDDY_IOC_ALLOC, &b));
+	for (i = 0; i < 16; i++) {
+		page_bytes(i, 7, buf);
+		ASSERT_EQ((ssize_t)PG, pwrite(b.fd, buf, PG, i * PG));
+	}
+	map = mmap(NULL, 16 * PG, PROT_READ | PROT_WRITE, MAP_SHARED, b.fd, 0);
+	ASSERT_NE(MAP_FAILED, map);
+	for (i = 0; i < 16; i++)
+		sink += map[i * PG];
+	for (i = 0; i < 16; i += 2)
+		map[i * PG + 5] ^= 0x5a;
+	ASSERT_EQ(0, munmap(map, 16 * PG));
+	(void)sink;
+	get_stat(_metadata, b.fd, st);
+	close(b.fd);
+}
+
+/*
+ * link_delay (the opt-in real wait) is off by default, and turning it on
+ * changes no counter and no modeled figure: the same traffic gives the
+ * same stat either way.
+ */
+TEST_F(mm, link_delay_changes_no_counter)
+{
+	long long d0 = kparam("link_delay");
+	unsigned int target = self->info.buddy_bytes ? BUDDY_TARGET_4X :
+			      BUDDY_TARGET_1X;
+	struct buddy_alloc_stat off, on;
+
+	SETUP_DONE();
+	EXPECT_EQ(0, d0) TH_LOG("link_delay must be off by default");
+	ASSERT_EQ(0, kparam_write("link_delay", 0));
+	delay_traffic(_metadata, self->fd, target, &off);
+	ASSERT_EQ(0, kparam_write("link_delay", 1));
+	delay_traffic(_metadata, self->fd, target, &on);
+	kparam_write("link_delay", d0 < 0 ? 0 : d0);
+	EXPECT_LT(0, off.link_ns);
+	EXPECT_LT(0, off.window_faults);
+	EXPECT_LT(0, off.window_writebacks);
+	EXPECT_EQ(0, memcmp(&off.counters, &on.counters, sizeof(on.counters)));
+	EXPECT_EQ(off.link_ns, on.link_ns);
+	EXPECT_EQ(off.link_requests, on.link_requests);
+	EXPECT_EQ(off.window_faults, on.window_faults);
+	EXPECT_EQ(off.window_writebacks, on.window_writebacks);
+}
+
 static sigjmp_buf jump;
 static volatile int got_sig;
 
