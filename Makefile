@@ -5,7 +5,8 @@
 #   make          userspace tools and library (build/) and buddy.ko (kmod/)
 #   make check    native tests (sanitizers), fuzzers for a bounded time,
 #                 then the module's selftests in a QEMU guest
-#   make bench    codec benchmark natively, then the device benchmark in QEMU
+#   make bench    codec, in-process and fault-path benchmarks natively, then
+#                 the device benchmark in QEMU
 #   make fuzz     libFuzzer targets (clang), FUZZ_SECONDS per decoder
 #   make demo     the main job: boot a guest and run the demo end to end
 #   make check-ci the first stage of make check: every host program a stage

@@ -32,7 +32,8 @@ void buddy_info_fill(struct buddy_info *info, unsigned int max_ratio,
 	info->features = BUDDY_FEAT_RW | BUDDY_FEAT_IO_URING |
 			 BUDDY_FEAT_GET_MAP | BUDDY_FEAT_AUTO |
 			 BUDDY_FEAT_ADMIN | BUDDY_FEAT_URING_CMD |
-			 BUDDY_FEAT_LINK_MODEL | features;
+			 BUDDY_FEAT_LINK_MODEL | BUDDY_FEAT_LINK_REQUESTS |
+			 features;
 	for (n = 0; buddy_codecs[n]; n++)
 		info->codecs |= 1ULL << buddy_codecs[n]->id;
 	info->chunk_bytes = chunk_kb * 1024;

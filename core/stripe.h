@@ -49,10 +49,14 @@ struct buddy_extent {
  * to add to its counters in one go.
  * @c:		access counters (see struct buddy_counters).
  * @codes:	change of the size-code histogram.
+ * @link_requests: requests over the buddy link: stripes whose accesses
+ *		touched a buddy sector (counted by buddy_stripe_rw_link() in
+ *		core/link.h, never by buddy_stripe_rw() itself).
  */
 struct buddy_io_acct {
 	struct buddy_counters c;
 	s64 codes[BUDDY_CODE_NR];
+	u64 link_requests;
 };
 
 static inline bool buddy_target_valid(unsigned int target)

@@ -30,6 +30,7 @@
 
 #include "buddy.h"
 #include "buddy_trace.h"
+#include "../core/link.h"
 
 #define BUDDY_FS_MAGIC		0x42554459	/* "BUDY" */
 #define BOUNCE_BYTES		BUDDY_BOUNCE_BYTES
@@ -418,10 +419,12 @@ static int buddy_alloc_release(struct inode *inode, struct file *file)
 
 /* ---- the data path ---- */
 
-void buddy_acct_flush(struct buddy_allocation *a, struct buddy_io_acct *acct)
+/* Add @acct to the counters; returns the modeled picoseconds it adds. */
+u64 buddy_acct_flush(struct buddy_allocation *a, struct buddy_io_acct *acct)
 {
 	const __u64 *c = (const __u64 *)&acct->c;
 	unsigned int i;
+	u64 ps;
 
 	for (i = 0; i < BUDDY_NR_COUNTERS; i++) {
 		if (!c[i])
@@ -429,7 +432,7 @@ void buddy_acct_flush(struct buddy_allocation *a, struct buddy_io_acct *acct)
 		atomic64_add(c[i], &a->counters[i]);
 		this_cpu_add(buddy_dev->pcpu->counters[i], c[i]);
 	}
-	buddy_link_account(a, &acct->c);
+	ps = buddy_link_account(a, acct);
 	for (i = 0; i < BUDDY_CODE_NR; i++) {
 		if (acct->codes[i]) {
 			buddy_codes_add(a, acct->codes);
@@ -437,6 +440,7 @@ void buddy_acct_flush(struct buddy_allocation *a, struct buddy_io_acct *acct)
 		}
 	}
 	memset(acct, 0, sizeof(*acct));
+	return ps;
 }
 
 /*
@@ -466,7 +470,7 @@ int buddy_stripe_io(struct buddy_allocation *a, u64 pos, u8 *buf,
 	}
 	if (write && !READ_ONCE(ch->e.written))
 		WRITE_ONCE(ch->e.written, true);
-	ret = buddy_stripe_rw(&ch->e.x, i, off, buf, len, write, acct);
+	ret = buddy_stripe_rw_link(&ch->e.x, i, off, buf, len, write, acct);
 	up_read(&ch->sem);
 	return ret;
 }
@@ -476,7 +480,7 @@ static ssize_t buddy_rw(struct kiocb *iocb, struct iov_iter *iter, bool write)
 	struct buddy_allocation *a = iocb->ki_filp->private_data;
 	bool nowait = iocb->ki_flags & IOCB_NOWAIT;
 	struct buddy_io_acct acct = {};
-	u64 pos = iocb->ki_pos, end;
+	u64 pos = iocb->ki_pos, end, ps;
 	size_t done = 0, len = iov_iter_count(iter);
 	u8 small[2 * BUDDY_ENTRY_BYTES];
 	u8 *bounce;
@@ -590,7 +594,10 @@ static ssize_t buddy_rw(struct kiocb *iocb, struct iov_iter *iter, bool write)
 		kfree(bounce);
 	if (nowait)
 		up_read(&a->rt_sem);
-	buddy_acct_flush(a, &acct);
+	ps = buddy_acct_flush(a, &acct);
+	/* the opt-in real delay; never in a call that must not wait */
+	if (!nowait)
+		buddy_link_delay(ps);
 	iocb->ki_pos = pos;
 	return done ? done : ret;
 }

@@ -2,15 +2,19 @@
 /*
  * The link model's parameters and sums: every access to the stored entries
  * adds modeled time (core/link.h, the formula libbuddy's in-process device
- * shares) to its allocation and to the device.  It is summed in
+ * shares; the latency once per link request) to its allocation and to the
+ * device.  It is summed in
  * picoseconds, rounded down once per I/O call (a pread or pwrite, a fault,
  * a write-back) with the parameters in force at that moment, and reported
  * in nanoseconds.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
+#include <linux/delay.h>
+#include <linux/hrtimer.h>
 #include <linux/math64.h>
 #include <linux/moduleparam.h>
+#include <linux/sched.h>
 
 #include "buddy.h"
 #include "../core/link.h"
@@ -18,19 +22,56 @@
 static unsigned int link_gbps = BUDDY_LINK_GBPS_DEFAULT;
 static unsigned int link_latency_ns = BUDDY_LINK_LATENCY_NS_DEFAULT;
 static unsigned int device_gbps = BUDDY_DEVICE_GBPS_DEFAULT;
+static unsigned int link_delay;
 static atomic64_t device_link_ps = ATOMIC64_INIT(0);
 
-void buddy_link_account(struct buddy_allocation *a,
-			const struct buddy_counters *c)
+/* The longest real wait of one call: a model must not hang a task. */
+#define LINK_DELAY_MAX_NS	(100 * NSEC_PER_MSEC)
+
+/**
+ * buddy_link_delay() - with the link_delay parameter on, really wait the
+ * modeled time of one call (from buddy_link_account()); nothing otherwise.
+ * @ps:	modeled picoseconds of the call.
+ *
+ * Context: process context that may sleep (no spinlock held): the end of a
+ * pread/pwrite, a window fault or write-back, under mutexes at most.  Short
+ * waits spin (ndelay), longer ones sleep killably, at most
+ * LINK_DELAY_MAX_NS per call.  Counters and link_ns never depend on it.
+ */
+void buddy_link_delay(u64 ps)
 {
-	u64 ps = buddy_link_ps(c, READ_ONCE(link_gbps),
+	u64 ns = div_u64(ps, 1000);
+	ktime_t t;
+
+	if (!READ_ONCE(link_delay) || !ns)
+		return;
+	might_sleep();
+	ns = min_t(u64, ns, LINK_DELAY_MAX_NS);
+	if (ns < 10 * NSEC_PER_USEC) {
+		ndelay(ns);
+		return;
+	}
+	t = ns_to_ktime(ns);
+	set_current_state(TASK_KILLABLE);
+	schedule_hrtimeout_range(&t, NSEC_PER_USEC, HRTIMER_MODE_REL);
+	__set_current_state(TASK_RUNNING);
+}
+
+u64 buddy_link_account(struct buddy_allocation *a,
+		       const struct buddy_io_acct *acct)
+{
+	u64 ps = buddy_link_ps(&acct->c, acct->link_requests,
+			       READ_ONCE(link_gbps),
 			       READ_ONCE(link_latency_ns),
 			       READ_ONCE(device_gbps));
 
+	if (acct->link_requests)
+		atomic64_add(acct->link_requests, &a->win.link_requests);
 	if (!ps)
-		return;
+		return 0;
 	atomic64_add(ps, &a->win.link_ps);
 	atomic64_add(ps, &device_link_ps);
+	return ps;
 }
 
 /* Modeled nanoseconds of all allocations, ever. */
@@ -63,7 +104,10 @@ MODULE_PARM_DESC(link_gbps,
 		 "Modeled buddy link bandwidth in GB/s, 1..1000000 (default: 150)");
 module_param(link_latency_ns, uint, 0644);
 MODULE_PARM_DESC(link_latency_ns,
-		 "Modeled latency of one buddy access in ns (default: 500)");
+		 "Modeled latency of one buddy link request (a stripe touching buddy sectors) in ns (default: 500)");
+module_param(link_delay, uint, 0644);
+MODULE_PARM_DESC(link_delay,
+		 "1: really wait each I/O call's modeled link time (at most 100 ms per call, killable; not for RWF_NOWAIT/io_uring inline), for runs on real hardware; 0: model only (default: 0)");
 module_param_cb(device_gbps, &gbps_ops, &device_gbps, 0644);
 MODULE_PARM_DESC(device_gbps,
 		 "Modeled device memory bandwidth in GB/s, 1..1000000 (default: 900)");

@@ -42,6 +42,7 @@
 #include <linux/sysfs.h>
 
 #include "buddy.h"
+#include "../core/link.h"
 
 /**
  * struct buddy_wpage - one resident page.
@@ -128,8 +129,8 @@ static int page_entries_io(struct buddy_allocation *a, unsigned long idx,
 	if (write && !READ_ONCE(ch->e.written))
 		WRITE_ONCE(ch->e.written, true);
 	spin_lock(lock);
-	ret = buddy_stripe_rw(&ch->e.x, i, 0, addr, n * BUDDY_ENTRY_BYTES,
-			      write, acct);
+	ret = buddy_stripe_rw_link(&ch->e.x, i, 0, addr,
+				   n * BUDDY_ENTRY_BYTES, write, acct);
 	spin_unlock(lock);
 	up_read(&ch->sem);
 	if (!write)
@@ -150,7 +151,7 @@ static void write_back(struct buddy_allocation *a, struct buddy_wpage *wp)
 		memset(addr + (a->size - pos), 0, PAGE_SIZE - (a->size - pos));
 	page_entries_io(a, wp->index, addr, true, &acct);
 	kunmap_local(addr);
-	buddy_acct_flush(a, &acct);
+	buddy_link_delay(buddy_acct_flush(a, &acct));
 	wp->dirty = false;
 	count(a, BUDDY_WIN_WRITEBACKS);
 }
@@ -345,7 +346,7 @@ static struct buddy_wpage *fault_in(struct buddy_allocation *a,
 	addr = kmap_local_page(wp->page);
 	ret = page_entries_io(a, idx, addr, false, &acct);
 	kunmap_local(addr);
-	buddy_acct_flush(a, &acct);
+	buddy_link_delay(buddy_acct_flush(a, &acct));
 	if (!ret)
 		ret = xa_err(xa_store(&a->win.pages, idx, wp, GFP_KERNEL));
 	if (ret) {
@@ -518,6 +519,7 @@ void buddy_win_fill_stat(struct buddy_allocation *a,
 			 struct buddy_alloc_stat *st)
 {
 	st->link_ns = div_u64(atomic64_read(&a->win.link_ps), 1000);
+	st->link_requests = atomic64_read(&a->win.link_requests);
 	st->window_faults = atomic64_read(&a->win.counters[BUDDY_WIN_FAULTS]);
 	st->window_hits = atomic64_read(&a->win.counters[BUDDY_WIN_HITS]);
 	st->window_writebacks =
@@ -538,6 +540,7 @@ void buddy_win_show_fdinfo(struct seq_file *m, struct buddy_allocation *a)
 	seq_printf(m, "buddy_window_hits:\t%llu\n", st.window_hits);
 	seq_printf(m, "buddy_window_writebacks:\t%llu\n", st.window_writebacks);
 	seq_printf(m, "buddy_window_evictions:\t%llu\n", st.window_evictions);
+	seq_printf(m, "buddy_link_requests:\t%llu\n", st.link_requests);
 }
 
 /* sysfs window_stat: limit resident orphans faults hits writebacks evictions */

@@ -36,6 +36,7 @@ enum buddy_win_counter {
  * @mapping:	the allocation's address_space, for unmap_mapping_range().
  * @counters:	enum buddy_win_counter.
  * @link_ps:	modeled link time, picoseconds.
+ * @link_requests: link requests (core/link.h) of the link time.
  * @resident:	pages of the allocation in the window.
  */
 struct buddy_win {
@@ -44,6 +45,7 @@ struct buddy_win {
 	struct address_space *mapping;
 	atomic64_t counters[BUDDY_WIN_NR];
 	atomic64_t link_ps;
+	atomic64_t link_requests;
 	atomic64_t resident;
 };
 
@@ -83,8 +85,9 @@ int buddy_window_stat(char *buf);
 void buddy_window_exit(void);
 
 /* link.c */
-void buddy_link_account(struct buddy_allocation *a,
-			const struct buddy_counters *c);
+u64 buddy_link_account(struct buddy_allocation *a,
+		       const struct buddy_io_acct *acct);
+void buddy_link_delay(u64 ps);
 u64 buddy_link_device_ns(void);
 
 #endif /* BUDDY_KMOD_WINDOW_H */

@@ -73,4 +73,5 @@ bench-codec: $(B)/codec_bench
 bench: deps
 	$(MAKE) --no-print-directory bench-codec
 	$(MAKE) --no-print-directory bench-inproc
+	$(MAKE) --no-print-directory bench-fault
 	$(MAKE) --no-print-directory bench-guest

@@ -67,6 +67,7 @@ class BuddyAllocStat(ctypes.Structure):
         ("window_faults", c_u64), ("window_hits", c_u64),
         ("window_writebacks", c_u64), ("window_evictions", c_u64),
         ("window_resident", c_u64),
+        ("link_requests", c_u64),
     ]
 
 

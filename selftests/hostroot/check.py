@@ -254,6 +254,7 @@ def run_report(tap, gdir, name, what):
     pages = t["faults"] + t["writebacks"]
     tap.ok(b and abs(b["none_ns"] - pages * 4096 / 900) < 1 and len(um) == 5 and
            um[0] >= um[1] >= um[2] >= um[3] and um[4] >= um[0] and
+           all(0 < x["um_local_ns"] <= x["um_ns"] for x in b["um"]) and
            0 <= b["overflow"] < 1,
            f"{what}: the 1x/none and Unified Memory baselines (models) are "
            f"reported for the same window", [json.dumps(b)])

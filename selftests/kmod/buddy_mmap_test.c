@@ -171,13 +171,17 @@ static void evict_all(struct __test_metadata *_metadata, int fd)
 	(void)sink;
 }
 
-static uint64_t link_ns_formula(const struct buddy_counters *c, uint64_t gbps,
-				uint64_t lat, uint64_t dev_gbps)
+/*
+ * core/link.h's formula, written out again: latency once per link request
+ * (a stripe whose accesses touched a buddy sector), bytes per sector.
+ */
+static uint64_t link_ns_formula(const struct buddy_counters *c, uint64_t req,
+				uint64_t gbps, uint64_t lat, uint64_t dev_gbps)
 {
 	uint64_t bud = c->buddy_sectors_read + c->buddy_sectors_written;
 	uint64_t dev = c->device_sectors_read + c->device_sectors_written;
 
-	return (bud * 32000 / gbps + c->buddy_accesses * lat * 1000 +
+	return (bud * 32000 / gbps + req * lat * 1000 +
 		dev * 32000 / dev_gbps) / 1000;
 }
 
@@ -287,7 +291,7 @@ TEST_F(mm, link_model_formula)
 	long long g = kparam("link_gbps"), l = kparam("link_latency_ns");
 	long long d = kparam("device_gbps");
 	struct buddy_alloc_stat st;
-	uint64_t dev0, dev1, want;
+	uint64_t dev0, dev1, want, req = 0, before;
 	uint8_t buf[PG];
 	char val[64];
 	int i;
@@ -305,18 +309,33 @@ TEST_F(mm, link_model_formula)
 	ASSERT_EQ(1, sysfs_u64s("link_stat", &dev0, 1));
 	OPEN_ALLOC(64 * PG, self->info.buddy_bytes ? BUDDY_TARGET_4X :
 		   BUDDY_TARGET_1X);
+	/* each call is one page, one stripe: a request if it touched buddy */
 	for (i = 0; i < 64; i++) {
 		page_bytes(i, 5, buf);
 		ASSERT_EQ((ssize_t)PG, pwrite(self->afd, buf, PG, i * PG));
+		before = self->m.c.buddy_accesses;
 		model_write(&self->m, buf, PG, i * PG);
+		req += self->m.c.buddy_accesses != before;
 	}
 	for (i = 0; i < 64; i += 3) {
 		ASSERT_EQ((ssize_t)PG, pread(self->afd, buf, PG, i * PG));
+		before = self->m.c.buddy_accesses;
 		model_page_read(&self->m, i);
+		req += self->m.c.buddy_accesses != before;
 	}
 	get_stat(_metadata, self->afd, &st);
 	EXPECT_COUNTERS(&self->m.c, &st.counters, "known traffic");
-	want = link_ns_formula(&self->m.c, 50, 100, 800);
+	if (self->info.buddy_bytes) {
+		/* latency per entry access would give another figure */
+		EXPECT_LT(0, req);
+		EXPECT_LT(req, self->m.c.buddy_accesses);
+	}
+	EXPECT_TRUE(self->info.features & BUDDY_FEAT_LINK_REQUESTS);
+	EXPECT_EQ(req, st.link_requests);
+	ASSERT_EQ(0, fdinfo_value(self->afd, "buddy_link_requests", val,
+				  sizeof(val)));
+	EXPECT_EQ(req, strtoull(val, NULL, 10));
+	want = link_ns_formula(&self->m.c, req, 50, 100, 800);
 	EXPECT_LT(0, want);
 	EXPECT_EQ(want, st.link_ns);
 	ASSERT_EQ(0, fdinfo_value(self->afd, "buddy_link_ns", val, sizeof(val)));
@@ -328,6 +347,64 @@ TEST_F(mm, link_model_formula)
 	kparam_write("link_gbps", g);
 	kparam_write("link_latency_ns", l);
 	kparam_write("device_gbps", d);
+}
+
+/*
+ * The same traffic (pwrite, faults through a mapping, write-backs at
+ * munmap, pread) on a fresh allocation; its final stat in @st.
+ */
+static void delay_traffic(struct __test_metadata *_metadata, int fd,
+			  unsigned int target, struct buddy_alloc_stat *st)
+{
+	struct buddy_alloc b = alloc_req(16 * PG, target, BUDDY_CODEC_BPC);
+	volatile uint8_t sink = 0;
+	uint8_t buf[PG], *map;
+	int i;
+
+	ASSERT_EQ(0, ioctl(fd, BUDDY_IOC_ALLOC, &b));
+	for (i = 0; i < 16; i++) {
+		page_bytes(i, 7, buf);
+		ASSERT_EQ((ssize_t)PG, pwrite(b.fd, buf, PG, i * PG));
+	}
+	map = mmap(NULL, 16 * PG, PROT_READ | PROT_WRITE, MAP_SHARED, b.fd, 0);
+	ASSERT_NE(MAP_FAILED, map);
+	for (i = 0; i < 16; i++)
+		sink += map[i * PG];
+	for (i = 0; i < 16; i += 2)
+		map[i * PG + 5] ^= 0x5a;
+	ASSERT_EQ(0, munmap(map, 16 * PG));
+	(void)sink;
+	get_stat(_metadata, b.fd, st);
+	close(b.fd);
+}
+
+/*
+ * link_delay (the opt-in real wait) is off by default, and turning it on
+ * changes no counter and no modeled figure: the same traffic gives the
+ * same stat either way.
+ */
+TEST_F(mm, link_delay_changes_no_counter)
+{
+	long long d0 = kparam("link_delay");
+	unsigned int target = self->info.buddy_bytes ? BUDDY_TARGET_4X :
+			      BUDDY_TARGET_1X;
+	struct buddy_alloc_stat off, on;
+
+	SETUP_DONE();
+	EXPECT_EQ(0, d0) TH_LOG("link_delay must be off by default");
+	ASSERT_EQ(0, kparam_write("link_delay", 0));
+	delay_traffic(_metadata, self->fd, target, &off);
+	ASSERT_EQ(0, kparam_write("link_delay", 1));
+	delay_traffic(_metadata, self->fd, target, &on);
+	kparam_write("link_delay", d0 < 0 ? 0 : d0);
+	EXPECT_LT(0, off.link_ns);
+	EXPECT_LT(0, off.window_faults);
+	EXPECT_LT(0, off.window_writebacks);
+	EXPECT_EQ(0, memcmp(&off.counters, &on.counters, sizeof(on.counters)));
+	EXPECT_EQ(off.link_ns, on.link_ns);
+	EXPECT_EQ(off.link_requests, on.link_requests);
+	EXPECT_EQ(off.window_faults, on.window_faults);
+	EXPECT_EQ(off.window_writebacks, on.window_writebacks);
 }
 
 static sigjmp_buf jump;

@@ -145,7 +145,8 @@ full() {
 		fresh_state 64 192
 		for p in device_mb:64 max_ratio:4 device_node:-1 buddy_node:-1 \
 			chunk_kb:2048 user_limit_mb:0 auto_target:128 window_mb:16 \
-			link_gbps:150 link_latency_ns:500 device_gbps:900; do
+			link_gbps:150 link_latency_ns:500 device_gbps:900 \
+			link_delay:0; do
 			check_eq "parameter ${p%%:*} defaults to ${p#*:}" "${p#*:}" "$(param ${p%%:*})"
 		done
 	else

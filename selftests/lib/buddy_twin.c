@@ -230,7 +230,7 @@ static bool same_stat(const struct buddy_alloc_stat *a,
 	 * hit only for a resident page).
 	 */
 	F(link_ns); F(window_faults); F(window_hits); F(window_writebacks);
-	F(window_evictions); F(window_resident);
+	F(window_evictions); F(window_resident); F(link_requests);
 	for (k = 0; k < BUDDY_CODE_SLOTS; k++)
 		F(codes[k]);
 #undef F

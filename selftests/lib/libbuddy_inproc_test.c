@@ -305,16 +305,17 @@ TEST(open_options)
 /*
  * The link model (core/link.h) with the parameters the device was opened
  * with, per call: link_ns is the sum of each call's rounded-down ps / 1000,
- * written out here independently.  No mmap: the window counters stay 0.
+ * written out here independently: latency once per link request (a 4 KiB
+ * stripe whose accesses touched a buddy sector).  No mmap: the window
+ * counters stay 0.
  */
-static uint64_t link_ps(const struct buddy_counters *c, uint64_t gbps,
-			uint64_t lat, uint64_t dev_gbps)
+static uint64_t link_ps(const struct buddy_counters *c, uint64_t req,
+			uint64_t gbps, uint64_t lat, uint64_t dev_gbps)
 {
 	uint64_t bud = c->buddy_sectors_read + c->buddy_sectors_written;
 	uint64_t dev = c->device_sectors_read + c->device_sectors_written;
 
-	return bud * 32000 / gbps + c->buddy_accesses * lat * 1000 +
-	       dev * 32000 / dev_gbps;
+	return bud * 32000 / gbps + req * lat * 1000 + dev * 32000 / dev_gbps;
 }
 
 TEST(link_model)
@@ -333,6 +334,7 @@ TEST(link_model)
 	ASSERT_LE(0, fd);
 	ASSERT_EQ(0, buddy_get_info(fd, &info));
 	EXPECT_TRUE(info.features & BUDDY_FEAT_LINK_MODEL);
+	EXPECT_TRUE(info.features & BUDDY_FEAT_LINK_REQUESTS);
 	EXPECT_FALSE(info.features & BUDDY_FEAT_MMAP);
 	/* random data at 4x spills into buddy memory: all three terms count */
 	afd = buddy_alloc_simple(fd, size, BUDDY_TARGET_4X, BUDDY_CODEC_BPC,
@@ -342,10 +344,13 @@ TEST(link_model)
 	ASSERT_EQ((ssize_t)size, buddy_pwrite(afd, buf, size, 0));
 	ASSERT_EQ(0, buddy_alloc_stat(afd, &s1));
 	EXPECT_LT(0, s1.counters.buddy_accesses);
-	want = link_ps(&s1.counters, 7, 3, 11);
+	/* every 4 KiB stripe spills: one request each, not one per entry */
+	EXPECT_EQ(size / 4096, s1.link_requests);
+	EXPECT_LT(s1.link_requests, s1.counters.buddy_accesses);
+	want = link_ps(&s1.counters, size / 4096, 7, 3, 11);
 	EXPECT_EQ(want / 1000, s1.link_ns);
-	/* a second call: its own ps, rounded down, added to the sum */
-	ASSERT_EQ(1000, buddy_pread(afd, buf, 1000, 333));
+	/* a second call across two stripes: two requests, its own ps */
+	ASSERT_EQ(1000, buddy_pread(afd, buf, 1000, 3500));
 	ASSERT_EQ(0, buddy_alloc_stat(afd, &s2));
 	a = (uint64_t *)&s1.counters;
 	b = (uint64_t *)&s2.counters;
@@ -353,7 +358,8 @@ TEST(link_model)
 	for (k = 0; k < sizeof(d) / 8; k++)
 		o[k] = b[k] - a[k];
 	EXPECT_LT(0, d.entry_reads);
-	want += link_ps(&d, 7, 3, 11);
+	EXPECT_EQ(s1.link_requests + 2, s2.link_requests);
+	want += link_ps(&d, 2, 7, 3, 11);
 	EXPECT_EQ(want / 1000, s2.link_ns);
 	EXPECT_EQ(0, s2.window_faults + s2.window_hits + s2.window_writebacks +
 		     s2.window_evictions + s2.window_resident);

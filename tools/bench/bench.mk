@@ -93,3 +93,32 @@ profile-path: $(INPROC_BENCH)
 	@mkdir -p $(B)/results
 	tools/bench/profile-path.sh $(INPROC_BENCH) $(PROFILE_SECONDS) \
 	    $(PROFILE_TOP) $(PROFILE_CASES) | tee $(B)/results/profile-path.txt
+
+# --- natively: instructions per window fault ---------------------------------
+#   make bench-fault   the window's fault-in and write-back data path
+#                      (buddy_stripe_rw over one page, as kmod/window.c's
+#                      page_entries_io() runs it) per target and data
+#                      class, against the codec alone on the same 32
+#                      entries, in instructions per page counted by
+#                      callgrind (tools/bench/fault-ipf.sh); goal: <= 1.2x.
+#                      To stdout and $(B)/results/bench-fault.txt.
+#                      FAULT_BENCH_CODEC, _PAGES, _TARGETS, _CLASSES.
+FAULT_BENCH          := $(B)/fault_bench
+FAULT_BENCH_CODEC    ?= bpc
+FAULT_BENCH_PAGES    ?= 256
+FAULT_BENCH_TARGETS  ?= 1x 4/3x 2x 4x 16x
+FAULT_BENCH_CLASSES  ?= float32 relu50 pointer random mixed
+
+$(FAULT_BENCH): tools/bench/fault_bench.c tools/lib/libbuddy.h \
+		tools/lib/datagen.h $(CORE_HDRS) $(B)/opt/libbuddytools.a \
+		$(B)/opt/libbuddycore.a
+	@mkdir -p $(dir $@)
+	$(CC) $(BENCH_CFLAGS) $(WARN) $(CPPFLAGS) -o $@ $< \
+	    $(B)/opt/libbuddytools.a $(B)/opt/libbuddycore.a -luring -lm -lpthread
+
+.PHONY: bench-fault
+bench-fault: $(FAULT_BENCH)
+	@mkdir -p $(B)/results
+	tools/bench/fault-ipf.sh $(FAULT_BENCH) $(FAULT_BENCH_CODEC) \
+	    $(FAULT_BENCH_PAGES) $(PROFILE_TOP) "$(FAULT_BENCH_TARGETS)" \
+	    "$(FAULT_BENCH_CLASSES)" | tee $(B)/results/bench-fault.txt

@@ -64,6 +64,7 @@ struct alloc {
 	pthread_mutex_t stat_lock;	/* @cnt and @codes */
 	struct buddy_counters cnt;
 	u64 link_ps;			/* the link model's sum (core/link.h) */
+	u64 link_requests;		/* its link requests */
 	s64 codes[BUDDY_CODE_NR];
 };
 
@@ -663,6 +664,7 @@ static void fill_stat(struct alloc *a, struct buddy_alloc_stat *st)
 		st->codes[i] = a->codes[i];
 	st->counters = a->cnt;
 	st->link_ns = a->link_ps / 1000;
+	st->link_requests = a->link_requests;
 	pthread_mutex_unlock(&a->stat_lock);
 	/* no mmap, no resident window: the window_* fields stay zero */
 }
@@ -767,8 +769,8 @@ ssize_t inproc_rw(int fd, void *buf, size_t len, uint64_t off, bool write)
 		pthread_mutex_lock(lock);
 		if (write)
 			ch->written = true;
-		ret = buddy_stripe_rw(&ch->x, i, o, p, stop - pos, write,
-				      &acct);
+		ret = buddy_stripe_rw_link(&ch->x, i, o, p, stop - pos,
+					   write, &acct);
 		pthread_mutex_unlock(lock);
 		if (ret)
 			break;
@@ -780,8 +782,10 @@ ssize_t inproc_rw(int fd, void *buf, size_t len, uint64_t off, bool write)
 	pthread_mutex_lock(&a->stat_lock);
 	buddy_counters_add(&a->cnt, &acct.c);
 	/* the module's parameters are read once per call, as it does */
-	a->link_ps += buddy_link_ps(&acct.c, a->d->link_gbps,
-				    a->d->link_latency_ns, a->d->device_gbps);
+	a->link_ps += buddy_link_ps(&acct.c, acct.link_requests,
+				    a->d->link_gbps, a->d->link_latency_ns,
+				    a->d->device_gbps);
+	a->link_requests += acct.link_requests;
 	for (k = 0; k < BUDDY_CODE_NR; k++)
 		a->codes[k] += acct.codes[k];
 	pthread_mutex_unlock(&a->stat_lock);

@@ -752,6 +752,7 @@ const char *buddy_feature_name(uint64_t feature)
 		{ BUDDY_FEAT_URING_CMD, "uring-cmd" },
 		{ BUDDY_FEAT_MMAP, "mmap" },
 		{ BUDDY_FEAT_LINK_MODEL, "link-model" },
+		{ BUDDY_FEAT_LINK_REQUESTS, "link-requests" },
 	};
 	size_t i;
 

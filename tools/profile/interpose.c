@@ -186,36 +186,58 @@ static void not_followed(struct bprof_hdr *h)
 	strncpy(h->not_followed, base, sizeof(h->not_followed) - 1);
 }
 
-static void attach(void)
+void *shm_region_attach(const char *env, size_t hdr_bytes,
+			uint64_t (*region_bytes)(const void *head),
+			uint64_t *bytes)
 {
-	const char *path = getenv(BPROF_ENV_SHM);
-	struct bprof_hdr *h;
-	uint64_t bytes;
+	const char *path = getenv(env);
+	void *h = NULL, *m;
 	int fd;
-	pid_t pid = getpid();
-	int32_t zero = 0;
 
 	if (!path || !*path)
-		return;
+		return NULL;
 	fd = open(path, O_RDWR | O_CLOEXEC);
 	if (fd < 0)
-		return;
-	h = real_mmap(NULL, BPROF_HDR_BYTES, PROT_READ | PROT_WRITE, MAP_SHARED,
-		      fd, 0);
-	if (h == MAP_FAILED)
+		return NULL;
+	m = real_mmap(NULL, hdr_bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (m == MAP_FAILED)
 		goto out;
+	*bytes = region_bytes(m);
+	real_munmap(m, hdr_bytes);
+	if (!*bytes)
+		goto out;
+	m = real_mmap(NULL, *bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (m != MAP_FAILED)
+		h = m;
+out:
+	close(fd);
+	return h;
+}
+
+/* The profile region's size, 0 when its header is not valid. */
+static uint64_t prof_region_bytes(const void *head)
+{
+	const struct bprof_hdr *h = head;
+
 	if (h->magic != BPROF_MAGIC || h->version != BPROF_VERSION ||
 	    h->hdr_bytes != BPROF_HDR_BYTES ||
 	    h->slot_bytes != sizeof(struct bprof_slot) || !h->nslots ||
-	    (h->nslots & (h->nslots - 1))) {
-		real_munmap(h, BPROF_HDR_BYTES);
-		goto out;
-	}
-	bytes = BPROF_REGION_BYTES(h->nslots);
-	real_munmap(h, BPROF_HDR_BYTES);
-	h = real_mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-	if (h == MAP_FAILED)
-		goto out;
+	    (h->nslots & (h->nslots - 1)))
+		return 0;
+	return BPROF_REGION_BYTES(h->nslots);
+}
+
+static void attach(void)
+{
+	struct bprof_hdr *h;
+	uint64_t bytes;
+	pid_t pid = getpid();
+	int32_t zero = 0;
+
+	h = shm_region_attach(BPROF_ENV_SHM, BPROF_HDR_BYTES,
+			      prof_region_bytes, &bytes);
+	if (!h)
+		return;
 
 	if (__atomic_load_n(&h->owner_pid, __ATOMIC_ACQUIRE) == pid) {
 		/* The owner exec'd: the old image's allocations are gone. */
@@ -228,7 +250,7 @@ static void attach(void)
 		/* Not ours: stay a pass-through. */
 		not_followed(h);
 		real_munmap(h, bytes);
-		goto out;
+		return;
 	}
 	owner_tag = real_mmap(NULL, 4096, PROT_READ | PROT_WRITE,
 			      MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -247,8 +269,6 @@ static void attach(void)
 	unwind = h->flags & BPROF_F_UNWIND;
 	__atomic_store_n(&hdr, h, __ATOMIC_RELEASE);
 	min_size = h->min_size ? h->min_size : 1;
-out:
-	close(fd);
 }
 
 /*

@@ -39,6 +39,19 @@ extern __thread int in_hook __attribute__((tls_model("initial-exec")));
 unsigned int bp_backtrace(uint64_t *frames, unsigned int max, uintptr_t ra,
 			  bool unwind, bool *short_walk);
 
+/*
+ * shm_region_attach() - map the shared region whose path is in $@env, as
+ * buddyctl profile and buddyctl run hand it over: its header of
+ * @hdr_bytes first, which @region_bytes checks (magic, version, sizes)
+ * and turns into the whole region's size (0: not a valid header), then
+ * the whole region.  NULL when @env is unset or the file cannot be opened,
+ * mapped or is not valid; else the mapping, *@bytes its size.  The file
+ * is closed either way.
+ */
+void *shm_region_attach(const char *env, size_t hdr_bytes,
+			uint64_t (*region_bytes)(const void *head),
+			uint64_t *bytes);
+
 /* ---- buddyctl run (interpose_run.c) ---------------------------------------- */
 
 /* True in a process started by `buddyctl run` (BUDDYRUN_SHM set). */

@@ -507,41 +507,34 @@ __attribute__((destructor(101))) static void run_exit(void)
 	in_hook--;
 }
 
-size_t run_attach(void)
+/* The run region's size, 0 when its header is not valid. */
+static uint64_t run_region_bytes(const void *head)
 {
-	const char *path = getenv(BRUN_ENV_SHM);
-	struct brun_hdr *h;
-	uint64_t bytes;
-	int fd;
+	const struct brun_hdr *h = head;
 
-	if (!path || !*path)
-		return SIZE_MAX;
-	fd = open(path, O_RDWR | O_CLOEXEC);
-	if (fd < 0)
-		return SIZE_MAX;
-	h = real_mmap(NULL, BRUN_HDR_BYTES, PROT_READ | PROT_WRITE, MAP_SHARED,
-		      fd, 0);
-	if (h == MAP_FAILED)
-		goto fail;
 	if (h->magic != BRUN_MAGIC || h->version != BRUN_VERSION ||
 	    h->hdr_bytes != BRUN_HDR_BYTES ||
 	    h->rec_bytes != sizeof(struct brun_rec) || !h->nrecs ||
-	    h->nprofiles > BRUN_MAX_PROFILES) {
-		real_munmap(h, BRUN_HDR_BYTES);
-		goto fail;
-	}
-	bytes = BRUN_REGION_BYTES(h->nrecs);
-	real_munmap(h, BRUN_HDR_BYTES);
-	h = real_mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-	if (h == MAP_FAILED)
-		goto fail;
+	    h->nprofiles > BRUN_MAX_PROFILES)
+		return 0;
+	return BRUN_REGION_BYTES(h->nrecs);
+}
+
+size_t run_attach(void)
+{
+	struct brun_hdr *h;
+	uint64_t bytes;
+
+	h = shm_region_attach(BRUN_ENV_SHM, BRUN_HDR_BYTES, run_region_bytes,
+			      &bytes);
+	if (!h)
+		return SIZE_MAX;
 	tbl = real_mmap(NULL, TBL_SLOTS * sizeof(*tbl), PROT_READ | PROT_WRITE,
 			MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (tbl == MAP_FAILED) {
 		real_munmap(h, bytes);
-		goto fail;
+		return SIZE_MAX;
 	}
-	close(fd);
 	rh = h;
 	recs = BRUN_RECS(h);
 	profs = BRUN_PROFILES(h);
@@ -549,7 +542,4 @@ size_t run_attach(void)
 	pthread_atfork(atfork_prepare, atfork_parent, atfork_child);
 	run_mode = true;
 	return h->min_size ? h->min_size : 1;
-fail:
-	close(fd);
-	return SIZE_MAX;
 }

@@ -10,8 +10,10 @@
  *   expansion logical / device bytes;
  *   window    faults, hits and write-backs of the resident window;
  *   buddy %   buddy accesses / entry reads and writes;
- *   link      buddy sectors read and written * 32 B, and the modeled link
- *             time (ALLOC_STAT link_ns);
+ *   link      buddy sectors read and written * 32 B, the link requests
+ *             (stripes that touched buddy sectors, each paying the latency
+ *             once) and the modeled link time (ALLOC_STAT link_requests,
+ *             link_ns);
  *   fallback  allocations of the label that got ordinary memory.
  * The sweep recomputes the link model (core/link.h) for link bandwidths of
  * 50, 100, 150, 200 GB/s (the paper's Fig. 12 axis) and PCIe's 16 GB/s,
@@ -53,7 +55,7 @@ struct pr_label {
 	uint64_t faults, hits, writebacks;
 	uint64_t entries, buddy_acc;
 	uint64_t bud_sectors, dev_sectors;
-	uint64_t link_ns;
+	uint64_t link_ns, link_req;
 	int err;			/* the first fallback's errno */
 };
 
@@ -246,6 +248,7 @@ static void add(struct pr_label *l, const struct brun_rec *r)
 	l->bud_sectors += c->buddy_sectors_read + c->buddy_sectors_written;
 	l->dev_sectors += c->device_sectors_read + c->device_sectors_written;
 	l->link_ns += r->st.link_ns;
+	l->link_req += r->st.link_requests;
 }
 
 static void sum(struct pr_label *t, const struct pr_label *l)
@@ -265,6 +268,7 @@ static void sum(struct pr_label *t, const struct pr_label *l)
 	t->bud_sectors += l->bud_sectors;
 	t->dev_sectors += l->dev_sectors;
 	t->link_ns += l->link_ns;
+	t->link_req += l->link_req;
 }
 
 static int cmp_logical(const void *a, const void *b)
@@ -277,13 +281,19 @@ static int cmp_logical(const void *a, const void *b)
 	return strcmp(x->name, y->name);
 }
 
-/* The link model (core/link.h) at @gbps, in ns. */
+/*
+ * The link model (core/link.h's formula itself) on @t's totals at @gbps,
+ * in ns: rounded once, not per I/O call as the device sums it.
+ */
 static double model_ns(const struct pr_label *t, unsigned int gbps,
 		       unsigned int lat, unsigned int dev_gbps)
 {
-	return (double)t->bud_sectors * BUDDY_SECTOR_SIZE / gbps +
-	       (double)t->buddy_acc * lat +
-	       (double)t->dev_sectors * BUDDY_SECTOR_SIZE / dev_gbps;
+	struct buddy_counters c = {
+		.buddy_sectors_read = t->bud_sectors,
+		.device_sectors_read = t->dev_sectors,
+	};
+
+	return buddy_link_ps(&c, t->link_req, gbps, lat, dev_gbps) / 1e3;
 }
 
 static double ratio(uint64_t a, uint64_t b)
@@ -293,7 +303,7 @@ static double ratio(uint64_t a, uint64_t b)
 
 static void row(FILE *f, const struct pr_label *l, const char *name)
 {
-	fprintf(f, "%-16s %5s %6llu %10.1f %10.1f %10.1f %6.2f %8llu %8llu %8llu %6.1f %10.1f %9.3f %4llu\n",
+	fprintf(f, "%-16s %5s %6llu %10.1f %10.1f %10.1f %6.2f %8llu %8llu %8llu %6.1f %10.1f %9llu %9.3f %4llu\n",
 		name, l->nallocs && strcmp(name, "total") ?
 		buddy_target_name(l->target) : "-",
 		(unsigned long long)l->nallocs, l->logical / 1048576.0,
@@ -303,7 +313,8 @@ static void row(FILE *f, const struct pr_label *l, const char *name)
 		(unsigned long long)l->writebacks,
 		100 * ratio(l->buddy_acc, l->entries),
 		(double)l->bud_sectors * BUDDY_SECTOR_SIZE / 1048576.0,
-		l->link_ns / 1e6, (unsigned long long)l->nfallback);
+		(unsigned long long)l->link_req, l->link_ns / 1e6,
+		(unsigned long long)l->nfallback);
 }
 
 static json_object *jlabel(const struct pr_label *l)
@@ -319,7 +330,7 @@ static json_object *jlabel(const struct pr_label *l)
 	J(nallocs); J(nfallback); J(nunfinished); J(logical);
 	J(fallback_bytes); J(device); J(buddy); J(faults); J(hits);
 	J(writebacks); J(entries); J(buddy_acc); J(bud_sectors);
-	J(dev_sectors); J(link_ns);
+	J(dev_sectors); J(link_ns); J(link_req);
 #undef J
 	json_object_object_add(j, "expansion",
 			       json_object_new_double(ratio(l->logical, l->device)));
@@ -362,14 +373,20 @@ static bool device_info(const struct pr_opts *o, struct buddy_info *info)
  * probability overflow / footprint; each such fault migrates one page of
  * --um-page bytes over the link (and evicts one the same size: a
  * write-back migrates one more when the page was dirty), each migration
- * paying the link latency once.  No prefetching, no locality between
- * faults: large pages pay for bytes the program may never touch.
+ * paying the link latency once.  No prefetching.  The counters say how
+ * many pages faulted, not which, so locality between faults is unknown:
+ * um_ns assumes none (every such fault migrates a whole --um-page page,
+ * paid for bytes the program may never touch), um_local_ns assumes all
+ * (the 4 KiB faults fill each --um-page page before the next is needed:
+ * um_page / 4 KiB faults share one migration).  A real program lies in
+ * between; at 4 KiB pages the two are equal.
  */
 struct baseline {
 	double none_ns;		/* 1x: device traffic only */
 	double um_ns;		/* UM: link migrations + device traffic */
 	double um_bytes;	/* migrated over the link */
 	double um_migrations;
+	double um_local_ns;	/* the same with full locality between faults */
 	double overflow;	/* fraction of the footprint not in the pool */
 };
 
@@ -386,6 +403,10 @@ static void baselines(const struct pr_label *t, uint64_t pool,
 	b->um_bytes = b->um_migrations * um_page;
 	b->um_ns = b->um_bytes / gbps + b->um_migrations * lat +
 		   pages * (1 - b->overflow) * 4096 / dev_gbps;
+	/* full locality: the same bytes of 4 KiB faults, fewer migrations */
+	b->um_local_ns = b->um_migrations * 4096 / gbps +
+			 b->um_migrations * 4096 / um_page * lat +
+			 pages * (1 - b->overflow) * 4096 / dev_gbps;
 }
 
 static int report(struct pr_opts *o, struct brun_hdr *h, double run_s,
@@ -438,10 +459,10 @@ static int report(struct pr_opts *o, struct brun_hdr *h, double run_s,
 		fprintf(f, "device: could not be opened in %llu process(es): %s\n",
 			(unsigned long long)h->nr_dev_open_failed,
 			strerror(h->dev_open_err));
-	fprintf(f, "%-16s %5s %6s %10s %10s %10s %6s %8s %8s %8s %6s %10s %9s %4s\n",
+	fprintf(f, "%-16s %5s %6s %10s %10s %10s %6s %8s %8s %8s %6s %10s %9s %9s %4s\n",
 		"label", "tgt", "allocs", "logic MiB", "dev MiB", "buddy MiB",
 		"expand", "faults", "hits", "wbacks", "bud%", "link MiB",
-		"link ms", "fb");
+		"link reqs", "link ms", "fb");
 	for (k = 0; k < nl && (!o->show_labels || k < o->show_labels); k++)
 		row(f, &ls[k], ls[k].name);
 	if (k < nl)
@@ -462,8 +483,8 @@ static int report(struct pr_opts *o, struct brun_hdr *h, double run_s,
 	if (h->nr_rec_dropped)
 		fprintf(f, "records dropped (raise --records): %llu\n",
 			(unsigned long long)h->nr_rec_dropped);
-	fprintf(f, "\nmodeled link time vs buddy-link bandwidth (latency %u ns, device %u GB/s,\n"
-		"base time %.3f s %s; a model, not a measurement):\n",
+	fprintf(f, "\nmodeled link time vs buddy-link bandwidth (latency %u ns once per link request,\n"
+		"device %u GB/s, base time %.3f s %s; a model, not a measurement):\n",
 		lat, dgb, base, o->base_time > 0 ? "given" : "of this run");
 	fprintf(f, "%-14s %12s %10s\n", "link", "link ms", "slowdown");
 	for (k = 0; k < NSWEEP; k++) {
@@ -488,18 +509,22 @@ static int report(struct pr_opts *o, struct brun_hdr *h, double run_s,
 			"%.1f%% of the footprint beyond it; UM migrates %llu KiB pages):\n",
 			tot.logical / 1048576.0, info.device_bytes / 1048576.0,
 			100 * bl[0].overflow, (unsigned long long)(o->um_page >> 10));
-		fprintf(f, "%-14s %12s %10s %12s %10s %12s\n", "link", "buddy ms",
-			"slowdown", "UM ms", "slowdown", "UM MiB");
+		fprintf(f, "%-14s %12s %10s %12s %10s %12s %12s\n", "link",
+			"buddy ms", "slowdown", "UM ms", "slowdown", "UM MiB",
+			"UM-local ms");
 		for (k = 0; k < NSWEEP; k++) {
 			double ns = model_ns(&tot, sweep_gbps[k], lat, dgb);
 
-			fprintf(f, "%4u GB/s%-5s %12.3f %9.4fx %12.3f %9.4fx %12.1f\n",
+			fprintf(f, "%4u GB/s%-5s %12.3f %9.4fx %12.3f %9.4fx %12.1f %12.3f\n",
 				sweep_gbps[k], sweep_gbps[k] == 16 ? " PCIe" : "",
 				ns / 1e6, base > 0 ? (base + ns / 1e9) / base : 0,
 				bl[k].um_ns / 1e6,
 				base > 0 ? (base + bl[k].um_ns / 1e9) / base : 0,
-				bl[k].um_bytes / 1048576.0);
+				bl[k].um_bytes / 1048576.0, bl[k].um_local_ns / 1e6);
 		}
+		fprintf(f, "(UM: no locality between faults, each migrates a whole page; UM-local: full\n"
+			"locality, %llu KiB / 4 KiB faults share one migration; a program lies in between)\n",
+			(unsigned long long)(o->um_page >> 10));
 		fprintf(f, "1x/none: %.3f ms of device traffic, slowdown %.4fx; needs %.1f MiB of device pool (%s)\n",
 			bl[0].none_ns / 1e6,
 			base > 0 ? (base + bl[0].none_ns / 1e9) / base : 0,
@@ -559,6 +584,8 @@ static int report(struct pr_opts *o, struct brun_hdr *h, double run_s,
 				json_object_object_add(s1, "gbps", json_object_new_int(sweep_gbps[k]));
 				json_object_object_add(s1, "um_ns", json_object_new_double(bl[k].um_ns));
 				json_object_object_add(s1, "um_bytes", json_object_new_double(bl[k].um_bytes));
+				json_object_object_add(s1, "um_local_ns",
+						       json_object_new_double(bl[k].um_local_ns));
 				json_object_array_add(sw, s1);
 			}
 			json_object_object_add(b, "um", sw);

@@ -68,6 +68,7 @@
 #define BUDDY_FEAT_URING_CMD	(1ULL << 5)	/* ioctls as IORING_OP_URING_CMD */
 #define BUDDY_FEAT_MMAP		(1ULL << 6)	/* mmap through the window */
 #define BUDDY_FEAT_LINK_MODEL	(1ULL << 7)	/* buddy_alloc_stat.link_ns */
+#define BUDDY_FEAT_LINK_REQUESTS (1ULL << 8)	/* .link_requests, latency per request */
 
 #define BUDDY_MAX_NODES		64
 #define BUDDY_LABEL_LEN		32
@@ -195,14 +196,21 @@ struct buddy_counters {
  * Since BUDDY_FEAT_MMAP and BUDDY_FEAT_LINK_MODEL (a caller passing the
  * older, shorter struct does not get these):
  * @link_ns:		modeled link time of the allocation's accesses, ns:
- *			buddy sectors * 32 / link_gbps + buddy accesses *
- *			link_latency_ns + device sectors * 32 / device_gbps.
+ *			buddy sectors * 32 / link_gbps + link requests *
+ *			link_latency_ns + device sectors * 32 / device_gbps
+ *			(with BUDDY_FEAT_LINK_REQUESTS; before it, buddy
+ *			accesses * link_latency_ns).
  * @window_faults:	pages decompressed into the resident window.
  * @window_hits:	page accesses served by a resident page (pread/pwrite
  *			of a page, a mapping's fault on a resident page).
  * @window_writebacks:	dirty pages compressed back into their entries.
  * @window_evictions:	pages taken out of the window.
  * @window_resident:	pages of the allocation resident now.
+ *
+ * Since BUDDY_FEAT_LINK_REQUESTS:
+ * @link_requests:	requests over the buddy link: stripes (32 entries) of
+ *			I/O calls, faults and write-backs that touched a
+ *			buddy sector; each pays link_latency_ns once.
  */
 struct buddy_alloc_stat {
 	__u64 id;
@@ -226,6 +234,7 @@ struct buddy_alloc_stat {
 	__u64 window_writebacks;
 	__u64 window_evictions;
 	__u64 window_resident;
+	__u64 link_requests;
 };
 
 /**

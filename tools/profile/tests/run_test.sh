@@ -62,6 +62,9 @@ assert t["buddy"] >= 2.9 * t["device"], t'
 check "4x: link bytes = buddy sectors * 32, buddy-access fraction and link time reported" \
 	pyj "$W/a.json" 'assert t["link_bytes"] == 32 * t["bud_sectors"] and t["bud_sectors"] > 0
 assert 0 < t["buddy_acc"] <= t["entries"] and t["link_ns"] > 0, t'
+check "4x: link requests (a stripe touching buddy sectors pays the latency once) are fewer than buddy accesses" \
+	pyj "$W/a.json" 'assert 0 < t["link_req"] < t["buddy_acc"], t
+assert sum(l["link_req"] for l in d["labels"]) == t["link_req"], t'
 check "4x: the sweep: 50/100/150/200/16 GB/s, link time falling with bandwidth, 150 GB/s = ALLOC_STAT's link_ns" \
 	pyj "$W/a.json" 's = d["sweep"]
 assert [x["gbps"] for x in s] == [50, 100, 150, 200, 16], s
