@@ -419,6 +419,46 @@ static void progress(uint64_t size)
 	}
 }
 
+/* The slot of a tracked @addr copied into @out: true when found. */
+static bool find_addr(uint64_t addr, struct bprof_slot *out)
+{
+	uint32_t h = bprof_hash(addr, slot_mask), i;
+
+	for (i = 0; i < BPROF_MAX_PROBE && i <= slot_mask; i++) {
+		struct bprof_slot *s = &slots[(h + i) & slot_mask];
+		uint32_t st = __atomic_load_n(&s->state, __ATOMIC_ACQUIRE);
+
+		if (st == BPROF_EMPTY)
+			return false;
+		if (st != BPROF_LIVE || s->addr != addr)
+			continue;
+		memcpy(out, s, sizeof(*out));
+		return true;
+	}
+	return false;
+}
+
+/*
+ * Before a free of @p (profshm.h, free_bytes): a snapshot while a tracked
+ * allocation of at least free_bytes still holds the data of its last
+ * phase.  @len: the bytes munmap() unmaps (SIZE_MAX for free()); a partial
+ * unmap takes none.
+ */
+static void free_snapshot(void *p, size_t len)
+{
+	uint64_t fb = hdr ? hdr->free_bytes : 0;
+	struct bprof_slot s;
+
+	if (!fb || in_hook || !owner())
+		return;
+	in_hook++;
+	if (find_addr((uintptr_t)p, &s) && s.size >= fb && len >= s.size) {
+		__atomic_add_fetch(&hdr->nr_free_snaps, 1, __ATOMIC_RELAXED);
+		buddyprof_snapshot();
+	}
+	in_hook--;
+}
+
 /* The slow path of every allocation function. */
 static void track(void *p, size_t size, unsigned int kind, uintptr_t ra)
 {
@@ -543,8 +583,10 @@ EXPORT void free(void *p)
 	ensure_resolved();
 	if (run_mode && run_free(p))
 		return;
-	if (heap_maybe_tracked(p))
+	if (heap_maybe_tracked(p)) {
+		free_snapshot(p, SIZE_MAX);
 		untrack(p, NULL);
+	}
 	real_free(p);
 }
 
@@ -826,6 +868,8 @@ EXPORT int munmap(void *addr, size_t len)
 			return 0;
 		return real_munmap(addr, len);
 	}
+	if (min_size != SIZE_MAX)
+		free_snapshot(addr, len);
 	if (min_size != SIZE_MAX && untrack(addr, &old) && len < old.size) {
 		/* Only the head goes: the rest stays allocated. */
 		size_t cut = (len + 4095) & ~(size_t)4095;
