@@ -878,7 +878,7 @@ TEST_F_TIMEOUT(bd, live_codec_choice_from_profile, 180)
 	uint64_t size = 2 * MIB, id;
 	struct buddy_alloc_stat before, st;
 	uint8_t *x, *back;
-	char *out, *err, want[200];
+	char *out, *err, want[200], keep_state[160];
 	int afd;
 
 	SETUP_DONE();
@@ -894,9 +894,12 @@ TEST_F_TIMEOUT(bd, live_codec_choice_from_profile, 180)
 	ASSERT_EQ(0, mkdir(strcat(strcpy((char[128]){ 0 }, self->dir), "/state"), 0755));
 	ASSERT_EQ(0, gu_write_file(self->state, "0\tcc-relu\t4x\tzvc\n"));
 
+	/* on a copy of the state file: keep saves the codec in use */
+	snprintf(keep_state, sizeof(keep_state), "%s/state/keep", self->dir);
+	ASSERT_EQ(0, gu_write_file(keep_state, "0\tcc-relu\t4x\tzvc\n"));
 	ASSERT_EQ(0, run_buddyd(_metadata, self, &out, &err, "--once",
 				"--apply=live", "--window=2", "--interval=20ms",
-				"--codec=keep", NULL));
+				"--codec=keep", "--state-file", keep_state, NULL));
 	ASSERT_EQ(0, buddy_alloc_stat(afd, &before));
 	EXPECT_EQ(BUDDY_CODEC_BPC, before.codec);
 	EXPECT_EQ(NULL, strstr(err, " zvc (the profile's codec"));

@@ -675,7 +675,11 @@ def report(out, results, skipped, host):
              "allocated (buddyctl profile's default schedule), HPC programs, "
              "which allocate their data once and then compute, on their CPU "
              "time (`--clock cpu`, OMP_WAIT_POLICY=PASSIVE so that waiting "
-             "threads do not spin).\n")
+             "threads do not spin), except HPCC, which allocates and frees "
+             "its data per benchmark in phases of a few seconds: it is "
+             "snapshotted before each free of 16 MiB or more "
+             "(`--no-timer --free-bytes 16M`), each phase's data as the phase "
+             "left it.\n")
     L.append(f"Run settings: mode {host.get('mode', '-')}, "
              f"{host.get('repeat', '-')} profiled runs per workload (medians, "
              f"range in parentheses), each capped at "
@@ -693,11 +697,18 @@ def report(out, results, skipped, host):
              "fraction of entry accesses that go to buddy memory (entries "
              "whose compressed size exceeds their allocation's target, over "
              "all snapshots). Fig. 3 is the optimistic ratio with eight entry "
-             "sizes (0/8/16/32/64/80/96/128 B), no targets.\n")
+             "sizes (0/8/16/32/64/80/96/128 B), no targets. *buddyd codec "
+             "choice* is what buddyd (Codec=profile, the default) applies "
+             "from the profile file NAME.prof: per label the codec of BPC, "
+             "ZVC, BDI, FPC whose Buddy Threshold target is the most "
+             "aggressive (then the fewest buddy accesses) with that target, "
+             "allocations pooled by label; next to the BPC-only final "
+             "design. *best codec per alloc.* is the same choice made per "
+             "allocation, which a label-keyed profile cannot express.\n")
     L.append("## Results per workload\n")
     L.append("| workload | group | live MiB | labels | Fig. 3 BPC | Fig. 3 best codec "
-             "| naive (Fig. 7) | per-allocation | final +16x (Fig. 7) "
-             "| best codec per alloc. | per label (profile file) "
+             "| naive (Fig. 7) | per-allocation | final +16x (Fig. 7), BPC "
+             "| buddyd codec choice | best codec per alloc. "
              "| OpenBLAS buffers' share | with them: Fig. 3, final |")
     L.append("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     for s in results:
@@ -707,8 +718,9 @@ def report(out, results, skipped, host):
                  f"| {rx(s['per_alloc'])}x, {pct(s['per_alloc_frac'])} "
                  f"| **{rx(s['final'])}x{spread(s, 'final', rx)}, "
                  f"{pct(s['final_frac'])}{spread(s, 'final_frac', pct)}** "
+                 f"| {rx(s['per_label'])}x{spread(s, 'per_label', rx)}, "
+                 f"{pct(s['per_label_frac'])} "
                  f"| {rx(s['best_codec'])}x, {pct(s['best_codec_frac'])} "
-                 f"| {rx(s['per_label'])}x, {pct(s['per_label_frac'])} "
                  f"| {s['blas_share'] * 100:.0f}% "
                  f"| {rx(s['all_fig3'])}, {rx(s['all_final'])}x, {pct(s['all_final_frac'])} |")
     L.append("")
