@@ -371,7 +371,8 @@ static void insert(uint64_t addr, uint64_t size, unsigned int kind,
 }
 
 /* Remove @addr; a copy of its slot goes to @old when given.  true if found. */
-static bool remove_addr(uint64_t addr, struct bprof_slot *old)
+/* The live slot of @addr, or NULL. */
+static struct bprof_slot *find_slot(uint64_t addr)
 {
 	uint32_t h = bprof_hash(addr, slot_mask), i;
 
@@ -380,9 +381,21 @@ static bool remove_addr(uint64_t addr, struct bprof_slot *old)
 		uint32_t st = __atomic_load_n(&s->state, __ATOMIC_ACQUIRE);
 
 		if (st == BPROF_EMPTY)
-			return false;
-		if (st != BPROF_LIVE || s->addr != addr)
-			continue;
+			return NULL;
+		if (st == BPROF_LIVE && s->addr == addr)
+			return s;
+	}
+	return NULL;
+}
+
+static bool remove_addr(uint64_t addr, struct bprof_slot *old)
+{
+	struct bprof_slot *s;
+
+	/* a slot that stops being live meanwhile: look again */
+	while ((s = find_slot(addr))) {
+		uint32_t st = BPROF_LIVE;
+
 		if (old)
 			memcpy(old, s, sizeof(*old));
 		if (__atomic_compare_exchange_n(&s->state, &st, BPROF_TOMB,
@@ -419,25 +432,6 @@ static void progress(uint64_t size)
 	}
 }
 
-/* The slot of a tracked @addr copied into @out: true when found. */
-static bool find_addr(uint64_t addr, struct bprof_slot *out)
-{
-	uint32_t h = bprof_hash(addr, slot_mask), i;
-
-	for (i = 0; i < BPROF_MAX_PROBE && i <= slot_mask; i++) {
-		struct bprof_slot *s = &slots[(h + i) & slot_mask];
-		uint32_t st = __atomic_load_n(&s->state, __ATOMIC_ACQUIRE);
-
-		if (st == BPROF_EMPTY)
-			return false;
-		if (st != BPROF_LIVE || s->addr != addr)
-			continue;
-		memcpy(out, s, sizeof(*out));
-		return true;
-	}
-	return false;
-}
-
 /*
  * Before a free of @p (profshm.h, free_bytes): a snapshot while a tracked
  * allocation of at least free_bytes still holds the data of its last
@@ -447,12 +441,15 @@ static bool find_addr(uint64_t addr, struct bprof_slot *out)
 static void free_snapshot(void *p, size_t len)
 {
 	uint64_t fb = hdr ? hdr->free_bytes : 0;
-	struct bprof_slot s;
+	struct bprof_slot *s;
+	uint64_t size;
 
 	if (!fb || in_hook || !owner())
 		return;
 	in_hook++;
-	if (find_addr((uintptr_t)p, &s) && s.size >= fb && len >= s.size) {
+	s = find_slot((uintptr_t)p);
+	size = s ? s->size : 0;
+	if (s && size >= fb && len >= size) {
 		__atomic_add_fetch(&hdr->nr_free_snaps, 1, __ATOMIC_RELAXED);
 		buddyprof_snapshot();
 	}
