@@ -703,8 +703,13 @@ def report(out, results, skipped, host):
              "ZVC, BDI, FPC whose Buddy Threshold target is the most "
              "aggressive (then the fewest buddy accesses) with that target, "
              "allocations pooled by label; next to the BPC-only final "
-             "design. *best codec per alloc.* is the same choice made per "
-             "allocation, which a label-keyed profile cannot express.\n")
+             "design. It pools the allocations of a label into one "
+             "decision, as buddyd and AUTO allocations do, while the BPC "
+             "final design decides per allocation: where a label holds "
+             "allocations of different data, pooling can cost more than "
+             "the codec gains. *best codec per alloc.* is the codec choice "
+             "made per allocation, which a label-keyed profile cannot "
+             "express.\n")
     L.append("## Results per workload\n")
     L.append("| workload | group | live MiB | labels | Fig. 3 BPC | Fig. 3 best codec "
              "| naive (Fig. 7) | per-allocation | final +16x (Fig. 7), BPC "
