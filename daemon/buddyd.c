@@ -57,6 +57,7 @@ struct override {
 struct failed {
 	uint64_t id;
 	unsigned int target;
+	unsigned int codec;
 };
 
 struct buddyd {
@@ -82,6 +83,7 @@ struct buddyd {
 	size_t nst, stcap;
 	struct failed *failed;		/* re-targetings that failed, logged */
 	size_t nfailed, failcap;
+	unsigned long codec_changes;	/* live re-encodings to a profile's codec */
 	bool list_failing;		/* the last snapshot failed (logged) */
 	int sigfd;
 };
@@ -103,6 +105,10 @@ static void usage(FILE *f)
 "  -w, --window=N          snapshots per decision (Window=, default 10)\n"
 "  -a, --apply=WHAT        none, profiles (default) or live (Mode=)\n"
 "  -n, --dry-run           decide and log only (--apply=none)\n"
+"      --codec=WHICH       profile (default): each label gets the codec its\n"
+"                          profile names (buddyctl profile -p picks it),\n"
+"                          re-encoded live with --apply=live; keep: every\n"
+"                          allocation keeps its codec (Codec=)\n"
 "      --state-file=PATH   profiles (StateFile=, default " BD_STATE_PATH ")\n"
 "      --device=PATH       control device (Device=, default " BD_DEVICE_PATH ")\n"
 "      --once              take one window of snapshots, decide, act, exit\n"
@@ -142,7 +148,7 @@ static int add_override(struct buddyd *b, const char *key, const char *value,
 static int parse_args(struct buddyd *b, int argc, char **argv)
 {
 	enum { OPT_STATE = 256, OPT_DEVICE, OPT_ONCE, OPT_REPORT, OPT_JSON,
-	       OPT_CHECK };
+	       OPT_CHECK, OPT_CODEC };
 	static const struct option opts[] = {
 		{ "config",	 required_argument, NULL, 'c' },
 		{ "threshold",	 required_argument, NULL, 't' },
@@ -151,6 +157,7 @@ static int parse_args(struct buddyd *b, int argc, char **argv)
 		{ "window",	 required_argument, NULL, 'w' },
 		{ "apply",	 required_argument, NULL, 'a' },
 		{ "dry-run",	 no_argument,	    NULL, 'n' },
+		{ "codec",	 required_argument, NULL, OPT_CODEC },
 		{ "state-file",	 required_argument, NULL, OPT_STATE },
 		{ "device",	 required_argument, NULL, OPT_DEVICE },
 		{ "once",	 no_argument,	    NULL, OPT_ONCE },
@@ -200,6 +207,9 @@ static int parse_args(struct buddyd *b, int argc, char **argv)
 			break;
 		case 'n':
 			err = add_override(b, "Mode", "dry-run", "--dry-run");
+			break;
+		case OPT_CODEC:
+			err = add_override(b, "Codec", optarg, "--codec");
 			break;
 		case OPT_STATE:
 			err = add_override(b, "StateFile", optarg,
@@ -482,8 +492,17 @@ static void log_decision(struct buddyd *b, const struct bd_decision *d,
 {
 	struct bd_key *k = &b->win.keys[d->key[u]];
 	const struct buddy_heur_choice *c = &d->ch[u];
-	char name[BUDDY_LABEL_ESC_MAX + 64], over[128], was[16];
+	char name[BUDDY_LABEL_ESC_MAX + 64], over[128], was[16], codec[48];
 	double p = c->pairs ? 100.0 / c->pairs : 0;
+
+	if (d->codec[u] != BUDDY_CODEC_DEFAULT)
+		snprintf(codec, sizeof(codec), "%s (profile: %s %s)",
+			 buddy_codec_name(bd_key_codec(k)),
+			 buddy_codec_name(d->codec[u]),
+			 buddy_target_name(d->codec_target[u]));
+	else
+		snprintf(codec, sizeof(codec), "%s",
+			 buddy_codec_name(bd_key_codec(k)));
 
 	snprintf(over, sizeof(over), "%.2f%%/%.2f%%/%.2f%%/%.2f%%",
 		 p * c->over_at[0], p * c->over_at[1], p * c->over_at[2],
@@ -492,8 +511,7 @@ static void log_decision(struct buddyd *b, const struct bd_decision *d,
 		 buddy_target_name(k->logged_target) : "new");
 	bd_info("decide %s allocs=%u size=%.2fMiB codec=%s snapshots=%u entries=%llu target=%s (was %s) threshold-target=%s mostly-zero=%s over[16x/4x/2x/4/3x]=%s expected-buddy=%.2f%% ratio=%.2fx",
 		unit_name(k, name, sizeof(name)), k->cur_members,
-		k->cur_size / MIB, buddy_codec_name(bd_key_codec(k)),
-		d->nr_rows, (unsigned long long)c->pairs,
+		k->cur_size / MIB, codec, d->nr_rows, (unsigned long long)c->pairs,
 		buddy_target_name(c->target), was,
 		buddy_target_name(c->threshold_target),
 		c->mostly_zero ? "yes" : "no", over, 100.0 * c->buddy_frac,
@@ -523,7 +541,17 @@ static void act_profiles(struct buddyd *b, const struct bd_decision *d)
 
 		if (!k->label[0])
 			continue;	/* nothing to key a profile by */
+		/*
+		 * Moving to its profile's codec: the profile says codec and
+		 * target already; the heuristic's target is for the old one.
+		 */
+		if (d->codec[u] != BUDDY_CODEC_DEFAULT)
+			continue;
 		old = buddy_profile_find(&b->profiles, k->uid, k->label);
+		/* the codec a profile chose stays (Codec=profile) */
+		if (old && !b->conf.codec_keep &&
+		    old->codec != BUDDY_CODEC_DEFAULT)
+			codec = old->codec;
 		if (old && old->target == d->ch[u].target &&
 		    old->codec == codec)
 			continue;
@@ -576,16 +604,18 @@ out:
 	free(e);
 }
 
-static bool failed_before(struct buddyd *b, uint64_t id, unsigned int target)
+static bool failed_before(struct buddyd *b, uint64_t id, unsigned int target,
+			  unsigned int codec)
 {
 	for (size_t i = 0; i < b->nfailed; i++)
-		if (b->failed[i].id == id && b->failed[i].target == target)
+		if (b->failed[i].id == id && b->failed[i].target == target &&
+		    b->failed[i].codec == codec)
 			return true;
 	return false;
 }
 
 static void remember_failure(struct buddyd *b, uint64_t id,
-			     unsigned int target)
+			     unsigned int target, unsigned int codec)
 {
 	if (b->nfailed == b->failcap) {
 		size_t cap = b->failcap ? 2 * b->failcap : 16;
@@ -596,7 +626,7 @@ static void remember_failure(struct buddyd *b, uint64_t id,
 		b->failed = v;
 		b->failcap = cap;
 	}
-	b->failed[b->nfailed++] = (struct failed){ id, target };
+	b->failed[b->nfailed++] = (struct failed){ id, target, codec };
 }
 
 /* Forget failures of allocations that are gone. */
@@ -641,6 +671,7 @@ static void act_live(struct buddyd *b, const struct bd_decision *d)
 		const struct buddy_alloc_stat *st = stat_of(b, mv[i].id);
 		char what[BUDDY_LABEL_ESC_MAX + 128], esc[BUDDY_LABEL_ESC_MAX];
 		char comm[sizeof(st->comm) + 1], lab[BUDDY_LABEL_LEN];
+		char how[64];
 		uint64_t t0;
 		int r;
 
@@ -653,37 +684,48 @@ static void act_live(struct buddyd *b, const struct bd_decision *d)
 			 "allocation %llu (uid=%u label=\"%s\" pid=%u comm=%s, %.2f MiB)",
 			 (unsigned long long)st->id, st->owner_uid, esc,
 			 st->owner_pid, comm, st->size / MIB);
+		/* "2x -> 4x" or, with a codec change, "2x bpc -> 4x zvc" */
+		if (mv[i].codec != BUDDY_CODEC_DEFAULT)
+			snprintf(how, sizeof(how), "%s %s -> %s %s",
+				 buddy_target_name(mv[i].from),
+				 buddy_codec_name(mv[i].from_codec),
+				 buddy_target_name(mv[i].to),
+				 buddy_codec_name(mv[i].codec));
+		else
+			snprintf(how, sizeof(how), "%s -> %s",
+				 buddy_target_name(mv[i].from),
+				 buddy_target_name(mv[i].to));
 		if (b->conf.mode != BD_MODE_LIVE) {
 			/* dry run: say once what --apply=live would do */
-			if (!failed_before(b, mv[i].id, mv[i].to)) {
-				bd_info("dry run: would retarget %s: %s -> %s",
-					what, buddy_target_name(mv[i].from),
-					buddy_target_name(mv[i].to));
-				remember_failure(b, mv[i].id, mv[i].to);
+			if (!failed_before(b, mv[i].id, mv[i].to, mv[i].codec)) {
+				bd_info("dry run: would retarget %s: %s", what,
+					how);
+				remember_failure(b, mv[i].id, mv[i].to,
+						 mv[i].codec);
 			}
 			continue;
 		}
 		t0 = bd_now_usec();
-		r = buddy_set_target(b->devfd, mv[i].id, mv[i].to,
-				     BUDDY_CODEC_DEFAULT);
+		r = buddy_set_target(b->devfd, mv[i].id, mv[i].to, mv[i].codec);
 		if (!r) {
-			bd_info("retarget %s: %s -> %s in %.1f ms", what,
-				buddy_target_name(mv[i].from),
-				buddy_target_name(mv[i].to),
-				(bd_now_usec() - t0) / 1000.0);
+			bd_info("retarget %s: %s in %.1f ms%s", what, how,
+				(bd_now_usec() - t0) / 1000.0,
+				mv[i].codec != BUDDY_CODEC_DEFAULT ?
+				" (the profile's codec; re-encoded)" : "");
+			if (mv[i].codec != BUDDY_CODEC_DEFAULT)
+				b->codec_changes++;
 		} else if (r == -ENOENT) {
 			bd_debug("retarget %s: gone meanwhile", what);
-		} else if (failed_before(b, mv[i].id, mv[i].to)) {
-			bd_debug("retarget %s: %s -> %s: %s again", what,
-				 buddy_target_name(mv[i].from),
-				 buddy_target_name(mv[i].to), strerror(-r));
+		} else if (failed_before(b, mv[i].id, mv[i].to, mv[i].codec)) {
+			bd_debug("retarget %s: %s: %s again", what, how,
+				 strerror(-r));
 		} else {
 			bd_log(r == -ENOSPC || r == -E2BIG ? LOG_WARNING : LOG_ERR,
-			       "retarget %s: %s -> %s: BUDDY_IOC_SET_TARGET: %s: left at %s",
-			       what, buddy_target_name(mv[i].from),
-			       buddy_target_name(mv[i].to), strerror(-r),
-			       buddy_target_name(mv[i].from));
-			remember_failure(b, mv[i].id, mv[i].to);
+			       "retarget %s: %s: BUDDY_IOC_SET_TARGET: %s: left at %s %s",
+			       what, how, strerror(-r),
+			       buddy_target_name(mv[i].from),
+			       buddy_codec_name(mv[i].from_codec));
+			remember_failure(b, mv[i].id, mv[i].to, mv[i].codec);
 		}
 	}
 	free(mv);
@@ -709,6 +751,8 @@ static int decide(struct buddyd *b, struct bd_decision *d)
 		bd_err("the heuristic failed: %s", strerror(-d->err));
 		return d->err;
 	}
+	if (!b->conf.codec_keep)
+		bd_choose_codecs(&b->win, d, &b->profiles);
 	for (size_t u = 0; u < d->n; u++) {
 		if (b->win.keys[d->key[u]].logged_target != d->ch[u].target) {
 			log_decision(b, d, u);

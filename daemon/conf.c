@@ -160,8 +160,8 @@ char *bd_format_timespan(uint64_t usec, char *buf, unsigned int len)
 bool bd_conf_strict;
 
 static const char *const conf_keys[] = {
-	"Threshold", "MostlyZero", "Interval", "Window", "Mode", "StateFile",
-	"Device",
+	"Threshold", "MostlyZero", "Interval", "Window", "Mode", "Codec",
+	"StateFile", "Device",
 };
 
 /* "Key=value" of @c for @key, as a configuration file would say it. */
@@ -180,6 +180,8 @@ static char *key_value(const struct bd_conf *c, const char *key, char *buf,
 		snprintf(v, sizeof(v), "%u", c->window);
 	else if (!strcmp(key, "Mode"))
 		snprintf(v, sizeof(v), "%s", bd_mode_name(c->mode));
+	else if (!strcmp(key, "Codec"))
+		snprintf(v, sizeof(v), "%s", c->codec_keep ? "keep" : "profile");
 	else if (!strcmp(key, "StateFile"))
 		snprintf(v, sizeof(v), "%s", c->state_file);
 	else
@@ -216,7 +218,7 @@ static int unknown_key(const struct bd_conf *c, const char *key,
 		       conf_keys[i], key_value(c, conf_keys[i], buf, sizeof(buf)));
 		return bd_conf_strict ? -EINVAL : -ENOENT;
 	}
-	bd_log(prio, "%s: unknown key '%s' in section [%s]%s (keys: Threshold, MostlyZero, Interval, Window, Mode, StateFile, Device; all at their defaults unless set)",
+	bd_log(prio, "%s: unknown key '%s' in section [%s]%s (keys: Threshold, MostlyZero, Interval, Window, Mode, Codec, StateFile, Device; all at their defaults unless set)",
 	       where, key, BD_SECTION, bd_conf_strict ? "" : ", ignored");
 	return bd_conf_strict ? -EINVAL : -ENOENT;
 }
@@ -253,6 +255,13 @@ int bd_conf_set(struct bd_conf *c, const char *key, const char *value,
 			n.mode = def.mode;
 		else
 			err = bd_parse_mode(value, &n.mode);
+	} else if (!strcmp(key, "Codec")) {
+		if (!*value || !strcmp(value, "profile"))
+			n.codec_keep = false;
+		else if (!strcmp(value, "keep"))
+			n.codec_keep = true;
+		else
+			err = -EINVAL;
 	} else if (!strcmp(key, "StateFile") || !strcmp(key, "Device")) {
 		char *dst = key[0] == 'S' ? n.state_file : n.device;
 		const char *src = !*value ? (key[0] == 'S' ? def.state_file :
@@ -273,6 +282,7 @@ int bd_conf_set(struct bd_conf *c, const char *key, const char *value,
 		       " (a time span of 1ms..1d as systemd writes it: 10s, 500ms, 1min 30s, 1.5h, 1d)" :
 		       !strcmp(key, "Window") ? " (1..1000 snapshots)" :
 		       !strcmp(key, "Mode") ? " (dry-run, profiles or live)" :
+		       !strcmp(key, "Codec") ? " (profile or keep)" :
 		       " (path too long)");
 		return -EINVAL;
 	}

@@ -22,6 +22,9 @@
  *   Interval=TIME	time between snapshots (default 10s)
  *   Window=N		snapshots per decision, 1..BD_WINDOW_MAX (default 10)
  *   Mode=MODE		dry-run | profiles | live (default profiles)
+ *   Codec=WHICH	profile | keep (default profile): profile takes each
+ *			label's codec from its profile (bd_choose_codecs()),
+ *			keep leaves every allocation's codec as it is
  *   StateFile=PATH	the profiles (default /var/lib/buddy/profiles)
  *   Device=PATH	the control device (default /dev/buddy)
  *
@@ -65,6 +68,7 @@ struct bd_conf {
 	uint64_t interval_us;
 	unsigned int window;
 	enum bd_mode mode;
+	bool codec_keep;	/* Codec=keep */
 	char state_file[PATH_MAX];
 	char device[PATH_MAX];
 };

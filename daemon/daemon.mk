@@ -57,7 +57,8 @@ $(DAEMON_NATIVE_TESTS): $(B)/san/tests/daemon/%: selftests/daemon/%.c \
 		$(B)/san/libbuddycore.a | harness
 	@mkdir -p $(dir $@)
 	$(CC) -O1 -g $(WARN) $(DAEMON_CPPFLAGS) $(SAN) -o $@ $< $(DAEMON_SRCS) \
-	    $(B)/san/libbuddytools.a $(B)/san/libbuddycore.a $(JSONC_LIBS) -lm
+	    $(B)/san/libbuddytools.a $(B)/san/libbuddycore.a $(JSONC_LIBS) \
+	    -luring -lz -llz4 -lpthread -lm
 
 check-daemon-native: $(DAEMON_NATIVE_TESTS) $(B)/buddyd
 	@scripts/run-native-tests.sh $(DAEMON_NATIVE_TESTS); rc=$$?; \

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "profile_file.h"
 #include "window.h"
 
 int bd_window_init(struct bd_window *win, unsigned int w)
@@ -173,12 +174,35 @@ bool bd_key_ready(const struct bd_window *win, const struct bd_key *k)
 	return win->seq >= win->w && bd_key_present(win, k) == win->w;
 }
 
+/* Keep only the current row of @k (its codec changed). */
+static void key_restart(struct bd_window *win, struct bd_key *k)
+{
+	unsigned int r = cur_row(win);
+
+	for (unsigned int i = 0; i < win->w; i++) {
+		if (i == r)
+			continue;
+		memset(k->rows[i], 0, sizeof(k->rows[i]));
+		k->size[i] = 0;
+		k->members[i] = 0;
+	}
+}
+
 void bd_window_end(struct bd_window *win)
 {
 	size_t i = 0;
 
 	while (i < win->n) {
-		if (bd_key_present(win, &win->keys[i])) {
+		struct bd_key *k = &win->keys[i];
+
+		if (bd_key_present(win, k)) {
+			if (k->cur_seq == win->seq) {
+				unsigned int c = bd_key_codec(k);
+
+				if (k->rows_codec && k->rows_codec != c)
+					key_restart(win, k);
+				k->rows_codec = c;
+			}
 			i++;
 			continue;
 		}
@@ -231,6 +255,8 @@ void bd_decision_free(struct bd_decision *d)
 	free(d->a);
 	free(d->rows);
 	free(d->ch);
+	free(d->codec);
+	free(d->codec_target);
 	memset(d, 0, sizeof(*d));
 }
 
@@ -268,7 +294,10 @@ int bd_decide(const struct bd_window *win, const struct buddy_heur_params *p,
 		d->a = calloc(n, sizeof(*d->a));
 		d->rows = calloc(n * win->w, sizeof(*d->rows));
 		d->ch = calloc(n, sizeof(*d->ch));
-		if (!d->key || !d->a || !d->rows || !d->ch) {
+		d->codec = calloc(n, sizeof(*d->codec));	/* DEFAULT: keep */
+		d->codec_target = calloc(n, sizeof(*d->codec_target));
+		if (!d->key || !d->a || !d->rows || !d->ch || !d->codec ||
+		    !d->codec_target) {
 			bd_decision_free(d);
 			return -ENOMEM;
 		}
@@ -294,6 +323,31 @@ int bd_decide(const struct bd_window *win, const struct buddy_heur_params *p,
 	d->params = q;
 	d->err = buddy_heur_decide(&q, d->a, n, d->ch, &d->res);
 	return 0;
+}
+
+size_t bd_choose_codecs(const struct bd_window *win, struct bd_decision *d,
+			const struct buddy_profile_table *t)
+{
+	size_t m = 0;
+
+	for (size_t u = 0; u < d->n; u++) {
+		const struct bd_key *k = &win->keys[d->key[u]];
+		const struct buddy_profile_entry *p;
+
+		d->codec[u] = BUDDY_CODEC_DEFAULT;
+		d->codec_target[u] = 0;
+		if (!k->label[0] || !t)
+			continue;
+		p = buddy_profile_find(t, k->uid, k->label);
+		if (!p || p->codec == BUDDY_CODEC_DEFAULT ||
+		    p->codec >= BUDDY_CODEC_NR || p->codec == bd_key_codec(k) ||
+		    buddy_heur_target_index(p->target) < 0)
+			continue;
+		d->codec[u] = p->codec;
+		d->codec_target[u] = p->target;
+		m++;
+	}
+	return m;
 }
 
 static int cmp_move(const void *x, const void *y)
@@ -322,11 +376,18 @@ size_t bd_plan_live(const struct bd_window *win, const struct bd_decision *d,
 		for (size_t u = 0; u < d->n; u++) {
 			if (d->key[u] != (size_t)k)
 				continue;
-			if (st[i].target != d->ch[u].target) {
-				moves[m].id = st[i].id;
-				moves[m].from = st[i].target;
+			moves[m].id = st[i].id;
+			moves[m].from = st[i].target;
+			moves[m].from_codec = st[i].codec;
+			moves[m].unit = u;
+			if (d->codec && d->codec[u] != BUDDY_CODEC_DEFAULT &&
+			    st[i].codec != d->codec[u]) {
+				moves[m].to = d->codec_target[u];
+				moves[m].codec = d->codec[u];
+				m++;
+			} else if (st[i].target != d->ch[u].target) {
 				moves[m].to = d->ch[u].target;
-				moves[m].unit = u;
+				moves[m].codec = BUDDY_CODEC_DEFAULT;
 				m++;
 			}
 			break;

@@ -52,6 +52,12 @@ struct bd_key {
 	uint64_t codec_entries[BUDDY_CODEC_NR];	/* entries per codec */
 	unsigned int target_mask;	/* bit heur index of each member's target */
 	struct buddy_counters counters;	/* summed */
+	/*
+	 * the codec of the unit's rows (bd_key_codec() when they were last
+	 * reset); a snapshot whose members mostly use another codec (a live
+	 * codec change) clears the older rows: see bd_window_end()
+	 */
+	unsigned int rows_codec;
 	/* free for the caller (buddyd: the last target it logged, 0 none) */
 	unsigned int logged_target;
 };
@@ -71,7 +77,13 @@ void bd_window_free(struct bd_window *win);
 void bd_window_begin(struct bd_window *win, uint64_t t_us);
 /* Count one allocation into the current snapshot. Return 0 or -ENOMEM. */
 int bd_window_add(struct bd_window *win, const struct buddy_alloc_stat *st);
-/* Finish the snapshot: drops the units without members in the window. */
+/*
+ * Finish the snapshot: drops the units without members in the window, and
+ * clears every row but the newest of a unit whose codec (bd_key_codec())
+ * changed since its rows began, so that a unit's rows never mix two
+ * codecs' size codes: it is pending again until W snapshots in its new
+ * codec were taken.
+ */
 void bd_window_end(struct bd_window *win);
 
 /* Rows in use: min(seq, W). */
@@ -110,6 +122,10 @@ long bd_window_find_stat(const struct bd_window *win,
  * @pending_buddy: carve-out bytes they hold.
  * @params:	the parameters the heuristic ran with (capacity net of the
  *		pending units), for the report's comparison points.
+ * @codec:	@n codecs chosen per unit by bd_choose_codecs():
+ *		BUDDY_CODEC_DEFAULT (bd_decide()'s default) keeps each
+ *		member's codec and the heuristic's target (@ch).
+ * @codec_target: @n targets that go with a chosen @codec (decided with it).
  */
 struct bd_decision {
 	size_t n;
@@ -124,6 +140,8 @@ struct bd_decision {
 	uint64_t pending_device;
 	uint64_t pending_buddy;
 	struct buddy_heur_params params;
+	unsigned int *codec;
+	unsigned int *codec_target;
 };
 
 /*
@@ -139,19 +157,42 @@ int bd_decide(const struct bd_window *win, const struct buddy_heur_params *p,
 	      struct bd_decision *d);
 void bd_decision_free(struct bd_decision *d);
 
+struct buddy_profile_table;
+
+/*
+ * bd_choose_codecs() - the codec of each ready unit, from the profiles.
+ *
+ * The window holds each unit's size codes in one codec only (the module
+ * measures the codec in force), so buddyd cannot compare codecs itself:
+ * the per-codec Buddy Threshold decision is the profiler's (`buddyctl
+ * profile -p`, tools/profile/prof_report.c: for each label the codec whose
+ * threshold target is the most aggressive, then the fewest buddy accesses),
+ * recorded as the codec and target of the label's profile.  For a labelled
+ * unit whose profile in @t names a codec (not BUDDY_CODEC_DEFAULT) that
+ * differs from bd_key_codec(), @d->codec is that codec and @d->codec_target
+ * the profile's target; every other unit keeps BUDDY_CODEC_DEFAULT.
+ * Return: the number of units given a new codec.
+ */
+size_t bd_choose_codecs(const struct bd_window *win, struct bd_decision *d,
+			const struct buddy_profile_table *t);
+
 /*
  * struct bd_move - one re-targeting of a live allocation.
  */
 struct bd_move {
 	uint64_t id;
 	unsigned int from, to;
+	unsigned int from_codec;	/* the allocation's codec now */
+	unsigned int codec;		/* new codec, or BUDDY_CODEC_DEFAULT */
 	size_t unit;			/* index into the decision */
 };
 
 /*
  * bd_plan_live() - the SET_TARGET calls that bring the live allocations
  * @st (one snapshot) to their units' decided targets: one per allocation of
- * a ready unit whose target differs.  Moves to a more aggressive target
+ * a ready unit whose target differs, or, for a unit given a codec by
+ * bd_choose_codecs(), whose codec differs (then to @d->codec_target with
+ * that codec, re-encoded by SET_TARGET).  Moves to a more aggressive target
  * (fewer device bytes) come first, so that the device bytes they give back
  * are free for the moves that need more; within each group in id order.
  * @moves: room for @n moves.

@@ -10,7 +10,8 @@
  * reach later AUTO allocations; a hand-edited state file is installed with
  * REPLACE; live re-targeting under concurrent I/O loses nothing; ENOSPC
  * leaves an allocation and its data as they were; non-root callers get
- * EPERM; READY=1 arrives on a NOTIFY_SOCKET; SIGHUP picks up a drop-in; the
+ * EPERM; a label's profile codec is re-encoded live (and --codec=keep
+ * does not); READY=1 arrives on a NOTIFY_SOCKET; SIGHUP picks up a drop-in; the
  * report's figures match hand-computed values.
  *
  * buddyd is $BUDDYD (default /opt/daemon/buddyd).
@@ -862,6 +863,76 @@ TEST_F_TIMEOUT(bd, enospc_retarget_leaves_data_intact, 180)
 	free(f);
 	free(out);
 	free(err);
+}
+
+/* ---- codec choice --------------------------------------------------------- */
+
+/*
+ * Sparse ReLU data allocated as BPC, whose label's profile (as `buddyctl
+ * profile -p` writes it) names ZVC at 4x: --codec=keep leaves it BPC,
+ * then the default (--codec=profile) re-encodes it live to ZVC at 4x, in
+ * fewer device bytes, its data intact.
+ */
+TEST_F_TIMEOUT(bd, live_codec_choice_from_profile, 180)
+{
+	uint64_t size = 2 * MIB, id;
+	struct buddy_alloc_stat before, st;
+	uint8_t *x, *back;
+	char *out, *err, want[200], keep_state[160];
+	int afd;
+
+	SETUP_DONE();
+	x = malloc(size);
+	back = malloc(size);
+	ASSERT_NE(NULL, x);
+	ASSERT_NE(NULL, back);
+	datagen_fill(DATAGEN_RELU90, 5, x, size);
+	afd = gu_alloc_write(self->fd, size, BUDDY_TARGET_2X, BUDDY_CODEC_BPC,
+			     "cc-relu", x, &id);
+	ASSERT_LE(0, afd);
+	keep(self, afd);
+	ASSERT_EQ(0, mkdir(strcat(strcpy((char[128]){ 0 }, self->dir), "/state"), 0755));
+	ASSERT_EQ(0, gu_write_file(self->state, "0\tcc-relu\t4x\tzvc\n"));
+
+	/* on a copy of the state file: keep saves the codec in use */
+	snprintf(keep_state, sizeof(keep_state), "%s/state/keep", self->dir);
+	ASSERT_EQ(0, gu_write_file(keep_state, "0\tcc-relu\t4x\tzvc\n"));
+	ASSERT_EQ(0, run_buddyd(_metadata, self, &out, &err, "--once",
+				"--apply=live", "--window=2", "--interval=20ms",
+				"--codec=keep", "--state-file", keep_state, NULL));
+	ASSERT_EQ(0, buddy_alloc_stat(afd, &before));
+	EXPECT_EQ(BUDDY_CODEC_BPC, before.codec);
+	EXPECT_EQ(NULL, strstr(err, " zvc (the profile's codec"));
+	free(out);
+	free(err);
+
+	ASSERT_EQ(0, run_buddyd(_metadata, self, &out, &err, "--once",
+				"--apply=live", "--window=2", "--interval=20ms",
+				NULL));
+	snprintf(want, sizeof(want),
+		 "<6>retarget allocation %llu (uid=0 label=\"cc-relu\"",
+		 (unsigned long long)id);
+	EXPECT_NE(NULL, strstr(err, want)) TH_LOG("missing: %s", want);
+	snprintf(want, sizeof(want), "%s bpc -> 4x zvc in ",
+		 buddy_target_name(before.target));
+	EXPECT_NE(NULL, strstr(err, want)) TH_LOG("missing: %s", want);
+	ASSERT_EQ(0, buddy_alloc_stat(afd, &st));
+	EXPECT_EQ(BUDDY_CODEC_ZVC, st.codec);
+	EXPECT_EQ(BUDDY_TARGET_4X, st.target);
+	EXPECT_LT(st.device_bytes, before.device_bytes);
+	ASSERT_EQ((ssize_t)size, buddy_pread(afd, back, size, 0));
+	EXPECT_EQ(0, memcmp(back, x, size));
+	/* the profile keeps its codec */
+	{
+		struct buddy_profile_entry pe;
+
+		EXPECT_EQ(0, kernel_profile(self->fd, 0, "cc-relu", &pe, NULL));
+		EXPECT_EQ(BUDDY_CODEC_ZVC, pe.codec);
+	}
+	free(out);
+	free(err);
+	free(back);
+	free(x);
 }
 
 /* ---- non-root ------------------------------------------------------------- */

@@ -398,6 +398,23 @@ TEST_F(conf, utf8_bom_is_skipped)
 }
 
 /* What --check-config prints: a configuration file of what is in force. */
+TEST(codec_key)
+{
+	struct bd_conf c;
+
+	bd_conf_defaults(&c);
+	EXPECT_FALSE(c.codec_keep);
+	EXPECT_EQ(0, bd_conf_set(&c, "Codec", "keep", "t"));
+	EXPECT_TRUE(c.codec_keep);
+	EXPECT_EQ(-EINVAL, bd_conf_set(&c, "Codec", "zvc", "t"));
+	EXPECT_TRUE(c.codec_keep);	/* unchanged on error */
+	EXPECT_EQ(0, bd_conf_set(&c, "Codec", "", "t"));
+	EXPECT_FALSE(c.codec_keep);
+	EXPECT_EQ(0, bd_conf_set(&c, "Codec", "keep", "t"));
+	EXPECT_EQ(0, bd_conf_set(&c, "Codec", "profile", "t"));
+	EXPECT_FALSE(c.codec_keep);
+}
+
 TEST(print_effective)
 {
 	struct bd_conf c;
@@ -409,14 +426,14 @@ TEST(print_effective)
 	c.interval_us = 90000000;
 	bd_conf_print(f, &c);
 	fclose(f);
-	EXPECT_STREQ("[Buddyd]\nThreshold=30%\nMostlyZero=90%\nInterval=1min30s\nWindow=10\nMode=profiles\nStateFile=/var/lib/buddy/profiles\nDevice=/dev/buddy\n", buf);
+	EXPECT_STREQ("[Buddyd]\nThreshold=30%\nMostlyZero=90%\nInterval=1min30s\nWindow=10\nMode=profiles\nCodec=profile\nStateFile=/var/lib/buddy/profiles\nDevice=/dev/buddy\n", buf);
 }
 
 TEST_F(conf, bad_values_are_errors_naming_file_and_line)
 {
 	static const char *const bad[] = {
 		"Threshold=130%", "MostlyZero=x", "Interval=0", "Window=0",
-		"Mode=fast", "Interval=10 parsecs",
+		"Mode=fast", "Interval=10 parsecs", "Codec=best",
 	};
 
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {

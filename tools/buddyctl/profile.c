@@ -80,6 +80,11 @@ static void profile_usage(FILE *f)
 "                         pass a multiple of SIZE (K, M, G suffixes)\n"
 "                         (either one: no timer unless --interval or --at;\n"
 "                         every such snapshot is kept, whatever N is)\n"
+"      --free-bytes SIZE  also one before the program frees (free, munmap)\n"
+"                         a tracked allocation of at least SIZE, always\n"
+"                         kept: its data as its phase left it (for programs\n"
+"                         that allocate and free per phase; with\n"
+"                         --no-timer the only automatic points)\n"
 "What:\n"
 "  -m, --min-size BYTES   track allocations of at least BYTES (default 64K;\n"
 "                         K, M, G suffixes)\n"
@@ -211,6 +216,7 @@ enum {
 	OPT_FIRST = 256, OPT_AT, OPT_NO_TIMER, OPT_DEPTH, OPT_NO_UNWIND,
 	OPT_MATCH, OPT_SLOTS, OPT_ZERO, OPT_MAX_RATIO, OPT_LIB, OPT_NICE,
 	OPT_JSON_OUT, OPT_EXCLUDE, OPT_EVERY_ALLOCS, OPT_EVERY_BYTES,
+	OPT_FREE_BYTES,
 	OPT_CLOCK, OPT_FIRST_BYTES,
 };
 
@@ -225,6 +231,7 @@ static int parse_opts(struct pf_opts *o, int argc, char **argv)
 		{ "no-timer",	no_argument,	   NULL, OPT_NO_TIMER },
 		{ "every-allocs", required_argument, NULL, OPT_EVERY_ALLOCS },
 		{ "every-bytes", required_argument, NULL, OPT_EVERY_BYTES },
+		{ "free-bytes", required_argument, NULL, OPT_FREE_BYTES },
 		{ "clock",	required_argument, NULL, OPT_CLOCK },
 		{ "first-bytes", required_argument, NULL, OPT_FIRST_BYTES },
 		{ "min-size",	required_argument, NULL, 'm' },
@@ -337,6 +344,12 @@ static int parse_opts(struct pf_opts *o, int argc, char **argv)
 				bad = "a size of at least 1 byte (K, M, G suffixes)";
 			else
 				o->every_bytes = v;
+			break;
+		case OPT_FREE_BYTES:
+			if (buddyctl_parse_size(optarg, &v) || !v)
+				bad = "a size of at least 1 byte (K, M, G suffixes)";
+			else
+				o->free_bytes = v;
 			break;
 		case 'm':
 			if (buddyctl_parse_size(optarg, &v) || !v)

@@ -98,6 +98,12 @@ struct bprof_slot {
  *	@every_allocs, or whose bytes carry @progress_bytes past a multiple of
  *	@every_bytes: the points depend on the program's allocations only,
  *	never on time or load.
+ * @free_bytes: also written before the program starts (0: off): the owner
+ *	asks for a snapshot, as buddyprof_snapshot() does, before it frees
+ *	(free, munmap of the whole mapping) a tracked allocation of at least
+ *	@free_bytes bytes, so that the snapshot sees the allocation's data as
+ *	its last phase left it; counted in @nr_free_snaps.  Like the progress
+ *	schedule, these points depend on the program's own calls only.
  */
 struct bprof_hdr {
 	uint64_t magic;
@@ -131,6 +137,8 @@ struct bprof_hdr {
 	uint64_t progress_allocs;	/* tracked allocations so far */
 	uint64_t progress_bytes;	/* their bytes */
 	uint64_t nr_progress_snaps;	/* snapshots asked for by the schedule */
+	uint64_t free_bytes;		/* snapshot before freeing >= N bytes */
+	uint64_t nr_free_snaps;		/* snapshots asked for by frees */
 };
 
 #define BPROF_SLOTS(h)	((struct bprof_slot *)((char *)(h) + BPROF_HDR_BYTES))

@@ -78,6 +78,8 @@ struct pf_opts {
 					 * (0: PF_DEF_FIRST_BYTES) */
 	uint64_t every_allocs;		/* progress: every N tracked allocs */
 	uint64_t every_bytes;		/* progress: every N bytes allocated */
+	uint64_t free_bytes;		/* snapshot before freeing >= N bytes
+					 * (0: off; kept, as requested ones) */
 	uint64_t min_size;
 	unsigned int depth;
 	bool unwind;

@@ -391,7 +391,8 @@ static void insert(uint64_t addr, uint64_t size, unsigned int kind,
 }
 
 /* Remove @addr; a copy of its slot goes to @old when given.  true if found. */
-static bool remove_addr(uint64_t addr, struct bprof_slot *old)
+/* The live slot of @addr, or NULL. */
+static struct bprof_slot *find_slot(uint64_t addr)
 {
 	uint32_t h = bprof_hash(addr, slot_mask), i;
 
@@ -400,9 +401,21 @@ static bool remove_addr(uint64_t addr, struct bprof_slot *old)
 		uint32_t st = __atomic_load_n(&s->state, __ATOMIC_ACQUIRE);
 
 		if (st == BPROF_EMPTY)
-			return false;
-		if (st != BPROF_LIVE || s->addr != addr)
-			continue;
+			return NULL;
+		if (st == BPROF_LIVE && s->addr == addr)
+			return s;
+	}
+	return NULL;
+}
+
+static bool remove_addr(uint64_t addr, struct bprof_slot *old)
+{
+	struct bprof_slot *s;
+
+	/* a slot that stops being live meanwhile: look again */
+	while ((s = find_slot(addr))) {
+		uint32_t st = BPROF_LIVE;
+
 		if (old)
 			memcpy(old, s, sizeof(*old));
 		if (__atomic_compare_exchange_n(&s->state, &st, BPROF_TOMB,
@@ -437,6 +450,30 @@ static void progress(uint64_t size)
 		__atomic_add_fetch(&hdr->nr_progress_snaps, 1, __ATOMIC_RELAXED);
 		buddyprof_snapshot();
 	}
+}
+
+/*
+ * Before a free of @p (profshm.h, free_bytes): a snapshot while a tracked
+ * allocation of at least free_bytes still holds the data of its last
+ * phase.  @len: the bytes munmap() unmaps (SIZE_MAX for free()); a partial
+ * unmap takes none.
+ */
+static void free_snapshot(void *p, size_t len)
+{
+	uint64_t fb = hdr ? hdr->free_bytes : 0;
+	struct bprof_slot *s;
+	uint64_t size;
+
+	if (!fb || in_hook || !owner())
+		return;
+	in_hook++;
+	s = find_slot((uintptr_t)p);
+	size = s ? s->size : 0;
+	if (s && size >= fb && len >= size) {
+		__atomic_add_fetch(&hdr->nr_free_snaps, 1, __ATOMIC_RELAXED);
+		buddyprof_snapshot();
+	}
+	in_hook--;
 }
 
 /* The slow path of every allocation function. */
@@ -563,8 +600,10 @@ EXPORT void free(void *p)
 	ensure_resolved();
 	if (run_mode && run_free(p))
 		return;
-	if (heap_maybe_tracked(p))
+	if (heap_maybe_tracked(p)) {
+		free_snapshot(p, SIZE_MAX);
 		untrack(p, NULL);
+	}
 	real_free(p);
 }
 
@@ -846,6 +885,8 @@ EXPORT int munmap(void *addr, size_t len)
 			return 0;
 		return real_munmap(addr, len);
 	}
+	if (min_size != SIZE_MAX)
+		free_snapshot(addr, len);
 	if (min_size != SIZE_MAX && untrack(addr, &old) && len < old.size) {
 		/* Only the head goes: the rest stays allocated. */
 		size_t cut = (len + 4095) & ~(size_t)4095;

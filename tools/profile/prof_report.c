@@ -614,6 +614,10 @@ static void report_text(FILE *f, struct rep *rp)
 	fprintf(f, "  snapshots: %u kept of %u taken; program stopped %.1f ms per snapshot on average, %.1f ms at most, %.3f%% of the run\n",
 		rp->nsnap, r->nsnaps, r->nsnaps ? stop_sum / r->nsnaps : 0,
 		stop_max, run > 0 ? stop_sum / 1e3 / run * 100 : 0);
+	if (r->o->free_bytes)
+		fprintf(f, "  before frees of >= %llu B: %llu snapshots (kept)\n",
+			(unsigned long long)r->o->free_bytes,
+			(unsigned long long)h->nr_free_snaps);
 	fprintf(f, "  labels: %zu (allocations %zu); main codec %s, Buddy Threshold %.0f%%, mostly-zero %.0f%%, overall cap %s\n\n",
 		rp->nlab_used, rp->n, pf_codecs[rp->main]->name,
 		r->o->threshold_ppm / 1e4, r->o->zero_ppm / 1e4,
@@ -834,6 +838,7 @@ static void report_json(FILE *f, struct rep *rp)
 	jadd(o, "short_stacks", json_object_new_int64(h->nr_unwind_short));
 	jadd(o, "exec_resets", json_object_new_int64(h->nr_exec_reset));
 	jadd(o, "partial_unmaps", json_object_new_int64(h->nr_partial_unmap));
+	jadd(o, "free_snapshots", json_object_new_int64(h->nr_free_snaps));
 	jadd(o, "hook_s", jfrac(h->hook_ns / 1e9));
 	jadd(o, "owner_pid", json_object_new_int(h->owner_pid));
 	jadd(o, "not_followed", json_object_new_int64(h->nr_not_followed));

@@ -44,7 +44,12 @@
  * adaptive spacing runs on seconds (--first, 1 s at first) of wall-clock or
  * of the owner's CPU time; --interval takes one every SEC seconds (N at
  * most; 0 = no limit), --at at given times.  --every-allocs/--every-bytes
- * take one at fixed progress steps, all kept.  A SIGUSR2 to buddyctl, or
+ * take one at fixed progress steps, all kept.  --free-bytes takes one
+ * before the program frees a tracked allocation of at least that size
+ * (the interposer asks from free()/munmap(), profshm.h), all kept: the
+ * allocation's data as its phase left it, at a point of the program's own
+ * (a program that allocates and frees its data per phase, as HPCC does,
+ * is seen in every phase, whatever the load).  A SIGUSR2 to buddyctl, or
  * buddyprof_snapshot() called by the program, takes one more, never dropped.
  */
 #define _GNU_SOURCE
@@ -231,6 +236,7 @@ static int make_region(struct pf_run *r, char *path, size_t len)
 	h->profiler_pid = getpid();
 	h->every_allocs = o->every_allocs;
 	h->every_bytes = adaptive_progress(o) ? first_bytes(o) : o->every_bytes;
+	h->free_bytes = o->free_bytes;
 	if (o->match)
 		snprintf(h->match, sizeof(h->match), "%s", o->match);
 	r->hdr = h;

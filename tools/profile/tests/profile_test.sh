@@ -309,6 +309,28 @@ prof --every-bytes 512K -j -o "$W/pg4.json" -- ./progress >/dev/null 2>&1
 snaps "$W/pg4.json" >"$W/pg4.snaps"
 check "--every-bytes 512K (4 buffers of 128 KiB) gives the same points" \
 	cmp "$W/pg1.snaps" "$W/pg4.snaps"
+# --free-bytes: one snapshot before each free of a tracked allocation that
+# large, while it still holds its data (HPCC-like programs free each phase's
+# data at its end).  progress frees buffer i - 5 after allocating buffer i,
+# then the last 5: 40 frees of 128 KiB, seeing 6 live (35 times), then 5..1.
+prof --no-timer --free-bytes 128K -j -o "$W/pf1.json" -- ./progress >"$W/pf1.out" 2>&1
+check "--no-timer --free-bytes 128K: exits 0, one snapshot before each of the 40 frees" pyj "$W/pf1.json" '
+s = d["snapshots"]
+assert [x["allocations"] for x in s] == [6] * 35 + [5, 4, 3, 2, 1], [x["allocations"] for x in s]
+assert all(x["requested"] for x in s), "free snapshots are kept"
+assert d["interposer"]["free_snapshots"] == 40, d["interposer"]
+'
+busy & b1=$!
+busy & b2=$!
+prof --no-timer --free-bytes 128K -j -o "$W/pf2.json" -- ./progress >/dev/null 2>&1
+kill $b1 $b2; wait $b1 $b2 2>/dev/null
+snaps "$W/pf1.json" >"$W/pf1.snaps"
+snaps "$W/pf2.json" >"$W/pf2.snaps"
+check "... beside two CPU-bound loops: the same snapshots, figures and labels" \
+	sh -c "test -s '$W/pf1.snaps' && cmp '$W/pf1.snaps' '$W/pf2.snaps'"
+prof --no-timer --free-bytes 129K -j -o "$W/pf3.json" -- ./progress >/dev/null 2>"$W/pf3.err"
+check "--free-bytes 129K: none of the 128 KiB frees takes one" \
+	sh -c "! test -s '$W/pf3.json' || $PY -c 'import json,sys; d=json.load(open(sys.argv[1])); assert not d[\"snapshots\"]' '$W/pf3.json'"
 # The default schedule: adaptive on tracked bytes allocated.  progress 200
 # allocates 25 MiB in 128 KiB buffers; with a first step of 512K (4 buffers)
 # and -n 4 it snapshots at buffers 4, 8, ... 32 (8 held: every other one
