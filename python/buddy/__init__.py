@@ -22,7 +22,21 @@ import os
 from . import _lib
 
 __all__ = ["BuddyError", "Device", "Allocation", "Codec", "codec_names",
-           "buffer_pointer"]
+           "buffer_pointer", "live_bytes"]
+
+
+def live_bytes():
+    """(live, peak): the bytes of the allocations the profiler's interposer
+    (libbuddyprof.so) tracks live in this whole process now, and their
+    peak, as buddyprof_live_bytes() reads them; None when the process does
+    not run under it (start it with 'buddyctl profile --no-timer -- ...').
+    Only allocations of at least the profiler's --min-size are tracked."""
+    f = _lib.buddyprof_live_bytes
+    if f is None:
+        return None
+    peak = ctypes.c_ulonglong()
+    live = f(ctypes.byref(peak))
+    return None if live < 0 else (live, peak.value)
 
 
 class BuddyError(OSError):

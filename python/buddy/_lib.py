@@ -148,3 +148,13 @@ buddy_tcodec_encode = _fn("buddy_tcodec_encode", c_ssize_t, c_int, c_void_p,
                           c_size_t, c_void_p, c_size_t, optional=True)
 buddy_tcodec_decode = _fn("buddy_tcodec_decode", c_int, c_int, c_void_p,
                           c_size_t, c_void_p, c_size_t, optional=True)
+
+# The profiler's interposer (libbuddyprof.so, preloaded by buddyctl
+# profile): the live bytes it tracks for the whole process.  Looked up in
+# the process's global symbols; None when it is not preloaded.
+try:
+    buddyprof_live_bytes = ctypes.CDLL(None).buddyprof_live_bytes
+    buddyprof_live_bytes.restype = ctypes.c_longlong
+    buddyprof_live_bytes.argtypes = [ctypes.POINTER(ctypes.c_ulonglong)]
+except AttributeError:
+    buddyprof_live_bytes = None

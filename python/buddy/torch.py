@@ -198,8 +198,12 @@ class OffloadStats:
     and writes), buddy's being Buddy's link; resident_bytes,
     peak_resident_bytes: saved activations in process memory (kept ones,
     prefetched and unpacked ones still alive); device_live_bytes,
-    peak_device_bytes: logical bytes in live allocations; timeline:
-    (event, resident_bytes, device_live_bytes) at every pack and unpack;
+    peak_device_bytes: logical bytes in live allocations;
+    process_bytes, peak_process_bytes: the whole process's live bytes as
+    the profiler's interposer tracks them (buddy.live_bytes(); None when
+    the process does not run under it), sampled at every pack and unpack;
+    timeline: (event, resident_bytes, device_live_bytes, process_bytes) at
+    every pack and unpack;
     by_codec, by_layer: {name: [tensors, logical bytes, stored bytes]};
     prefetch_hits (ready at unpack), prefetch_late (in flight),
     prefetch_misses (first reads not prefetched); rereads: reads of a
@@ -215,6 +219,7 @@ class OffloadStats:
         self.device_sector_bytes = self.buddy_sector_bytes = 0
         self.resident_bytes = self.peak_resident_bytes = 0
         self.device_live_bytes = self.peak_device_bytes = 0
+        self.process_bytes = self.peak_process_bytes = None
         self.prefetch_hits = self.prefetch_late = self.prefetch_misses = 0
         self.rereads = 0
         self.cswap_decisions = self.cswap_correct = 0
@@ -235,13 +240,25 @@ class OffloadStats:
                 self.peak_device_bytes = self.device_live_bytes
 
     def sample(self, event):
+        live = buddy.live_bytes()
+        if live is not None:
+            live = live[0]
+            self.process_bytes = live
+            if self.peak_process_bytes is None or \
+                    live > self.peak_process_bytes:
+                self.peak_process_bytes = live
         self.timeline.append((event, self.resident_bytes,
-                              self.device_live_bytes))
+                              self.device_live_bytes, live))
 
     def mean_resident(self):
         if not self.timeline:
             return 0.0
-        return sum(r for _, r, _ in self.timeline) / len(self.timeline)
+        return sum(t[1] for t in self.timeline) / len(self.timeline)
+
+    def mean_process(self):
+        """Mean of the whole-process live bytes sampled, or None."""
+        v = [t[3] for t in self.timeline if t[3] is not None]
+        return sum(v) / len(v) if v else None
 
     def as_dict(self):
         d = {k: v for k, v in vars(self).items() if not k.startswith("_")}

@@ -149,6 +149,20 @@ def fmt_mib(b):
     return f"{b / MiB:.2f}"
 
 
+FLOOR = 0       # live tracked bytes before any model: device store, data
+
+
+def process_cell(v, base):
+    """Whole-process live bytes above FLOOR, and against the baseline's."""
+    if v is None:
+        return "-"
+    v -= FLOOR
+    base = base - FLOOR if base is not None else None
+    if not base:
+        return fmt_mib(v)
+    return f"{fmt_mib(v)} ({100 * v / base:.0f}%)"
+
+
 def table(mname, res, iters):
     base = res["none"]
     bs = base["stats"]
@@ -159,11 +173,12 @@ def table(mname, res, iters):
            f"{fmt_mib(base['params'])} MiB against "
            f"{fmt_mib(bs.peak_resident_bytes)} MiB of saved activations at "
            "the baseline's peak.", "",
-           "| policy | peak act. mem MiB (vs base) | mean act. mem | "
+           "| policy | peak process MiB (vs base) | mean process MiB (vs base) "
+           "| peak act. mem MiB (vs base) | mean act. mem | "
            "link logical MiB (off+pre) | stored MiB | device/buddy sectors "
            "x32 B MiB | ratio stored | ratio link | time/iter (vs base) | "
            "prefetch hit/late/miss/reread | final loss / test acc |",
-           "|---|---|---|---|---|---|---|---|---|---|---|"]
+           "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for pol, r in res.items():
         st = r["stats"]
         ratio = f"{st.offloaded_bytes / st.stored_bytes:.2f}x" \
@@ -174,7 +189,10 @@ def table(mname, res, iters):
             if sect else "-"
         peak = st.peak_resident_bytes
         out.append(
-            f"| {pol} | {fmt_mib(peak)} "
+            f"| {pol} | "
+            f"{process_cell(st.peak_process_bytes, bs.peak_process_bytes)} | "
+            f"{process_cell(st.mean_process(), bs.mean_process())} | "
+            f"{fmt_mib(peak)} "
             f"({100 * peak / max(bs.peak_resident_bytes, 1):.0f}%) | "
             f"{fmt_mib(st.mean_resident())} | "
             f"{fmt_mib(st.offloaded_bytes)}+{fmt_mib(st.unpacked_bytes)} | "
@@ -230,11 +248,25 @@ def main():
     os.makedirs(a.out, exist_ok=True)
     dev = buddy.Device()
     info = dev.info()
+    global FLOOR
+    live = buddy.live_bytes()
+    FLOOR = live[0] if live else 0
     md = ["# DNN activations in buddy memory (make eval-dnn)", "",
           f"Device: {os.environ.get('BUDDY_DEVICE', '/dev/buddy')} "
           f"(max ratio {info['max_ratio']}); torch {torch.__version__}, one "
           "thread; data: Fashion-MNIST from dataset-fashion-mnist.", "",
-          "Memory is the bytes of saved activations in process memory that "
+          "Process memory is the whole process's live bytes as the "
+          "profiler's interposer tracks them (libbuddyprof.so preloaded by "
+          "`buddyctl profile --no-timer`; every malloc-family and anonymous "
+          "mmap allocation of at least 64 KiB, torch's CPU allocator "
+          "included: weights, gradients, optimizer state, activations, "
+          "temporaries), read with buddy.live_bytes() at every pack and "
+          "unpack of the last iteration: peak and mean of those samples, "
+          "above the floor measured before any model was built "
+          f"({fmt_mib(FLOOR)} MiB: the in-process device's backing store, "
+          "which stands for the device's memory, and the data set).  "
+          f"{'' if buddy.live_bytes() else 'NOT UNDER THE INTERPOSER HERE: those columns are empty.  '}"
+          "Act. mem is the bytes of saved activations in process memory that "
           "the saved-tensor hooks track (kept ones, and prefetched or "
           "unpacked ones until freed), peak and mean over the samples taken "
           "at every pack and unpack of the last iteration; the baseline "
@@ -300,10 +332,15 @@ def plot(curves, path):
     n = len(curves)
     fig, axes = plt.subplots(n, 1, figsize=(10, 3.2 * n), squeeze=False)
     for ax, (mname, pols) in zip(axes[:, 0], curves.items()):
+        whole = all(t[3] is not None for tl in pols.values() for t in tl)
         for pol, tl in pols.items():
-            ax.plot([r / MiB for _, r, _ in tl], label=pol, lw=1)
-        ax.set_title(f"{mname}: saved activations in process memory, one "
-                     "iteration")
+            ax.plot([(t[3] - FLOOR if whole else t[1]) / MiB for t in tl],
+                    label=pol, lw=1)
+        ax.set_title(f"{mname}: " + ("whole-process live tracked memory "
+                                      "above the floor"
+                                      if whole else
+                                      "saved activations in process memory")
+                     + ", one iteration (vDNN Fig. 2)")
         ax.set_xlabel("pack / unpack event")
         ax.set_ylabel("MiB")
         ax.legend(fontsize=7, ncol=5)
