@@ -145,6 +145,40 @@ def run(mname, policy, data, test, iters, calib, dev, base_peak):
             "params": params}
 
 
+def dump_activations(mname, data, out, cap=40, batches=4):
+    """The float32 activations the forwards of the first @batches batches
+    save (64 KiB or more, parameters and duplicates left out), at most
+    @cap evenly spread,
+    as out/NNN.f32 (raw, numpy's tofile()): buddyctl calibrate --tensors
+    fits cswap's model on them."""
+    make, batch, size = MODELS[mname]
+    torch.manual_seed(14)
+    model = make()
+    x_all, y_all = data
+    g = torch.Generator().manual_seed(5)
+    order = torch.randperm(len(y_all), generator=g)
+    saved = []
+
+    def pack(t):
+        if t.dtype == torch.float32 and t.is_contiguous() and \
+                not bt._is_param(t) and t.numel() * 4 >= 65536 and \
+                t.data_ptr() not in seen:
+            seen.add(t.data_ptr())
+            saved.append(t.detach().clone())
+        return t
+    for b in range(batches):
+        sel = order[b * batch:(b + 1) * batch]
+        x, y = prep(x_all[sel], size), y_all[sel]
+        seen = set()
+        with torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
+            F.cross_entropy(model(x), y)
+    step = max(1, -(-len(saved) // cap))
+    os.makedirs(out, exist_ok=True)
+    for k, t in enumerate(saved[::step]):
+        t.numpy().tofile(os.path.join(out, f"{k:03d}.f32"))
+    return len(saved[::step])
+
+
 def fmt_mib(b):
     return f"{b / MiB:.2f}"
 
@@ -233,8 +267,13 @@ def table(mname, res, iters):
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--calibration", required=True)
+    ap.add_argument("--calibration", required=True,
+                    help="cswap's model; {model} in the path is the model's "
+                    "name (one fitted on its own activations)")
     ap.add_argument("--out", required=True)
+    ap.add_argument("--dump-activations", action="store_true",
+                    help="only write each model's saved activations to "
+                    "OUT/MODEL/NNN.f32 for buddyctl calibrate --tensors")
     ap.add_argument("--models", default="cnn,resnet18,vgg11,mobilenet_v2")
     ap.add_argument("--iters-cnn", type=int, default=40)
     ap.add_argument("--iters", type=int, default=2)
@@ -242,8 +281,14 @@ def main():
     a = ap.parse_args()
     torch.set_num_threads(1)
     torch.use_deterministic_algorithms(True)
-    calib = bt.load_calibration(a.calibration)
     data, test = fashion_mnist()
+    if a.dump_activations:
+        for mname in a.models.split(","):
+            n = dump_activations(mname, data, os.path.join(a.out, mname))
+            print(f"{mname}: {n} activations", file=sys.stderr)
+        return
+    calibs = {m: bt.load_calibration(a.calibration.format(model=m))
+              for m in a.models.split(",")}
     test = (test[0][:2000], test[1][:2000])
     os.makedirs(a.out, exist_ok=True)
     dev = buddy.Device()
@@ -280,31 +325,46 @@ def main():
           "iteration (first excluded), wall clock on 2 cores shared with "
           "other jobs: noisy.  "
           "cswap's link is " "2 GB/s (offload.link_gbps).", ""]
-    curves = {}
+    curves, acc = {}, {}
     for mname in a.models.split(","):
         iters = a.iters_cnn if mname == "cnn" else a.iters
         res, base_peak = {}, 0
         for pol in a.policies.split(","):
             t0 = time.time()
-            r = run(mname, pol, data, test, iters, calib, dev, base_peak)
+            r = run(mname, pol, data, test, iters, calibs[mname], dev,
+                    base_peak)
             if pol == "none":
                 base_peak = r["stats"].peak_resident_bytes
             res[pol] = r
             print(f"{mname} {pol}: {time.time() - t0:.1f}s", file=sys.stderr,
                   flush=True)
         md += table(mname, res, iters)
+        cs = res.get("cswap", {}).get("stats")
+        if cs is not None and cs.cswap_decisions:
+            acc[mname] = (cs.cswap_correct, cs.cswap_decisions)
         curves[mname] = {p: r["stats"].timeline for p, r in res.items()}
-    md += anchors(calib)
+    md += anchors(calibs, acc)
     with open(os.path.join(a.out, "dnn.md"), "w") as f:
         f.write("\n".join(md) + "\n")
     plot(curves, os.path.join(a.out, "dnn.png"))
     dev.close()
 
 
-def anchors(calib):
-    rae = ", ".join(f"{c} {m['rae']['compress']:.3f}/"
-                    f"{m['rae']['decompress']:.3f}/{m['rae']['bytes']:.3f}"
-                    for c, m in sorted(calib.items()))
+def rae_cell(v):
+    return "-" if v is None else f"{v:.3f}"
+
+
+def anchors(calibs, acc):
+    rae = "; ".join(
+        f"{mname} " + ", ".join(
+            f"{c} {rae_cell(m['rae']['compress'])}/"
+            f"{rae_cell(m['rae']['decompress'])}/"
+            f"{rae_cell(m['rae']['bytes'])}"
+            for c, m in sorted(calib.items()))
+        + (f" (accuracy {acc[mname][0]}/{acc[mname][1]} = "
+           f"{100 * acc[mname][0] / acc[mname][1]:.1f}%)"
+           if mname in acc else "")
+        for mname, calib in calibs.items())
     return ["## Paper anchors", "",
             "- vDNN: 89-95% less average GPU memory, against Torch7's "
             "network-wide allocation.  Our baseline is PyTorch's eager "
