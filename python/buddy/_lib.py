@@ -158,3 +158,23 @@ try:
     buddyprof_live_bytes.argtypes = [ctypes.POINTER(ctypes.c_ulonglong)]
 except AttributeError:
     buddyprof_live_bytes = None
+
+# io_uring reads (libbuddy_aio.c; optional: an older libbuddy lacks them).
+
+
+class BuddyAioCompletion(ctypes.Structure):
+    """struct buddy_aio_completion"""
+    _fields_ = [("user_data", c_u64), ("res", ctypes.c_int64)]
+
+
+buddy_aio_init = _fn("buddy_aio_init", c_void_p, ctypes.c_uint,
+                     ctypes.POINTER(c_int), optional=True)
+buddy_aio_exit = _fn("buddy_aio_exit", None, c_void_p, optional=True)
+buddy_aio_read = _fn("buddy_aio_read", c_int, c_void_p, c_int, c_void_p,
+                     c_size_t, c_u64, c_u64, optional=True)
+buddy_aio_submit = _fn("buddy_aio_submit", c_int, c_void_p, optional=True)
+buddy_aio_wait = _fn("buddy_aio_wait", c_int, c_void_p,
+                     ctypes.POINTER(BuddyAioCompletion), ctypes.c_uint,
+                     optional=True)
+buddy_aio_pending = _fn("buddy_aio_pending", ctypes.c_uint, c_void_p,
+                        optional=True)
