@@ -722,6 +722,10 @@ class offload:
                     except BaseException as e:
                         f.error = e
                         f.event.set()
+                # Hold no fetch past its hand-over, as the thread does not:
+                # a tensor kept alive here would let a duplicate's second
+                # unpack share it where the thread's would read again.
+                items = item = h = f = out = dst = None
                 if not flight:
                     continue
                 for done, res in aio.wait():
