@@ -22,7 +22,21 @@ import os
 from . import _lib
 
 __all__ = ["BuddyError", "Device", "Allocation", "Codec", "codec_names",
-           "buffer_pointer"]
+           "buffer_pointer", "live_bytes", "Aio"]
+
+
+def live_bytes():
+    """(live, peak): the bytes of the allocations the profiler's interposer
+    (libbuddyprof.so) tracks live in this whole process now, and their
+    peak, as buddyprof_live_bytes() reads them; None when the process does
+    not run under it (start it with 'buddyctl profile --no-timer -- ...').
+    Only allocations of at least the profiler's --min-size are tracked."""
+    f = _lib.buddyprof_live_bytes
+    if f is None:
+        return None
+    peak = ctypes.c_ulonglong()
+    live = f(ctypes.byref(peak))
+    return None if live < 0 else (live, peak.value)
 
 
 class BuddyError(OSError):
@@ -137,6 +151,12 @@ class Device(_Descriptor):
         self.fd = _check(_lib.buddy_open(path.encode() if path else None),
                          _lib.OP_OPEN, self.path)
 
+    @property
+    def in_process(self):
+        """True for libbuddy's in-process device ("inproc:..."), whose
+        descriptors io_uring cannot reach (libbuddy emulates them)."""
+        return self.path.startswith("inproc")
+
     def info(self):
         """BUDDY_IOC_GET_INFO as a dict (struct buddy_info's fields)."""
         i = _lib.BuddyInfo()
@@ -207,6 +227,69 @@ class Allocation(_Descriptor):
         d = _struct_dict(st)
         d["codes"] = dict(zip(_lib.BUDDY_CODE_NAMES, d["codes"]))
         return d
+
+
+class Aio:
+    """An io_uring context of libbuddy (buddy_aio_init(), libbuddy_aio.c):
+    reads of allocations queued, submitted together, several in flight,
+    reaped as they complete.  Like libbuddy's, one context serves one
+    thread.  @depth: submission queue entries.  The buffers must stay
+    alive until their completion is reaped: read_into() keeps them until
+    wait() returns their completion.
+    """
+
+    def __init__(self, depth=8):
+        if _lib.buddy_aio_init is None:
+            raise OSError(errno.ENOSYS, f"{_lib.path} has no buddy_aio_*")
+        err = ctypes.c_int()
+        self._ctx = _lib.buddy_aio_init(depth, ctypes.byref(err))
+        if not self._ctx:
+            raise OSError(-err.value, f"buddy_aio_init({depth}): "
+                          f"{os.strerror(-err.value)}")
+        self._keep = {}
+        self._comp = (_lib.BuddyAioCompletion * (2 * depth))()
+
+    def read_into(self, alloc, obj, user_data, offset=0):
+        """Queue a read of @alloc's bytes at @offset into all of @obj."""
+        ptr, n, keep = buffer_pointer(obj, writable=True)
+        if offset < 0 or offset + n > alloc.size:
+            raise ValueError(f"{alloc._name()}: {n} bytes at {offset} pass "
+                             f"its end ({alloc.size})")
+        _check(_lib.buddy_aio_read(self._ctx, alloc.fd, ptr, n, offset,
+                                   user_data), _lib.OP_READ, alloc._name())
+        self._keep[user_data] = keep
+
+    def submit(self):
+        """Hand what is queued to the kernel; the number submitted."""
+        return _check(_lib.buddy_aio_submit(self._ctx), _lib.OP_READ,
+                      "io_uring")
+
+    def wait(self):
+        """Submit, wait for at least one completion, and return every one
+        available: [(user_data, bytes read or -errno)]."""
+        n = _check(_lib.buddy_aio_wait(self._ctx, self._comp,
+                                       len(self._comp)),
+                   _lib.OP_READ, "io_uring")
+        out = [(c.user_data, c.res) for c in self._comp[:n]]
+        for ud, _ in out:
+            self._keep.pop(ud, None)
+        return out
+
+    @property
+    def pending(self):
+        """Reads queued or in flight, not reaped yet."""
+        return _lib.buddy_aio_pending(self._ctx)
+
+    def close(self):
+        """Wait for what is in flight, then free the ring."""
+        if self._ctx:
+            while self.pending:
+                self.wait()
+            _lib.buddy_aio_exit(self._ctx)
+            self._ctx = None
+
+    def __del__(self):
+        self.close()
 
 
 def _need_tcodec():

@@ -149,3 +149,33 @@ buddy_tcodec_encode = _fn("buddy_tcodec_encode", c_ssize_t, c_int, c_void_p,
                           c_size_t, c_void_p, c_size_t, optional=True)
 buddy_tcodec_decode = _fn("buddy_tcodec_decode", c_int, c_int, c_void_p,
                           c_size_t, c_void_p, c_size_t, optional=True)
+
+# The profiler's interposer (libbuddyprof.so, preloaded by buddyctl
+# profile): the live bytes it tracks for the whole process.  Looked up in
+# the process's global symbols; None when it is not preloaded.
+try:
+    buddyprof_live_bytes = ctypes.CDLL(None).buddyprof_live_bytes
+    buddyprof_live_bytes.restype = ctypes.c_longlong
+    buddyprof_live_bytes.argtypes = [ctypes.POINTER(ctypes.c_ulonglong)]
+except AttributeError:
+    buddyprof_live_bytes = None
+
+# io_uring reads (libbuddy_aio.c; optional: an older libbuddy lacks them).
+
+
+class BuddyAioCompletion(ctypes.Structure):
+    """struct buddy_aio_completion"""
+    _fields_ = [("user_data", c_u64), ("res", ctypes.c_int64)]
+
+
+buddy_aio_init = _fn("buddy_aio_init", c_void_p, ctypes.c_uint,
+                     ctypes.POINTER(c_int), optional=True)
+buddy_aio_exit = _fn("buddy_aio_exit", None, c_void_p, optional=True)
+buddy_aio_read = _fn("buddy_aio_read", c_int, c_void_p, c_int, c_void_p,
+                     c_size_t, c_u64, c_u64, optional=True)
+buddy_aio_submit = _fn("buddy_aio_submit", c_int, c_void_p, optional=True)
+buddy_aio_wait = _fn("buddy_aio_wait", c_int, c_void_p,
+                     ctypes.POINTER(BuddyAioCompletion), ctypes.c_uint,
+                     optional=True)
+buddy_aio_pending = _fn("buddy_aio_pending", ctypes.c_uint, c_void_p,
+                        optional=True)

@@ -55,6 +55,7 @@ Policies (LOSSLESS: gradients bit-identical to no policy):
              CSR where it is smaller than the tensor, else raw
   gist-dpr   gist, and DPR (dpr_bits= 16, 10 or 8) for the rest: LOSSY
 """
+import errno
 import json
 import queue
 import threading
@@ -198,11 +199,16 @@ class OffloadStats:
     and writes), buddy's being Buddy's link; resident_bytes,
     peak_resident_bytes: saved activations in process memory (kept ones,
     prefetched and unpacked ones still alive); device_live_bytes,
-    peak_device_bytes: logical bytes in live allocations; timeline:
-    (event, resident_bytes, device_live_bytes) at every pack and unpack;
+    peak_device_bytes: logical bytes in live allocations;
+    process_bytes, peak_process_bytes: the whole process's live bytes as
+    the profiler's interposer tracks them (buddy.live_bytes(); None when
+    the process does not run under it), sampled at every pack and unpack;
+    timeline: (event, resident_bytes, device_live_bytes, process_bytes) at
+    every pack and unpack;
     by_codec, by_layer: {name: [tensors, logical bytes, stored bytes]};
     prefetch_hits (ready at unpack), prefetch_late (in flight),
-    prefetch_misses (first reads not prefetched); rereads: reads of a
+    prefetch_misses (first reads not prefetched); prefetch_uring:
+    prefetches read through io_uring; rereads: reads of a
     duplicate whose first unpacked tensor was already freed; cswap_decisions, cswap_correct: decisions measured
     against the choice that turned out best, and how many agreed.
     """
@@ -215,7 +221,9 @@ class OffloadStats:
         self.device_sector_bytes = self.buddy_sector_bytes = 0
         self.resident_bytes = self.peak_resident_bytes = 0
         self.device_live_bytes = self.peak_device_bytes = 0
+        self.process_bytes = self.peak_process_bytes = None
         self.prefetch_hits = self.prefetch_late = self.prefetch_misses = 0
+        self.prefetch_uring = 0
         self.rereads = 0
         self.cswap_decisions = self.cswap_correct = 0
         self.by_codec, self.by_layer = {}, {}
@@ -235,13 +243,25 @@ class OffloadStats:
                 self.peak_device_bytes = self.device_live_bytes
 
     def sample(self, event):
+        live = buddy.live_bytes()
+        if live is not None:
+            live = live[0]
+            self.process_bytes = live
+            if self.peak_process_bytes is None or \
+                    live > self.peak_process_bytes:
+                self.peak_process_bytes = live
         self.timeline.append((event, self.resident_bytes,
-                              self.device_live_bytes))
+                              self.device_live_bytes, live))
 
     def mean_resident(self):
         if not self.timeline:
             return 0.0
-        return sum(r for _, r, _ in self.timeline) / len(self.timeline)
+        return sum(t[1] for t in self.timeline) / len(self.timeline)
+
+    def mean_process(self):
+        """Mean of the whole-process live bytes sampled, or None."""
+        v = [t[3] for t in self.timeline if t[3] is not None]
+        return sum(v) / len(v) if v else None
 
     def as_dict(self):
         d = {k: v for k, v in vars(self).items() if not k.startswith("_")}
@@ -279,19 +299,26 @@ class _Saved:
         self.fetch = self.last = None
         stats.device(self.nbytes)
 
-    def read(self):
-        """The tensor back: read the allocation (and decode); counted
-        resident until it is freed."""
+    def buffers(self):
+        """(out, dst): the tensor to return and where the allocation's
+        bytes go (out itself, or a buffer for the encoded bytes)."""
         out = torch.empty(self.shape, dtype=self.dtype)
-        if self.codec is None:
-            self.alloc.read_into(out)
-        else:
-            enc = bytearray(self.stored)
-            self.alloc.read_into(enc)
-            self.codec.decode(enc, out)
+        return out, (out if self.codec is None else bytearray(self.stored))
+
+    def finish(self, out, dst):
+        """@out once @dst holds the allocation's bytes: decoded, and
+        counted resident until it is freed."""
+        if self.codec is not None:
+            self.codec.decode(dst, out)
         self.stats.resident(self.nbytes)
         weakref.finalize(out, self.stats.resident, -self.nbytes)
         return out
+
+    def read(self):
+        """The tensor back: read the allocation (and decode)."""
+        out, dst = self.buffers()
+        self.alloc.read_into(dst)
+        return self.finish(out, dst)
 
     def __del__(self):
         st = self.stats
@@ -339,13 +366,16 @@ class offload:
     calibration: cswap's model, a path or load_calibration()'s dict;
     link_gbps: cswap's link speed, GB/s; measure_decisions: cswap also times
     every candidate for decision accuracy; dpr_bits: gist-dpr's 16, 10 or
-    8; prefetch: tensors read ahead on the worker thread (0: none).
+    8; prefetch: tensors read ahead on the worker thread (0: none);
+    uring: the worker reads through libbuddy's io_uring context, all the
+    queued prefetches in flight at once (default: on the kernel's
+    /dev/buddy, not on the in-process device).
     """
 
     def __init__(self, policy="vdnn-all", device=None, plan=None, target=None,
                  codec=None, min_bytes=0, budget=None, calibration=None,
                  link_gbps=2.0, measure_decisions=False, dpr_bits=16,
-                 prefetch=2, label="buddy.torch"):
+                 prefetch=2, label="buddy.torch", uring=None):
         if policy not in POLICIES:
             raise ValueError(f"unknown policy '{policy}' (known: "
                              f"{', '.join(POLICIES)})")
@@ -400,6 +430,11 @@ class offload:
         self._next = None              # index in _order to prefetch next
         self._outstanding = 0          # prefetches not unpacked yet
         self._queue = self._worker = None
+        # Prefetch reads through io_uring on the kernel's device; the
+        # in-process device's descriptors are not files: a thread reads.
+        self._uring = uring if uring is not None else \
+            (not getattr(self.device, "in_process", True) and
+             buddy._lib.buddy_aio_init is not None)
 
     # --- decisions ---------------------------------------------------------
 
@@ -644,6 +679,8 @@ class offload:
             self._outstanding += 1
 
     def _work(self):
+        if self._uring:
+            return self._work_uring()
         while True:
             item = self._queue.get()
             if item is None:
@@ -655,6 +692,63 @@ class offload:
                 f.error = e
             f.event.set()
             del h, f, item
+
+    def _work_uring(self):
+        """The worker on /dev/buddy: every queued prefetch is a read on
+        libbuddy's io_uring context (several in flight), completed as the
+        ring reports it.  The context is this thread's own."""
+        aio = buddy.Aio(max(2 * self.prefetch_depth, 4))
+        flight, ud, stop = {}, 0, False
+        try:
+            while not stop or flight:
+                items = []
+                if not stop:
+                    try:
+                        items.append(self._queue.get(block=not flight))
+                        while True:
+                            items.append(self._queue.get_nowait())
+                    except queue.Empty:
+                        pass
+                for item in items:
+                    if item is None:
+                        stop = True
+                        continue
+                    h, f = item
+                    ud += 1
+                    try:
+                        out, dst = h.buffers()
+                        aio.read_into(h.alloc, dst, ud)
+                        flight[ud] = (h, f, out, dst)
+                    except BaseException as e:
+                        f.error = e
+                        f.event.set()
+                # Hold no fetch past its hand-over, as the thread does not:
+                # a tensor kept alive here would let a duplicate's second
+                # unpack share it where the thread's would read again.
+                items = item = h = f = out = dst = None
+                if not flight:
+                    continue
+                for done, res in aio.wait():
+                    h, f, out, dst = flight.pop(done)
+                    try:
+                        want = len(dst) if isinstance(dst, bytearray) \
+                            else h.nbytes
+                        if res < 0:
+                            raise buddy.BuddyError(res, buddy._lib.OP_READ,
+                                                   h.alloc._name())
+                        if res != want:
+                            raise buddy.BuddyError(-errno.EIO,
+                                                   buddy._lib.OP_READ,
+                                                   h.alloc._name())
+                        f.tensor = h.finish(out, dst)
+                        with self.stats._lock:
+                            self.stats.prefetch_uring += 1
+                    except BaseException as e:
+                        f.error = e
+                    f.event.set()
+                    del h, f, out, dst
+        finally:
+            aio.close()
 
     def __enter__(self):
         self._seq = 0

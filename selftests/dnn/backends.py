@@ -17,7 +17,10 @@ and writes per policy what depends only on the data and the core code: the
 logical bytes offloaded and read back, the bytes stored, the device and
 buddy sector bytes (Buddy's link), the ratio per codec, and the loss and
 gradients (as a digest of their bytes).  Times and prefetch hit counts
-depend on scheduling and are left out.
+depend on scheduling and are left out of the comparison; how many
+prefetches were read through io_uring is checked instead: some for every
+prefetching policy on the kernel's device, none on the in-process one
+(which the worker thread reads).
 """
 import hashlib
 import json
@@ -53,6 +56,7 @@ def run_policies(dev):
         st = off.stats.as_dict()
         res[policy] = {k: st[k] for k in FIGURES if k != "digest"}
         res[policy]["digest"] = h.hexdigest()
+        res[policy]["prefetch_uring"] = st["prefetch_uring"]
         print(f"backends.py: {policy}: {res[policy]['offloaded_bytes']} B "
               f"offloaded, {res[policy]['buddy_sector_bytes']} B over the "
               "buddy link", flush=True)
@@ -89,6 +93,26 @@ def compare(a, b):
     return lines, fails
 
 
+def uring_lines(doc, start):
+    """TAP lines, from number @start, and failures: on the kernel's device
+    every prefetching policy read its prefetches through io_uring
+    (libbuddy_aio.c), on the in-process one through the thread."""
+    lines, fails = [], 0
+    for path in doc["devices"][:2]:
+        kernel = not path.startswith("inproc")
+        for policy, fig in sorted(doc[path].items()):
+            if policy == "none":
+                continue            # no prefetch
+            n = fig.get("prefetch_uring")
+            ok = n is not None and (n > 0 if kernel else n == 0)
+            fails += not ok
+            lines.append(f"{'ok' if ok else 'not ok'} {start + len(lines)} - "
+                         f"{path} {policy} prefetch "
+                         f"{'through io_uring' if kernel else 'on the thread'}"
+                         f": {n} io_uring reads")
+    return lines, fails
+
+
 def self_test():
     a = {"cdma": {k: 1 for k in FIGURES}}
     lines, fails = compare(a, json.loads(json.dumps(a)))
@@ -97,14 +121,22 @@ def self_test():
     b["cdma"]["buddy_sector_bytes"] = 2
     bad = compare(a, b)[1] == 1
     gone = compare(a, {})[1] == len(FIGURES)
+    doc = {"devices": ["/dev/buddy", "inproc:"],
+           "/dev/buddy": {"none": {}, "cdma": {"prefetch_uring": 3}},
+           "inproc:": {"none": {}, "cdma": {"prefetch_uring": 0}}}
+    uring_good = uring_lines(doc, 1)[1] == 0
+    doc["/dev/buddy"]["cdma"]["prefetch_uring"] = 0
+    uring_bad = uring_lines(doc, 1)[1] == 1
     n = 0
     for ok, what in ((good, "equal figures compare equal"),
                      (bad, "a changed figure fails"),
-                     (gone, "a missing policy fails every figure")):
+                     (gone, "a missing policy fails every figure"),
+                     (uring_good, "io_uring reads on /dev/buddy pass"),
+                     (uring_bad, "no io_uring read on /dev/buddy fails")):
         n += 1
         print(f"{'ok' if ok else 'not ok'} {n} - backends.py self-test: {what}")
-    f = [good, bad, gone].count(False)
-    print(f"# Totals: pass:{3 - f} fail:{f} xfail:0 xpass:0 skip:0 error:0")
+    f = [good, bad, gone, uring_good, uring_bad].count(False)
+    print(f"# Totals: pass:{5 - f} fail:{f} xfail:0 xpass:0 skip:0 error:0")
     return 1 if f else 0
 
 
@@ -122,6 +154,9 @@ def main(argv):
             print("# Totals: pass:0 fail:1 xfail:0 xpass:0 skip:0 error:0")
             return 1
         lines, fails = compare(a, b)
+        more, mfails = uring_lines(doc, len(lines) + 1)
+        lines += more
+        fails += mfails
         print(f"# {doc['devices'][0]} against {doc['devices'][1]}")
         print("\n".join(lines))
         print(f"# Totals: pass:{len(lines) - fails} fail:{fails} xfail:0 "

@@ -54,7 +54,8 @@ check-dnn-fuzz: $(DNN_FUZZ)
 DNN_PYTHON ?= /usr/bin/python3
 DNN_PY_DEVICE ?= inproc:device_mb=64,max_ratio=4
 
-check-dnn: $(DNN_NATIVE_TESTS) $(B)/buddyctl $(LIBBUDDY_LIBS) $(DNN_FUZZ)
+check-dnn: $(DNN_NATIVE_TESTS) $(B)/buddyctl $(B)/libbuddyprof.so $(LIBBUDDY_LIBS) \
+		$(DNN_FUZZ)
 	@scripts/run-native-tests.sh $(DNN_NATIVE_TESTS); rc=$$?; \
 	$(MAKE) --no-print-directory check-dnn-fuzz || rc=1; \
 	RESULTS=$${RESULTS:-$(B)/results} scripts/run-native-tests.sh \
@@ -67,17 +68,31 @@ check-dnn: $(DNN_NATIVE_TESTS) $(B)/buddyctl $(LIBBUDDY_LIBS) $(DNN_FUZZ)
 
 # --- make eval-dnn -------------------------------------------------------
 #   Real training under every buddy.torch policy (tools/dnn/eval_dnn.py):
-#   buddyctl calibrate's model for cswap, then the CNN on Fashion-MNIST,
+#   buddyctl calibrate's model for cswap, one per model fitted on the
+#   activations its first forward saves (eval_dnn.py --dump-activations,
+#   calibrate --tensors), then the CNN on Fashion-MNIST,
 #   ResNet-18, VGG-11 and MobileNetV2 on libbuddy's in-process device, one
 #   torch thread; $(B)/eval/dnn.md and dnn.png.  Minutes on 2 shared cores.
+#   It runs under buddyctl profile --no-timer (the interposer preloaded,
+#   no snapshots): memory is the whole process's live tracked bytes
+#   (buddy.live_bytes()); the profiler's report goes to dnn-profile.txt.
 EVAL_DNN_DEVICE ?= inproc:device_mb=1536,max_ratio=4
 EVAL_DNN_ARGS ?=
 
 .PHONY: eval-dnn
-eval-dnn: $(B)/buddyctl $(LIBBUDDY_LIBS)
+eval-dnn: $(B)/buddyctl $(B)/libbuddyprof.so $(LIBBUDDY_LIBS)
 	@mkdir -p $(B)/eval
-	$(B)/buddyctl calibrate -c zvc,rle,csr,lz4 -p 0,0.2,0.35,0.5,0.65,0.8,0.9 -o $(B)/eval/dnn-calibration.json
-	BUDDY_DEVICE=$(EVAL_DNN_DEVICE) $(DNN_PYTHON) tools/dnn/eval_dnn.py \
-	    --calibration $(B)/eval/dnn-calibration.json --out $(B)/eval \
+	rm -rf $(B)/eval/dnn-acts
+	$(DNN_PYTHON) tools/dnn/eval_dnn.py --dump-activations \
+	    --calibration - --out $(B)/eval/dnn-acts $(EVAL_DNN_ARGS)
+	for d in $(B)/eval/dnn-acts/*/; do \
+		m=$$(basename $$d); \
+		$(B)/buddyctl calibrate -c zvc,rle,csr,lz4 -r 3 -t $$d \
+		    -o $(B)/eval/dnn-calibration-$$m.json || exit 1; \
+	done
+	BUDDY_DEVICE=$(EVAL_DNN_DEVICE) $(B)/buddyctl profile --no-timer \
+	    --no-unwind -q -o $(B)/eval/dnn-profile.txt -- \
+	    $(DNN_PYTHON) tools/dnn/eval_dnn.py \
+	    --calibration '$(B)/eval/dnn-calibration-{model}.json' --out $(B)/eval \
 	    $(EVAL_DNN_ARGS)
 	@echo "  wrote $(B)/eval/dnn.md and $(B)/eval/dnn.png"

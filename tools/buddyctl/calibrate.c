@@ -16,13 +16,17 @@
  * input back (lossless ones) or its (x > 0) test (Binarize) fails the
  * calibration rather than being modelled.
  */
+#include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
+#include <limits.h>
 #include <stdbool.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -61,6 +65,11 @@ static void usage(FILE *f)
 "                         (default %s)\n"
 "  -r, --repeat N         timed repetitions per run, the fastest kept\n"
 "                         (default 5)\n"
+"  -t, --tensors DIR      time real tensors instead: every DIR/ *.f32 (raw\n"
+"                         float32, e.g. activations numpy's tofile()\n"
+"                         wrote), once each; the even-numbered by name fit,\n"
+"                         the odd-numbered measure the RAE (not with -s,\n"
+"                         -p, -b)\n"
 "  -b, --bins N           also fit CSWAP's N sub-models, one per equal\n"
 "                         range of sparsity, each of two or more of the\n"
 "                         sparsities (default 1: the whole range only)\n"
@@ -128,15 +137,15 @@ struct cal_run {
 	double size, sparsity, t_enc, t_dec, bytes;
 };
 
+/* Time @c on the @len bytes at @in (of @sparsity) into @res. */
 static int time_one(const struct tcodec *c, size_t len, double sparsity,
-		    u64 seed, unsigned int repeat, float *in, u8 *enc,
-		    float *out, struct cal_run *res)
+		    unsigned int repeat, float *in, u8 *enc, float *out,
+		    struct cal_run *res)
 {
 	double te[repeat], td[repeat], t0;	/* the fastest is kept */
 	ssize_t elen = 0;
 	unsigned int k;
 
-	gen(in, len / 4, sparsity, seed);
 	for (k = 0; k < repeat; k++) {
 		t0 = now();
 		elen = tcodec_encode(c, in, len, enc, c->bound(len));
@@ -171,6 +180,10 @@ struct cal_opts {
 	uint64_t seed;
 	unsigned int bins;
 	double lo, hi;		/* sparsity range of the bins */
+	const char *dir;	/* --tensors: real tensors instead */
+	char **files;		/* their paths, sorted by name */
+	uint64_t *flen;		/* their sizes in bytes */
+	size_t nfiles;
 };
 
 /* CSWAP's sub-model of sparsity @s: bins of equal width over [lo, hi]. */
@@ -300,18 +313,137 @@ static struct json_object *samples_json(const struct cal_run *runs, size_t n)
 }
 
 
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/*
+ * --tensors DIR: every regular file DIR/ *.f32 (raw float32, native byte
+ * order, as numpy's tofile() writes it), sorted by name.  0, or an exit
+ * status after printing why.
+ */
+static int scan_tensors(struct cal_opts *o)
+{
+	struct dirent *d;
+	struct stat st;
+	char path[PATH_MAX];
+	size_t cap = 0, len;
+	DIR *dir = opendir(o->dir);
+
+	if (!dir) {
+		buddyctl_err("calibrate: --tensors %s: %s", o->dir, strerror(errno));
+		return 1;
+	}
+	while ((d = readdir(dir))) {
+		len = strlen(d->d_name);
+		if (len < 5 || strcmp(d->d_name + len - 4, ".f32"))
+			continue;
+		if (snprintf(path, sizeof(path), "%s/%s", o->dir, d->d_name) >=
+		    (int)sizeof(path)) {
+			buddyctl_err("calibrate: %s/%s: %s", o->dir, d->d_name,
+				     strerror(ENAMETOOLONG));
+			goto err;
+		}
+		if (stat(path, &st)) {
+			buddyctl_err("calibrate: %s: %s", path, strerror(errno));
+			goto err;
+		}
+		if (!S_ISREG(st.st_mode))
+			continue;
+		if (!st.st_size || st.st_size % 4 ||
+		    (uint64_t)st.st_size > CAL_MAX_SIZE) {
+			buddyctl_err("calibrate: %s: %lld bytes is not a float32 tensor of 4 to %llu bytes, a multiple of 4",
+				     path, (long long)st.st_size, CAL_MAX_SIZE);
+			goto err;
+		}
+		if (o->nfiles == cap) {
+			char **f;
+
+			cap = cap ? 2 * cap : 64;
+			f = realloc(o->files, cap * sizeof(*f));
+			if (!f)
+				goto nomem;
+			o->files = f;
+		}
+		o->files[o->nfiles] = strdup(path);
+		if (!o->files[o->nfiles])
+			goto nomem;
+		o->nfiles++;
+	}
+	closedir(dir);
+	dir = NULL;
+	if (o->nfiles < 2 * CALIB_NFEAT) {
+		buddyctl_err("calibrate: --tensors %s: %zu *.f32 files, need at least %d (half fit the model, half measure its error)",
+			     o->dir, o->nfiles, 2 * CALIB_NFEAT);
+		return 1;
+	}
+	qsort(o->files, o->nfiles, sizeof(*o->files), cmp_str);
+	o->flen = calloc(o->nfiles, sizeof(*o->flen));
+	if (!o->flen)
+		goto nomem;
+	for (len = 0; len < o->nfiles; len++) {
+		if (stat(o->files[len], &st)) {
+			buddyctl_err("calibrate: %s: %s", o->files[len],
+				     strerror(errno));
+			return 1;
+		}
+		o->flen[len] = st.st_size;
+	}
+	return 0;
+nomem:
+	buddyctl_err("calibrate: --tensors %s: %s", o->dir, strerror(ENOMEM));
+err:
+	if (dir)
+		closedir(dir);
+	return 1;
+}
+
+/* Read tensor @k into @in; its sparsity in *@sp.  0 or -errno. */
+static int load_tensor(const struct cal_opts *o, size_t k, float *in,
+		       double *sp)
+{
+	size_t n = o->flen[k], got = 0, zeros = 0, i;
+	int fd = open(o->files[k], O_RDONLY | O_CLOEXEC), err = 0;
+	ssize_t r;
+
+	if (fd < 0)
+		return -errno;
+	while (got < n) {
+		r = read(fd, (char *)in + got, n - got);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0) {
+			err = r < 0 ? -errno : -ENODATA;	/* shrank */
+			break;
+		}
+		got += r;
+	}
+	close(fd);
+	for (i = 0; !err && i < n / 4; i++)
+		zeros += in[i] == 0.0f;
+	*sp = (double)zeros / (n / 4);
+	return err;
+}
+
 /* Time every codec; the JSON document, or NULL after printing why. */
 static struct json_object *calibrate(const struct cal_opts *o)
 {
 	size_t maxlen = 0, npts = o->nsizes * o->nsp * CAL_RUNS, i, j, r, ci;
+
+	if (o->nfiles)
+		npts = o->nfiles;
 	struct json_object *doc = NULL, *arr, *feat;
 	struct cal_run *runs = calloc(npts, sizeof(*runs));
 	float *in = NULL, *out = NULL;
 	u8 *enc = NULL;
 
-	for (i = 0; i < o->nsizes; i++)
+	for (i = 0; i < o->nsizes && !o->nfiles; i++)
 		if (o->sizes[i] > maxlen)
 			maxlen = o->sizes[i];
+	for (i = 0; i < o->nfiles; i++)
+		if (o->flen[i] > maxlen)
+			maxlen = o->flen[i];
 	in = malloc(maxlen);
 	out = malloc(maxlen);
 	if (!runs || !in || !out) {
@@ -332,14 +464,36 @@ static struct json_object *calibrate(const struct cal_opts *o)
 				     c->name, strerror(ENOMEM));
 			goto err_arr;
 		}
+		/*
+		 * Real tensors: each one once; the even-numbered fit, the
+		 * odd-numbered are held out for the RAE.
+		 */
+		for (i = 0; i < o->nfiles; i++, k++) {
+			double sp = 0;
+			int ret = load_tensor(o, i, in, &sp);
+
+			if (!ret)
+				ret = time_one(c, o->flen[i], sp, o->repeat, in,
+					       enc, out, &runs[k]);
+			if (ret) {
+				buddyctl_err("calibrate: %s: %s: %s", c->name,
+					     o->files[i], ret == -EBADMSG ?
+					     "output does not decode to the input" :
+					     strerror(-ret));
+				goto err_arr;
+			}
+		}
 		/* The runs of a point are neighbours: k % 2 is the run. */
-		for (i = 0; i < o->nsizes; i++)
+		for (i = 0; i < o->nsizes && !o->nfiles; i++)
 			for (j = 0; j < o->nsp; j++)
 				for (r = 0; r < CAL_RUNS; r++, k++) {
 					u64 seed = datagen_mix(o->seed, k);
-					int ret = time_one(c, o->sizes[i], o->sp[j],
-							   seed, o->repeat, in,
-							   enc, out, &runs[k]);
+					int ret;
+
+					gen(in, o->sizes[i] / 4, o->sp[j], seed);
+					ret = time_one(c, o->sizes[i], o->sp[j],
+						       o->repeat, in, enc, out,
+						       &runs[k]);
 
 					if (ret) {
 						buddyctl_err("calibrate: %s: %llu bytes, sparsity %g: %s",
@@ -390,6 +544,11 @@ static struct json_object *calibrate(const struct cal_opts *o)
 	json_object_object_add(doc, "repeat", json_object_new_int(o->repeat));
 	json_object_object_add(doc, "seed", json_object_new_uint64(o->seed));
 	json_object_object_add(doc, "bins", json_object_new_int(o->bins));
+	json_object_object_add(doc, "data", json_object_new_string(
+			       o->nfiles ? "tensors" : "generated"));
+	if (o->nfiles)
+		json_object_object_add(doc, "tensors",
+				       json_object_new_string(o->dir));
 	json_object_object_add(doc, "codecs", arr);
 	goto out;
 err_arr:
@@ -548,6 +707,7 @@ int cmd_calibrate(int argc, char **argv)
 		{ "repeat", required_argument, NULL, 'r' },
 		{ "seed", required_argument, NULL, 'S' },
 		{ "bins", required_argument, NULL, 'b' },
+		{ "tensors", required_argument, NULL, 't' },
 		{ "output", required_argument, NULL, 'o' },
 		{ "list", no_argument, NULL, 'l' },
 		{ "help", no_argument, NULL, 'h' },
@@ -562,7 +722,7 @@ int cmd_calibrate(int argc, char **argv)
 	int c, ret;
 
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "c:s:p:r:b:o:lh", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "c:s:p:r:b:t:o:lh", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'c':
 			codecs = optarg;
@@ -596,6 +756,9 @@ int cmd_calibrate(int argc, char **argv)
 				return EXIT_USAGE;
 			}
 			break;
+		case 't':
+			o.dir = optarg;
+			break;
 		case 'o':
 			output = optarg;
 			break;
@@ -618,7 +781,14 @@ int cmd_calibrate(int argc, char **argv)
 		buddyctl_err("calibrate: unexpected argument '%s'", argv[optind]);
 		return EXIT_USAGE;
 	}
+	if (o.dir && (sizes != def_sizes || sps != def_sparsities ||
+		      o.bins > 1)) {
+		buddyctl_err("calibrate: --tensors takes sizes and sparsities from the tensors: not with --sizes, --sparsities or --bins");
+		return EXIT_USAGE;
+	}
 	ret = parse_lists(&o, codecs, sizes, sps);
+	if (!ret && o.dir)
+		ret = scan_tensors(&o);
 	if (!ret) {
 		doc = calibrate(&o);
 		ret = doc ? write_doc(doc, output) : 1;
@@ -627,5 +797,9 @@ int cmd_calibrate(int argc, char **argv)
 	free(o.codecs);
 	free(o.sizes);
 	free(o.sp);
+	for (i = 0; i < o.nfiles; i++)
+		free(o.files[i]);
+	free(o.files);
+	free(o.flen);
 	return ret;
 }

@@ -91,6 +91,9 @@ struct bprof_slot {
  * Counters are updated by the owner with atomic adds.
  * @snap_req, @snap_done: snapshots the program asked for with
  *	buddyprof_snapshot() and that the profiler has taken (a futex word).
+ * @live_bytes, @peak_live_bytes: the bytes of the live tracked
+ *	allocations now and at most, kept by the owner as it inserts and
+ *	removes slots (buddyprof_live_bytes() reads them in the program).
  * @every_allocs, @every_bytes: the progress schedule, written by the
  *	profiler before the program starts (0: off).  The owner asks for a
  *	snapshot, as buddyprof_snapshot() does, from the allocation call
@@ -139,6 +142,8 @@ struct bprof_hdr {
 	uint64_t nr_progress_snaps;	/* snapshots asked for by the schedule */
 	uint64_t free_bytes;		/* snapshot before freeing >= N bytes */
 	uint64_t nr_free_snaps;		/* snapshots asked for by frees */
+	uint64_t live_bytes;		/* bytes of the LIVE slots */
+	uint64_t peak_live_bytes;	/* the most @live_bytes has been */
 };
 
 #define BPROF_SLOTS(h)	((struct bprof_slot *)((char *)(h) + BPROF_HDR_BYTES))

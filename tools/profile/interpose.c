@@ -242,6 +242,7 @@ static void attach(void)
 	if (__atomic_load_n(&h->owner_pid, __ATOMIC_ACQUIRE) == pid) {
 		/* The owner exec'd: the old image's allocations are gone. */
 		memset(BPROF_SLOTS(h), 0, (size_t)h->nslots * sizeof(struct bprof_slot));
+		__atomic_store_n(&h->live_bytes, 0, __ATOMIC_RELAXED);
 		__atomic_add_fetch(&h->nr_exec_reset, 1, __ATOMIC_RELAXED);
 	} else if (!exe_matches(h->match) ||
 		   !__atomic_compare_exchange_n(&h->owner_pid, &zero, pid, false,
@@ -362,6 +363,20 @@ static unsigned int capture(uint64_t *frames, uintptr_t ra)
 	return n;
 }
 
+/* @size more live tracked bytes; the peak follows. */
+static void live_add(uint64_t size)
+{
+	uint64_t now = __atomic_add_fetch(&hdr->live_bytes, size,
+					  __ATOMIC_RELAXED);
+	uint64_t peak = __atomic_load_n(&hdr->peak_live_bytes, __ATOMIC_RELAXED);
+
+	while (now > peak &&
+	       !__atomic_compare_exchange_n(&hdr->peak_live_bytes, &peak, now,
+					    true, __ATOMIC_RELAXED,
+					    __ATOMIC_RELAXED))
+		;
+}
+
 static void insert(uint64_t addr, uint64_t size, unsigned int kind,
 		   const uint64_t *frames, unsigned int nframes)
 {
@@ -385,6 +400,7 @@ static void insert(uint64_t addr, uint64_t size, unsigned int kind,
 		memcpy(s->frames, frames, nframes * sizeof(uint64_t));
 		__atomic_store_n(&s->state, BPROF_LIVE, __ATOMIC_RELEASE);
 		__atomic_add_fetch(&hdr->nr_alloc, 1, __ATOMIC_RELAXED);
+		live_add(size);
 		return;
 	}
 	__atomic_add_fetch(&hdr->nr_dropped, 1, __ATOMIC_RELAXED);
@@ -395,6 +411,7 @@ static void insert(uint64_t addr, uint64_t size, unsigned int kind,
 static struct bprof_slot *find_slot(uint64_t addr)
 {
 	uint32_t h = bprof_hash(addr, slot_mask), i;
+	uint64_t size;
 
 	for (i = 0; i < BPROF_MAX_PROBE && i <= slot_mask; i++) {
 		struct bprof_slot *s = &slots[(h + i) & slot_mask];
@@ -418,10 +435,12 @@ static bool remove_addr(uint64_t addr, struct bprof_slot *old)
 
 		if (old)
 			memcpy(old, s, sizeof(*old));
+		size = s->size;		/* before the slot can be reused */
 		if (__atomic_compare_exchange_n(&s->state, &st, BPROF_TOMB,
 						false, __ATOMIC_ACQ_REL,
 						__ATOMIC_RELAXED)) {
 			__atomic_add_fetch(&hdr->nr_free, 1, __ATOMIC_RELAXED);
+			__atomic_sub_fetch(&hdr->live_bytes, size, __ATOMIC_RELAXED);
 			return true;
 		}
 	}
@@ -1008,4 +1027,24 @@ EXPORT int buddyprof_snapshot(void)
 		syscall(SYS_futex, &hdr->snap_done, FUTEX_WAIT, done, &ts,
 			NULL, 0);
 	}
+}
+
+/**
+ * buddyprof_live_bytes() - the bytes of the allocations the interposer
+ * tracks live in this process now (those of at least the profiler's
+ * --min-size), and their peak so far in *@peak when @peak is not NULL.
+ * A program finds it as buddyprof_snapshot(); buddy.live_bytes() in
+ * Python calls it.  Lock-free: two atomic loads.
+ * @peak: where the peak goes, or NULL.
+ *
+ * Return: the live tracked bytes, or -1 when this process does not own a
+ * profiler's table (not started by buddyctl profile, or a child of it).
+ */
+EXPORT long long buddyprof_live_bytes(unsigned long long *peak)
+{
+	if (!owner())
+		return -1;
+	if (peak)
+		*peak = __atomic_load_n(&hdr->peak_live_bytes, __ATOMIC_RELAXED);
+	return (long long)__atomic_load_n(&hdr->live_bytes, __ATOMIC_RELAXED);
 }
