@@ -406,12 +406,10 @@ static void insert(uint64_t addr, uint64_t size, unsigned int kind,
 	__atomic_add_fetch(&hdr->nr_dropped, 1, __ATOMIC_RELAXED);
 }
 
-/* Remove @addr; a copy of its slot goes to @old when given.  true if found. */
 /* The live slot of @addr, or NULL. */
 static struct bprof_slot *find_slot(uint64_t addr)
 {
 	uint32_t h = bprof_hash(addr, slot_mask), i;
-	uint64_t size;
 
 	for (i = 0; i < BPROF_MAX_PROBE && i <= slot_mask; i++) {
 		struct bprof_slot *s = &slots[(h + i) & slot_mask];
@@ -425,9 +423,11 @@ static struct bprof_slot *find_slot(uint64_t addr)
 	return NULL;
 }
 
+/* Remove @addr; a copy of its slot goes to @old when given.  true if found. */
 static bool remove_addr(uint64_t addr, struct bprof_slot *old)
 {
 	struct bprof_slot *s;
+	uint64_t size;
 
 	/* a slot that stops being live meanwhile: look again */
 	while ((s = find_slot(addr))) {
