@@ -145,7 +145,7 @@ void buddy_chunks_free(const struct buddy_chunk_ops *ops, void *ctx,
 
 /* buddy_stripe_rw() (core/stripe.h) runs the stripes located here. */
 
-/* Where logical byte @pos is: chunk, entry in the chunk, stripe lock. */
+/* Where logical byte @pos is: chunk, entry in the chunk, offset in it. */
 static inline void buddy_locate(u64 pos, u64 chunk_entries, unsigned int *c,
 				unsigned int *i, unsigned int *off)
 {

@@ -288,8 +288,6 @@ long buddy_ioctl_alloc(struct buddy_alloc *req, struct file **filep)
 	memcpy(a->label, req->label, BUDDY_LABEL_LEN);
 	init_rwsem(&a->rt_sem);
 	seqlock_init(&a->codes_seq);
-	for (i = 0; i < BUDDY_STRIPE_LOCKS; i++)
-		spin_lock_init(&a->locks[i]);
 	a->codes[BUDDY_CODE_ZERO] = a->nr_entries;
 	buddy_win_init(a);
 

@@ -25,7 +25,6 @@
 static_assert(TASK_COMM_LEN == BUDDY_COMM_LEN);
 
 #define BUDDY_NR_COUNTERS	(sizeof(struct buddy_counters) / sizeof(__u64))
-#define BUDDY_STRIPE_LOCKS	64	/* hashed stripe locks per allocation */
 
 /**
  * struct buddy_pool - pages taken on one NUMA node (or any), mapped into one
@@ -92,7 +91,6 @@ struct buddy_allocation {
 	struct buddy_chunk *chunks;
 	struct rw_semaphore rt_sem;
 	bool dead;
-	spinlock_t locks[BUDDY_STRIPE_LOCKS];
 	atomic64_t counters[BUDDY_NR_COUNTERS];
 	seqlock_t codes_seq;
 	s64 codes[BUDDY_CODE_NR];

@@ -117,21 +117,21 @@ static int page_entries_io(struct buddy_allocation *a, unsigned long idx,
 	u64 pos = (u64)idx << PAGE_SHIFT;
 	u64 first = (u64)idx * BUDDY_STRIPE_ENTRIES;
 	unsigned int n = min_t(u64, BUDDY_STRIPE_ENTRIES, a->nr_entries - first);
-	spinlock_t *lock = &a->locks[idx % BUDDY_STRIPE_LOCKS];
 	unsigned int c, i, off;
 	struct buddy_chunk *ch;
 	int ret;
 
-	/* a page is one stripe: it lies in one chunk, under one lock */
+	/*
+	 * a page is one stripe: it lies in one chunk, and its page mutex,
+	 * which the caller holds, is its lock (see buddy_stripe_io())
+	 */
 	buddy_locate(pos, a->chunk_entries, &c, &i, &off);
 	ch = &a->chunks[c];
 	down_read(&ch->sem);
 	if (write && !READ_ONCE(ch->e.written))
 		WRITE_ONCE(ch->e.written, true);
-	spin_lock(lock);
 	ret = buddy_stripe_rw_link(&ch->e.x, i, 0, addr,
 				   n * BUDDY_ENTRY_BYTES, write, acct);
-	spin_unlock(lock);
 	up_read(&ch->sem);
 	if (!write)
 		memset(addr + n * BUDDY_ENTRY_BYTES, 0,
