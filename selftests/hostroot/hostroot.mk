@@ -11,6 +11,9 @@
 # verdict (kernel log clean, no crash or timeout) is one more result.
 # buddy.torch's activation policies run on /dev/buddy and on the in-process
 # device in one guest process; selftests/dnn/backends.py compares them.
+# The host runs come first and are timed: their run times are the native
+# base of each `buddyctl run` report's bandwidth sweep, which check.py
+# writes to $(B)/hostroot/native-sweep.md (issue 13, item 5).
 # TAP: $(B)/results/hostroot.log, hostroot-dnn.log and hostroot-selftest.log
 # (check.py's and backends.py's own comparisons must reject changed values).
 
@@ -33,17 +36,22 @@ check-hostroot: $(B)/buddyctl $(PROFILE_LIB) $(PROFILE_TEST_DIR)/runprog $(LIBBU
 		exit 1; \
 	fi; \
 	rm -rf $$d; mkdir -p $$d/host/lammps $$d/guest; \
-	{ /usr/bin/python3 selftests/hostroot/compute.py $$d/host/compute.json \
-	      >$$d/host/compute.out 2>&1; \
-	  cd $$d/host/lammps && /usr/bin/lmp -in $(CURDIR)/selftests/hostroot/in.melt \
-	      -log log.lammps -screen none >$$d/host/lammps.out 2>&1; } & \
-	echo "check-hostroot: host part in the background; scripts/guest/run.sh --host-root --timeout $(HOSTROOT_TIMEOUT)"; \
+	echo "check-hostroot: host part first (its run times are the native base of the bandwidth sweep)"; \
+	t0=$$(date +%s.%N); \
+	/usr/bin/python3 selftests/hostroot/compute.py $$d/host/compute.json \
+	    >$$d/host/compute.out 2>&1; \
+	t1=$$(date +%s.%N); \
+	( cd $$d/host/lammps && /usr/bin/lmp -in $(CURDIR)/selftests/hostroot/in.melt \
+	      -log log.lammps -screen none >$$d/host/lammps.out 2>&1 ); \
+	t2=$$(date +%s.%N); \
+	echo "$$t0 $$t1" | awk '{ printf "%.3f\n", $$2 - $$1 }' >$$d/host/compute.time; \
+	echo "$$t1 $$t2" | awk '{ printf "%.3f\n", $$2 - $$1 }' >$$d/host/lammps.time; \
+	echo "check-hostroot: scripts/guest/run.sh --host-root --timeout $(HOSTROOT_TIMEOUT)"; \
 	scripts/guest/run.sh --host-root --host-rw $$d/guest --timeout $(HOSTROOT_TIMEOUT) \
 	    --log $(B)/guest/hostroot.console -- \
 	    "sh /host$(CURDIR)/selftests/hostroot/guest.sh $(CURDIR) $$d/guest /host$(CURDIR)/kmod/buddy.ko $(abspath $(B))/buddyctl $(abspath $(PROFILE_TEST_DIR))/runprog" \
 	    >$$run 2>&1; \
 	rc=$$?; \
-	wait; \
 	grep -E '^guest.sh:|^run.sh: ok' $$run | sed 's/^/check-hostroot: /'; \
 	python3 selftests/hostroot/check.py $$d/host $$d/guest $$run >$$log 2>&1; \
 	prc=$$?; \
