@@ -233,6 +233,33 @@ TEST(one_x_plain)
 }
 
 /*
+ * Entries @first..@first+31 of @x written from @model, then invalid code
+ * @code at @first + @p: a read from a random entry at or before it stops
+ * there with -EIO, the entries before it read and counted (its counters
+ * returned).
+ */
+static struct buddy_io_acct read_to_bad_code(struct __test_metadata *_metadata,
+					     const struct buddy_extent *x,
+					     unsigned int first, unsigned int p,
+					     unsigned int code, const u8 *model,
+					     u8 *got, u32 *s)
+{
+	struct buddy_io_acct r = {};
+	unsigned int a = p ? rng(s) % p : 0;
+
+	EXPECT_EQ(0, buddy_stripe_rw(x, first, 0, (u8 *)model + first * 128,
+				     32 * 128, true, &r));
+	buddy_meta_set(x->meta, first + p, code);
+	memset(&r, 0, sizeof(r));
+	EXPECT_EQ(-EIO, buddy_stripe_rw(x, first + a, 0, got, (32 - a) * 128,
+					false, &r))
+		TH_LOG("code %u at %u, from %u", code, p, a);
+	EXPECT_EQ(p - a, r.c.entry_reads);
+	EXPECT_EQ(0, memcmp(got, model + (first + a) * 128, (p - a) * 128));
+	return r;
+}
+
+/*
  * 1x reads find runs of zero and of stored entries a metadata word at a
  * time: every layout of zero entries a stripe can have at its edges, at
  * the 16-entry word boundary and at random, read from every start, gives
@@ -289,25 +316,10 @@ TEST(one_x_runs)
 	/* 32 stored entries, then one bad code at a time */
 	for (i = 0; i < 32; i++)
 		make_entry(model + (64 + i) * 128, 1 + i % 5, &s);
-	for (code = 6; code < 16; code++) {
-		for (p = 0; p < 32; p++) {
-			struct buddy_io_acct r = {};
-
-			ASSERT_EQ(0, buddy_stripe_rw(&ch.x, 64, 0,
-						     model + 64 * 128,
-						     32 * 128, true, &r));
-			buddy_meta_set(ch.x.meta, 64 + p, code);
-			memset(&r, 0, sizeof(r));
-			a = p ? rng(&s) % p : 0;	/* start at or before it */
-			EXPECT_EQ(-EIO, buddy_stripe_rw(&ch.x, 64 + a, 0, got,
-							(32 - a) * 128, false,
-							&r))
-				TH_LOG("code %u at %u, from %u", code, p, a);
-			EXPECT_EQ(p - a, r.c.entry_reads);
-			EXPECT_EQ(0, memcmp(got, model + (64 + a) * 128,
-					    (p - a) * 128));
-		}
-	}
+	for (code = 6; code < 16; code++)
+		for (p = 0; p < 32; p++)
+			read_to_bad_code(_metadata, &ch.x, 64, p, code, model,
+					 got, &s);
 	chunk_free(&ch);
 	free(model);
 	free(got);
@@ -665,21 +677,16 @@ TEST(raw_runs_split)
 		for (i = 0; i < 32; i++)
 			make_entry(model + (32 + i) * 128, 5, &s);
 		for (p = 0; p < 32; p++) {
-			struct buddy_io_acct r = {};
+			struct buddy_io_acct r;
 
-			ASSERT_EQ(0, buddy_stripe_rw(&ch.x, 32, 0,
-						     model + 32 * 128,
-						     32 * 128, true, &r));
-			buddy_meta_set(ch.x.meta, 32 + p, 6 + p % 10);
-			memset(&r, 0, sizeof(r));
-			a = p ? rng(&s) % p : 0;
-			EXPECT_EQ(-EIO, buddy_stripe_rw(&ch.x, 32 + a, 0, got,
-							(32 - a) * 128, false,
-							&r));
-			EXPECT_EQ(p - a, r.c.entry_reads);
-			EXPECT_EQ(p - a, r.c.buddy_accesses);
-			EXPECT_EQ(0, memcmp(got, model + (32 + a) * 128,
-					    (p - a) * 128));
+			r = read_to_bad_code(_metadata, &ch.x, 32, p,
+					     6 + p % 10, model, got, &s);
+			/* every entry read was RAW */
+			EXPECT_EQ(r.c.entry_reads, r.c.buddy_accesses);
+			EXPECT_EQ(r.c.entry_reads * sectors(targets[t]),
+				  r.c.device_sectors_read);
+			EXPECT_EQ(r.c.entry_reads * sectors(128 - targets[t]),
+				  r.c.buddy_sectors_read);
 		}
 		chunk_free(&ch);
 	}
