@@ -272,14 +272,6 @@ static inline u64 nibble_eq(u64 w, unsigned int code)
 	return ~(w | (w >> 1) | (w >> 2) | (w >> 3)) & low;
 }
 
-/* The span's codes equal to @code as a mask, bit k for entry 2 * b0 + k. */
-static inline u64 span_code_mask(const struct span *s, unsigned int code)
-{
-	return nibble_gather(nibble_eq(get_unaligned_le64(s->meta), code)) |
-	       nibble_gather(nibble_eq(get_unaligned_le64(s->meta + 8),
-				       code)) << 16;
-}
-
 /*
  * @n RAW entries from @i into @dst at a compressed target @t, a constant
  * where inlined: each entry's first @t bytes from its device slot, the
@@ -331,11 +323,29 @@ static void raw_read(const struct buddy_extent *x, unsigned int i,
 static int span_read_split(const struct buddy_extent *x, struct span *s,
 			   unsigned int i, unsigned int n, u8 *dst)
 {
+	u64 w0 = get_unaligned_le64(s->meta);
+	u64 w1 = get_unaligned_le64(s->meta + 8);
+	u64 r0 = nibble_eq(w0, BUDDY_CODE_RAW);
+	u64 r1 = nibble_eq(w1, BUDDY_CODE_RAW);
+	u64 z0 = nibble_eq(w0, BUDDY_CODE_ZERO);
+	u64 z1 = nibble_eq(w1, BUDDY_CODE_ZERO);
 	unsigned int k = i - 2 * s->b0, end = k + n, j;
-	u64 raw = span_code_mask(s, BUDDY_CODE_RAW);
-	u64 zero = span_code_mask(s, BUDDY_CODE_ZERO);
+	u64 raw, zero;
 	int ret;
 
+	if (!(r0 | r1 | z0 | z1)) {
+		/* no RAW or zero code in the span: all decoded */
+		for (k = 0; k < n; k++) {
+			ret = span_fetch(x, s, i + k,
+					 dst + (size_t)k * BUDDY_ENTRY_BYTES);
+			if (ret)
+				return ret;
+		}
+		return 0;
+	}
+	/* bit k for entry 2 * b0 + k */
+	raw = nibble_gather(r0) | nibble_gather(r1) << 16;
+	zero = nibble_gather(z0) | nibble_gather(z1) << 16;
 	while (k < end) {
 		if (raw >> k & 1) {
 			j = k + __builtin_ctzll((~raw | 1ULL << end) >> k);
