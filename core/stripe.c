@@ -263,6 +263,117 @@ static int span_read_plain(const struct buddy_extent *x, struct span *s,
 	return 0;
 }
 
+/* Bit 4k of the result: nibble k of @w (entry k's size code) is @code. */
+static inline u64 nibble_eq(u64 w, unsigned int code)
+{
+	const u64 low = 0x1111111111111111ULL;
+
+	w ^= low * code;
+	return ~(w | (w >> 1) | (w >> 2) | (w >> 3)) & low;
+}
+
+/*
+ * @n RAW entries from @i into @dst at a compressed target @t, a constant
+ * where inlined: each entry's first @t bytes from its device slot, the
+ * rest from its buddy slot, both fixed-size copies.
+ */
+static __always_inline void raw_copy(const struct buddy_extent *x,
+				     unsigned int i, unsigned int n, u8 *dst,
+				     const unsigned int t)
+{
+	const u8 *d = x->dev + (size_t)i * t;
+	const u8 *b = x->bud + (size_t)i * (BUDDY_ENTRY_BYTES - t);
+
+	for (; n; n--) {
+		memcpy(dst, d, t);
+		memcpy(dst + t, b, BUDDY_ENTRY_BYTES - t);
+		dst += BUDDY_ENTRY_BYTES;
+		d += t;
+		b += BUDDY_ENTRY_BYTES - t;
+	}
+}
+
+static void raw_read(const struct buddy_extent *x, unsigned int i,
+		     unsigned int n, u8 *dst)
+{
+	switch (x->target) {
+	case BUDDY_TARGET_4_3X:
+		raw_copy(x, i, n, dst, BUDDY_TARGET_4_3X);
+		break;
+	case BUDDY_TARGET_2X:
+		raw_copy(x, i, n, dst, BUDDY_TARGET_2X);
+		break;
+	case BUDDY_TARGET_4X:
+		raw_copy(x, i, n, dst, BUDDY_TARGET_4X);
+		break;
+	default:	/* BUDDY_TARGET_16X: buddy_target_valid() */
+		raw_copy(x, i, n, dst, BUDDY_TARGET_16X);
+		break;
+	}
+}
+
+/*
+ * Whole entries @i..@i+@n-1 of a compressed extent into @dst: a run of
+ * RAW entries is copied without the codec (two fixed-size copies each), a
+ * run of zero entries is one clear, the entries of a run of other codes
+ * are decoded one by one.  Runs are found on masks of the codes, as
+ * span_read_plain() does; an invalid code stops the read there with -EIO
+ * (span_fetch()), what came before counted.
+ */
+static int span_read_split(const struct buddy_extent *x, struct span *s,
+			   unsigned int i, unsigned int n, u8 *dst)
+{
+	u64 w0 = get_unaligned_le64(s->meta);
+	u64 w1 = get_unaligned_le64(s->meta + 8);
+	u64 r0 = nibble_eq(w0, BUDDY_CODE_RAW);
+	u64 r1 = nibble_eq(w1, BUDDY_CODE_RAW);
+	u64 z0 = nibble_eq(w0, BUDDY_CODE_ZERO);
+	u64 z1 = nibble_eq(w1, BUDDY_CODE_ZERO);
+	unsigned int k = i - 2 * s->b0, end = k + n, j;
+	u64 raw, zero;
+	int ret;
+
+	if (!(r0 | r1 | z0 | z1)) {
+		/* no RAW or zero code in the span: all decoded */
+		for (k = 0; k < n; k++) {
+			ret = span_fetch(x, s, i + k,
+					 dst + (size_t)k * BUDDY_ENTRY_BYTES);
+			if (ret)
+				return ret;
+		}
+		return 0;
+	}
+	/* bit k for entry 2 * b0 + k */
+	raw = nibble_gather(r0) | nibble_gather(r1) << 16;
+	zero = nibble_gather(z0) | nibble_gather(z1) << 16;
+	while (k < end) {
+		if (raw >> k & 1) {
+			j = k + __builtin_ctzll((~raw | 1ULL << end) >> k);
+			raw_read(x, i, j - k, dst);
+			s->n.reads[BUDDY_CODE_RAW] += j - k;
+			s->n.touched |= 1u << BUDDY_CODE_RAW;
+		} else if (zero >> k & 1) {
+			j = k + __builtin_ctzll((~zero | 1ULL << end) >> k);
+			memset(dst, 0, (size_t)(j - k) * BUDDY_ENTRY_BYTES);
+			s->n.reads[BUDDY_CODE_ZERO] += j - k;
+			s->n.touched |= 1u << BUDDY_CODE_ZERO;
+		} else {
+			j = k + __builtin_ctzll((raw | zero | 1ULL << end) >>
+						k);
+			for (; k < j; k++, i++, dst += BUDDY_ENTRY_BYTES) {
+				ret = span_fetch(x, s, i, dst);
+				if (ret)
+					return ret;
+			}
+			continue;
+		}
+		dst += (size_t)(j - k) * BUDDY_ENTRY_BYTES;
+		i += j - k;
+		k = j;
+	}
+	return 0;
+}
+
 /*
  * Whole entries @i..@i+@n-1 of a 1x extent from @src: one copy into the
  * contiguous slots (a zero entry's slot is never read), then each entry's
@@ -337,22 +448,16 @@ static int span_rw(const struct buddy_extent *x, unsigned int i,
 				break;
 		} else if (x->target == BUDDY_TARGET_1X) {
 			span_write_plain(x, &s, i, whole, buf);
+		} else if (!write) {
+			ret = span_read_split(x, &s, i, whole, buf);
+			if (ret)
+				break;
 		} else {
 			unsigned int k;
 
-			for (k = 0; k < whole; k++) {
-				u8 *e = buf + (size_t)k * BUDDY_ENTRY_BYTES;
-
-				if (write) {
-					span_store(x, &s, i + k, e);
-				} else {
-					ret = span_fetch(x, &s, i + k, e);
-					if (ret)
-						break;
-				}
-			}
-			if (ret)
-				break;
+			for (k = 0; k < whole; k++)
+				span_store(x, &s, i + k,
+					   buf + (size_t)k * BUDDY_ENTRY_BYTES);
 		}
 		buf += (size_t)whole * BUDDY_ENTRY_BYTES;
 		len -= whole * BUDDY_ENTRY_BYTES;

@@ -233,6 +233,33 @@ TEST(one_x_plain)
 }
 
 /*
+ * Entries @first..@first+31 of @x written from @model, then invalid code
+ * @code at @first + @p: a read from a random entry at or before it stops
+ * there with -EIO, the entries before it read and counted (its counters
+ * returned).
+ */
+static struct buddy_io_acct read_to_bad_code(struct __test_metadata *_metadata,
+					     const struct buddy_extent *x,
+					     unsigned int first, unsigned int p,
+					     unsigned int code, const u8 *model,
+					     u8 *got, u32 *s)
+{
+	struct buddy_io_acct r = {};
+	unsigned int a = p ? rng(s) % p : 0;
+
+	EXPECT_EQ(0, buddy_stripe_rw(x, first, 0, (u8 *)model + first * 128,
+				     32 * 128, true, &r));
+	buddy_meta_set(x->meta, first + p, code);
+	memset(&r, 0, sizeof(r));
+	EXPECT_EQ(-EIO, buddy_stripe_rw(x, first + a, 0, got, (32 - a) * 128,
+					false, &r))
+		TH_LOG("code %u at %u, from %u", code, p, a);
+	EXPECT_EQ(p - a, r.c.entry_reads);
+	EXPECT_EQ(0, memcmp(got, model + (first + a) * 128, (p - a) * 128));
+	return r;
+}
+
+/*
  * 1x reads find runs of zero and of stored entries a metadata word at a
  * time: every layout of zero entries a stripe can have at its edges, at
  * the 16-entry word boundary and at random, read from every start, gives
@@ -289,25 +316,10 @@ TEST(one_x_runs)
 	/* 32 stored entries, then one bad code at a time */
 	for (i = 0; i < 32; i++)
 		make_entry(model + (64 + i) * 128, 1 + i % 5, &s);
-	for (code = 6; code < 16; code++) {
-		for (p = 0; p < 32; p++) {
-			struct buddy_io_acct r = {};
-
-			ASSERT_EQ(0, buddy_stripe_rw(&ch.x, 64, 0,
-						     model + 64 * 128,
-						     32 * 128, true, &r));
-			buddy_meta_set(ch.x.meta, 64 + p, code);
-			memset(&r, 0, sizeof(r));
-			a = p ? rng(&s) % p : 0;	/* start at or before it */
-			EXPECT_EQ(-EIO, buddy_stripe_rw(&ch.x, 64 + a, 0, got,
-							(32 - a) * 128, false,
-							&r))
-				TH_LOG("code %u at %u, from %u", code, p, a);
-			EXPECT_EQ(p - a, r.c.entry_reads);
-			EXPECT_EQ(0, memcmp(got, model + (64 + a) * 128,
-					    (p - a) * 128));
-		}
-	}
+	for (code = 6; code < 16; code++)
+		for (p = 0; p < 32; p++)
+			read_to_bad_code(_metadata, &ch.x, 64, p, code, model,
+					 got, &s);
 	chunk_free(&ch);
 	free(model);
 	free(got);
@@ -593,6 +605,93 @@ TEST(stripe_rw_ranges)
 			free(buf);
 		}
 	}
+}
+
+/*
+ * Reads at a compressed target copy runs of RAW entries (split between the
+ * device and the buddy slot) apart from the codec, found a metadata word
+ * at a time: at every compressed target, layouts of RAW, zero and
+ * compressed entries (all RAW, one other entry at each place, random
+ * mixes) read over byte ranges with partial first and last entries across
+ * a stripe boundary give the bytes and every counter of the entry-by-entry
+ * model; an invalid code inside a RAW run stops the read there with -EIO,
+ * what came before read and counted.
+ */
+TEST(raw_runs_split)
+{
+	const struct buddy_codec *bpc = buddy_codec_by_name("bpc");
+	u8 *model = malloc(NR * 128), *got = malloc(NR * 128);
+	unsigned int t, round, i, a, b, p;
+
+	for (t = 1; t < ARRAY_SIZE(targets); t++) {
+		struct chunk ch;
+		u32 s = 31 + t;
+
+		chunk_init(&ch, targets[t], bpc);
+		for (round = 0; round < 150; round++) {
+			struct buddy_io_acct w = {};
+
+			/* entries 16..79: across the stripe boundary at 32 */
+			for (i = 0; i < 64; i++) {
+				unsigned int kind = 5;	/* random: RAW */
+
+				if (round < 64 && round != i)
+					kind = 5;
+				else if (round < 64)
+					kind = round % 5;	/* one other */
+				else if (round >= 70)
+					kind = rng(&s) % 3 ? 5 : rng(&s) % 5;
+				make_entry(model + (16 + i) * 128, kind, &s);
+			}
+			ASSERT_EQ(0, buddy_stripe_rw(&ch.x, 16, 0,
+						     model + 16 * 128,
+						     64 * 128, true, &w));
+			for (i = 0; i < 64 && round < 64; i++)
+				ASSERT_EQ(i != round, buddy_meta_get(ch.x.meta,
+						16 + i) == BUDDY_CODE_RAW)
+					TH_LOG("t=%u entry %u", targets[t], i);
+			for (a = 16 * 128; a < 80 * 128;
+			     a += 1 + rng(&s) % 700) {
+				struct buddy_io_acct r = {};
+				struct buddy_counters want = {};
+
+				b = a + 1 + rng(&s) % (80 * 128 - a);
+				for (i = a / 128; i <= (b - 1) / 128; i++)
+					model_count(&want, targets[t],
+						    buddy_meta_get(ch.x.meta,
+								   i), false);
+				memset(got, 0xa5, b - a);
+				ASSERT_EQ(0, buddy_stripe_rw(&ch.x, a / 128,
+							     a % 128, got,
+							     b - a, false,
+							     &r));
+				ASSERT_EQ(0, memcmp(got, model + a, b - a))
+					TH_LOG("t=%u round %u: read %u..%u",
+					       targets[t], round, a, b);
+				ASSERT_EQ(0, memcmp(&want, &r.c, sizeof(want)))
+					TH_LOG("t=%u round %u: counters %u..%u",
+					       targets[t], round, a, b);
+			}
+		}
+		/* a run of RAW entries, then one bad code at a time */
+		for (i = 0; i < 32; i++)
+			make_entry(model + (32 + i) * 128, 5, &s);
+		for (p = 0; p < 32; p++) {
+			struct buddy_io_acct r;
+
+			r = read_to_bad_code(_metadata, &ch.x, 32, p,
+					     6 + p % 10, model, got, &s);
+			/* every entry read was RAW */
+			EXPECT_EQ(r.c.entry_reads, r.c.buddy_accesses);
+			EXPECT_EQ(r.c.entry_reads * sectors(targets[t]),
+				  r.c.device_sectors_read);
+			EXPECT_EQ(r.c.entry_reads * sectors(128 - targets[t]),
+				  r.c.buddy_sectors_read);
+		}
+		chunk_free(&ch);
+	}
+	free(model);
+	free(got);
 }
 
 /*
