@@ -71,7 +71,9 @@ def tvmodel(name):
 MODELS = {
     # name: (constructor, batch, input transform, iterations key)
     "cnn": (cnn, 64, None),
-    "resnet18": (lambda: tvmodel("resnet18"), 16, 64),
+    # ResNet-18 at batch 16 saves 28 MiB of activations against 43 MiB of
+    # weights; at 64 activations dominate, as the issue asks.
+    "resnet18": (lambda: tvmodel("resnet18"), 64, 64),
     "vgg11": (lambda: tvmodel("vgg11"), 16, 64),
     "mobilenet_v2": (lambda: tvmodel("mobilenet_v2"), 16, 64),
 }
