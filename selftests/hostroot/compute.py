@@ -104,8 +104,22 @@ put("torch.conv2d", torch.nn.functional.conv2d(img, w, padding=1),
 step("torch small ops", t)
 
 # A 2-conv CNN (the shape of issue 11's Fashion-MNIST one), batch 64, on
-# fixed inputs and initial weights; a few SGD steps.
+# real Fashion-MNIST images (dataset-fashion-mnist, the first test images:
+# bytes / 256, exact in float32) from fixed initial weights; a few SGD
+# steps, a new batch each.
 t = time.monotonic()
+FMNIST = "/usr/share/datasets/fashion-mnist"
+
+
+def idx(path, count):
+    """The first @count items of an IDX file (images or labels), as uint8."""
+    import gzip
+    with gzip.open(path, "rb") as f:
+        head = f.read(4)
+        dims = [int.from_bytes(f.read(4), "big") for _ in range(head[3])]
+        per = int(np.prod(dims[1:])) if len(dims) > 1 else 1
+        data = np.frombuffer(f.read(count * per), dtype=np.uint8)
+    return data.reshape([count] + dims[1:])
 
 
 class Net(torch.nn.Module):
@@ -125,12 +139,15 @@ net = Net()
 with torch.no_grad():
     for p in net.parameters():
         p.copy_(torch.from_numpy(ints(rng, tuple(p.shape), -16, 16, 256.0)))
-xb = torch.from_numpy(ints(rng, (64, 1, 28, 28), 0, 256, 256.0).astype(np.float32))
-yb = torch.from_numpy(rng.integers(0, 10, size=64))
-opt = torch.optim.SGD(net.parameters(), lr=0.05, momentum=0.9)
+steps = 8
+images = idx(f"{FMNIST}/t10k-images-idx3-ubyte.gz", 64 * steps)
+labels = idx(f"{FMNIST}/t10k-labels-idx1-ubyte.gz", 64 * steps)
+opt = torch.optim.SGD(net.parameters(), lr=0.1, momentum=0.9)
 losses = []
-steps = 3
-for _ in range(steps):
+for k in range(steps):
+    xb = torch.from_numpy(images[64 * k:64 * (k + 1)].astype(np.float32)
+                          / 256.0).unsqueeze(1)
+    yb = torch.from_numpy(labels[64 * k:64 * (k + 1)].astype(np.int64))
     opt.zero_grad()
     loss = torch.nn.functional.cross_entropy(net(xb), yb)
     loss.backward()
