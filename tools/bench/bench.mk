@@ -31,7 +31,7 @@ $(DEV_BENCH): tools/bench/dev_bench.c tools/lib/libbuddy.h tools/lib/datagen.h \
 	@test -f /usr/include/liburing.h || \
 	    { echo "bench-guest: liburing.h missing (apt-get install liburing-dev)" >&2; exit 1; }
 	$(CC) $(DEV_BENCH_CFLAGS) $(WARN) $(CPPFLAGS) -static -o $@ $< \
-	    $(B)/opt/libbuddytools.a $(B)/opt/libbuddycore.a -luring -lm
+	    $(B)/opt/libbuddytools.a $(B)/opt/libbuddycore.a -luring -lnuma -lm
 
 .PHONY: bench-guest
 bench-guest: $(DEV_BENCH)
@@ -55,7 +55,7 @@ $(INPROC_BENCH): tools/bench/inproc_bench.c tools/lib/libbuddy.h \
 		$(B)/opt/libbuddycore.a
 	@mkdir -p $(dir $@)
 	$(CC) $(BENCH_CFLAGS) $(WARN) $(CPPFLAGS) -o $@ $< \
-	    $(B)/opt/libbuddytools.a $(B)/opt/libbuddycore.a -luring -lm -lpthread
+	    $(B)/opt/libbuddytools.a $(B)/opt/libbuddycore.a -luring -lnuma -lm -lpthread
 
 # The same program, static, for the guest: `inproc_bench -D /dev/buddy -s`
 # there measures buddy.ko's two-thread scaling (the guest has 2 vCPUs):
@@ -69,7 +69,7 @@ $(GUEST_INPROC_BENCH): tools/bench/inproc_bench.c tools/lib/libbuddy.h \
 		$(B)/opt/libbuddycore.a
 	@mkdir -p $(dir $@)
 	$(CC) $(DEV_BENCH_CFLAGS) $(WARN) $(CPPFLAGS) -static -pthread -o $@ $< \
-	    $(B)/opt/libbuddytools.a $(B)/opt/libbuddycore.a -luring -lm
+	    $(B)/opt/libbuddytools.a $(B)/opt/libbuddycore.a -luring -lnuma -lm
 
 .PHONY: bench-inproc
 bench-inproc: $(INPROC_BENCH)

@@ -74,6 +74,7 @@
 #include "codec.h"
 #include "datagen.h"
 #include "libbuddy.h"
+#include "numa_place.h"
 
 #define SEED		0x42756464790002ull	/* "Buddy", 2 */
 #define SEQ_IO		(128 * 1024)
@@ -776,6 +777,7 @@ static void usage(void)
 		"  -t LIST  buddy targets (default 1x,4/3x,2x,4x,16x)\n"
 		"  -z DEV   also benchmark this zram device (reset and set up here)\n"
 		"  -a ALG   zram comp_algorithm (default lz4)\n"
+		"  -N NODE  run on the CPUs of NUMA node NODE (libnuma)\n"
 		"  -q       no progress on stderr\n");
 	exit(2);
 }
@@ -792,10 +794,10 @@ int main(int argc, char **argv)
 	struct buddy_info info;
 	struct utsname uts;
 	double t0 = now();
-	int opt, devfd, ret, group = 0;
+	int opt, devfd, ret, group = 0, node = -1;
 	unsigned int mmap_window = 0;
 
-	while ((opt = getopt(argc, argv, "m:r:k:c:t:z:a:qh")) != -1) {
+	while ((opt = getopt(argc, argv, "m:r:k:c:t:z:a:N:qh")) != -1) {
 		switch (opt) {
 		case 'm':
 			cell_bytes = strtoul(optarg, NULL, 0) << 20;
@@ -821,6 +823,11 @@ int main(int argc, char **argv)
 		case 'q':
 			quiet = true;
 			break;
+		case 'N':
+			node = atoi(optarg);
+			if (node < 0)
+				usage();
+			break;
 		default:
 			usage();
 		}
@@ -829,6 +836,9 @@ int main(int argc, char **argv)
 	    rand_bytes < BLK || rand_bytes > cell_bytes ||
 	    small_bytes < BLK || small_bytes > cell_bytes)
 		usage();
+	ret = bench_numa_place("dev_bench", node);
+	if (ret)
+		return ret;
 
 	list = strdup(classes);
 	for (tok = strtok_r(list, ",", &save); tok;
@@ -891,6 +901,10 @@ int main(int argc, char **argv)
 		 (unsigned long long)info.buddy_bytes >> 20,
 		 cell_bytes >> 20, SEQ_IO >> 10, rand_bytes / BLK,
 		 small_bytes / BUDDY_ENTRY_SIZE);
+	if (node >= 0)
+		snprintf(params + strlen(params), sizeof(params) - strlen(params),
+			 "on the CPUs of NUMA node %d (libnuma); pools on nodes %d and %d\n",
+			 node, info.device_node, info.buddy_node);
 
 	warmup(devfd, zdev, alg);
 	for (i = 0; i < ntgt; i++, group++) {

@@ -46,6 +46,7 @@
 #include "codec.h"
 #include "datagen.h"
 #include "libbuddy.h"
+#include "numa_place.h"
 
 #define AREA	(16u << 20)	/* logical bytes one cell cycles over */
 #define ROUNDS	5		/* runs of each measurement; the best counts */
@@ -384,6 +385,7 @@ int main(int argc, char **argv)
 	const char *codec_name = "bpc", *class_name = "mixed", *loop = NULL;
 	const char *device = NULL;
 	bool scaling_only = false;
+	int node = -1;
 	double secs = 1.0, goal_2x = 0, scale, worst_scale = 1e30;
 	bool any_per_cpu = false;
 	const struct buddy_codec *c;
@@ -391,7 +393,7 @@ int main(int argc, char **argv)
 	int devfd, cls, opt;
 	u8 *data, *copy, *dst;
 
-	while ((opt = getopt(argc, argv, "t:c:d:l:D:sh")) != -1) {
+	while ((opt = getopt(argc, argv, "t:c:d:l:D:N:sh")) != -1) {
 		switch (opt) {
 		case 't':
 			secs = atof(optarg);
@@ -411,10 +413,19 @@ int main(int argc, char **argv)
 		case 's':
 			scaling_only = true;
 			break;
+		case 'N':
+			node = atoi(optarg);
+			if (node < 0) {
+				fprintf(stderr, "inproc_bench: -N %s: not a node number\n",
+					optarg);
+				return 2;
+			}
+			break;
 		default:
 			fprintf(stderr,
 				"usage: inproc_bench [-t SECONDS] [-c CODEC] [-d CLASS] [-D DEVICE] [-s]\n"
-				"                    [-l TARGET:OP:SIZE]\n");
+				"                    [-l TARGET:OP:SIZE] [-N NODE]\n"
+				"  -N NODE  run every thread on the CPUs of NUMA node NODE (libnuma)\n");
 			return opt == 'h' ? 0 : 2;
 		}
 	}
@@ -424,6 +435,11 @@ int main(int argc, char **argv)
 		fprintf(stderr, "inproc_bench: bad codec, class or time\n");
 		return 2;
 	}
+	opt = bench_numa_place("inproc_bench", node);
+	if (opt)
+		return opt;
+	if (node >= 0)
+		printf("threads on the CPUs of NUMA node %d (libnuma)\n", node);
 	devfd = device ? buddy_open(device) :
 			 buddy_open_inproc("device_mb=64,max_ratio=4");
 	if (devfd < 0) {
