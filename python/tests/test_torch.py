@@ -315,6 +315,35 @@ class Offload(unittest.TestCase):
                 self.assertEqual(want, set(off.stats.by_codec) - {"none"}
                                  if cheap else set(off.stats.by_codec))
 
+    def test_cswap_model_is_a_rate_per_byte(self):
+        """A fit whose intercepts are negative makes a codec free and its
+        output empty for small tensors: cswap evaluates the fit at the
+        largest size it saw and scales it, clamping sparsity to the
+        range seen, so it does not choose that codec there."""
+        lin = {"compress": (-1e-3, 2e-9, 0, 0),
+               "decompress": (-1e-3, 2e-9, 0, 0),
+               "bytes": (-1e6, 1.0, 0.5e6, 0),
+               "domain": (1 << 20, 16 << 20, 0.0, 0.5)}
+        m = dict(fake_calibration(False), zvc=lin)
+        off = bt.offload("cswap", device=MemDevice(), calibration=m)
+        top = 16 << 20
+
+        def cost(size, sp):
+            t = 2 * max(-1e-3 + 2e-9 * top, 0) * size / top
+            b = max(-1e6 + top + 0.5e6 * min(sp, 0.5), 0) * size / top
+            return t + 2 * b / off.link_bps
+        for size in (64 << 10, 4 << 20, 64 << 20):
+            for sp in (0.0, 0.3, 0.9):
+                with self.subTest(size=size, sparsity=sp):
+                    self.assertAlmostEqual(cost(size, sp),
+                                           off._cswap_cost("zvc", size, sp))
+        self.assertGreater(off._cswap_cost("zvc", 64 << 10, 0.5),
+                           off._cswap_cost("none", 64 << 10, 0.5))
+        # without a domain (a model file without samples) it is as fitted
+        del lin["domain"]
+        self.assertLess(off._cswap_cost("zvc", 64 << 10, 0.0),
+                        off._cswap_cost("none", 64 << 10, 0.0))
+
     def test_prefetch_runs_ahead_in_reverse_pack_order(self):
         model = small_cnn()
         batch = fixed_batch((8, 1, 28, 28), 10)
