@@ -188,16 +188,23 @@ static int span_fetch(const struct buddy_extent *x, struct span *s,
 
 /*
  * Bit 4k of the result: nibble k of @w (entry k's size code, little-endian
- * as the metadata bytes lie) is ZERO (@bad false) or no valid code, 6..15
- * (@bad true: bit 3 set, or bits 2 and 1 both).
+ * as the metadata bytes lie) is @code.
  */
-static inline u64 nibble_flags(u64 w, bool bad)
+static inline u64 nibble_eq(u64 w, unsigned int code)
 {
 	const u64 low = 0x1111111111111111ULL;
 
-	if (bad)
-		return ((w >> 3) | ((w >> 2) & (w >> 1))) & low;
+	w ^= low * code;
 	return ~(w | (w >> 1) | (w >> 2) | (w >> 3)) & low;
+}
+
+/* Bit 4k of the result: nibble k of @w is no valid code (6..15). */
+static inline u64 nibble_bad(u64 w)
+{
+	const u64 low = 0x1111111111111111ULL;
+
+	/* bit 3 set, or bits 2 and 1 both */
+	return ((w >> 3) | ((w >> 2) & (w >> 1))) & low;
 }
 
 /* Gather bits 0, 4, 8, ... 60 of @x (the others clear) into bits 0..15. */
@@ -210,35 +217,37 @@ static inline u64 nibble_gather(u64 x)
 }
 
 /*
- * The span's 32 size codes as two masks, bit k for entry 2 * b0 + k: ZERO
- * codes in @zero, invalid ones in @bad.  A 64-bit word of 16 codes at a
- * time, not nibble by nibble.
+ * The span's 32 size codes as two 64-bit words of 16 codes each: entry
+ * 2 * b0 in the low nibble of byte 0 (little-endian words).
  */
-static void span_masks(const struct span *s, u64 *zero, u64 *bad)
+static inline void span_words(const struct span *s, u64 w[2])
 {
-	/* entry 2 * b0 in the low nibble of byte 0: little-endian words */
-	u64 w[2] = { get_unaligned_le64(s->meta),
-		     get_unaligned_le64(s->meta + 8) };
+	w[0] = get_unaligned_le64(s->meta);
+	w[1] = get_unaligned_le64(s->meta + 8);
+}
 
-	*zero = nibble_gather(nibble_flags(w[0], false)) |
-		nibble_gather(nibble_flags(w[1], false)) << 16;
-	*bad = nibble_gather(nibble_flags(w[0], true)) |
-	       nibble_gather(nibble_flags(w[1], true)) << 16;
+/* Nibble flags @f0, @f1 of span_words() as a mask: bit k, entry 2 * b0 + k. */
+static inline u64 span_mask(u64 f0, u64 f1)
+{
+	return nibble_gather(f0) | nibble_gather(f1) << 16;
 }
 
 /*
  * Whole entries @i..@i+@n-1 of a 1x extent into @dst: each run of stored
  * (or of zero) entries is one copy (or one clear), the slots being
- * contiguous.  Runs are found on the masks of span_masks(), not by
- * reading the codes one at a time.
+ * contiguous.  Runs are found on masks of the codes (span_mask()), not
+ * by reading the codes one at a time.
  */
 static int span_read_plain(const struct buddy_extent *x, struct span *s,
 			   unsigned int i, unsigned int n, u8 *dst)
 {
 	unsigned int k = i - 2 * s->b0, end = k + n, j, code;
-	u64 zero, bad;
+	u64 w[2], zero, bad;
 
-	span_masks(s, &zero, &bad);
+	span_words(s, w);
+	zero = span_mask(nibble_eq(w[0], BUDDY_CODE_ZERO),
+			 nibble_eq(w[1], BUDDY_CODE_ZERO));
+	bad = span_mask(nibble_bad(w[0]), nibble_bad(w[1]));
 	while (k < end) {
 		bool z = zero >> k & 1;
 		/* the run ends at a code of the other kind or a bad one */
@@ -261,15 +270,6 @@ static int span_read_plain(const struct buddy_extent *x, struct span *s,
 		k = j;
 	}
 	return 0;
-}
-
-/* Bit 4k of the result: nibble k of @w (entry k's size code) is @code. */
-static inline u64 nibble_eq(u64 w, unsigned int code)
-{
-	const u64 low = 0x1111111111111111ULL;
-
-	w ^= low * code;
-	return ~(w | (w >> 1) | (w >> 2) | (w >> 3)) & low;
 }
 
 /*
@@ -323,16 +323,15 @@ static void raw_read(const struct buddy_extent *x, unsigned int i,
 static int span_read_split(const struct buddy_extent *x, struct span *s,
 			   unsigned int i, unsigned int n, u8 *dst)
 {
-	u64 w0 = get_unaligned_le64(s->meta);
-	u64 w1 = get_unaligned_le64(s->meta + 8);
-	u64 r0 = nibble_eq(w0, BUDDY_CODE_RAW);
-	u64 r1 = nibble_eq(w1, BUDDY_CODE_RAW);
-	u64 z0 = nibble_eq(w0, BUDDY_CODE_ZERO);
-	u64 z1 = nibble_eq(w1, BUDDY_CODE_ZERO);
 	unsigned int k = i - 2 * s->b0, end = k + n, j;
-	u64 raw, zero;
+	u64 w[2], r0, r1, z0, z1, raw, zero;
 	int ret;
 
+	span_words(s, w);
+	r0 = nibble_eq(w[0], BUDDY_CODE_RAW);
+	r1 = nibble_eq(w[1], BUDDY_CODE_RAW);
+	z0 = nibble_eq(w[0], BUDDY_CODE_ZERO);
+	z1 = nibble_eq(w[1], BUDDY_CODE_ZERO);
 	if (!(r0 | r1 | z0 | z1)) {
 		/* no RAW or zero code in the span: all decoded */
 		for (k = 0; k < n; k++) {
@@ -344,8 +343,8 @@ static int span_read_split(const struct buddy_extent *x, struct span *s,
 		return 0;
 	}
 	/* bit k for entry 2 * b0 + k */
-	raw = nibble_gather(r0) | nibble_gather(r1) << 16;
-	zero = nibble_gather(z0) | nibble_gather(z1) << 16;
+	raw = span_mask(r0, r1);
+	zero = span_mask(z0, z1);
 	while (k < end) {
 		if (raw >> k & 1) {
 			j = k + __builtin_ctzll((~raw | 1ULL << end) >> k);
@@ -413,7 +412,7 @@ static int span_rw(const struct buddy_extent *x, unsigned int i,
 
 	s.b0 = i / 2;
 	s.nbytes = last / 2 - s.b0 + 1;
-	memset(s.meta, 0, sizeof(s.meta));	/* span_masks() reads all */
+	memset(s.meta, 0, sizeof(s.meta));	/* span_words() reads all */
 	for (b = 0; b < s.nbytes; b++)	/* mostly 1 or 16 bytes */
 		s.meta[b] = x->meta[s.b0 + b];
 	memset(&s.n, 0, sizeof(s.n));

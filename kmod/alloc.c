@@ -8,7 +8,8 @@
  * Locking: a stripe of BUDDY_STRIPE_ENTRIES aligned entries (whole
  * metadata bytes) is one page, and its window mutex (window.c) serializes
  * its I/O; inside it, the chunk's rw_semaphore is held for reading (for
- * writing only while the chunk is re-striped).  User memory is copied to and from a bounce buffer outside any
+ * writing only while the chunk is re-striped).  User memory is copied to
+ * and from a bounce buffer outside any
  * lock; long I/O yields between stripes and stops on a fatal signal.  A
  * stripe is one page: a page resident in the window (window.c, mmap) is
  * read and written there instead.
