@@ -9,10 +9,9 @@
  * metadata bytes) is one page, and its window mutex (window.c) serializes
  * its I/O; inside it, the chunk's rw_semaphore is held for reading (for
  * writing only while the chunk is re-striped).  User memory is copied to
- * and from a bounce buffer outside any
- * lock; long I/O yields between stripes and stops on a fatal signal.  A
- * stripe is one page: a page resident in the window (window.c, mmap) is
- * read and written there instead.
+ * and from a bounce buffer outside any lock; long I/O yields between
+ * stripes and stops on a fatal signal.  A page resident in the window
+ * (window.c, mmap) is read and written there instead.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
