@@ -181,8 +181,10 @@ struct cal_opts {
 	unsigned int bins;
 	double lo, hi;		/* sparsity range of the bins */
 	const char *dir;	/* --tensors: real tensors instead */
-	char **files;		/* their paths, sorted by name */
-	uint64_t *flen;		/* their sizes in bytes */
+	struct cal_file {
+		char *path;
+		uint64_t bytes;
+	} *files;		/* sorted by path */
 	size_t nfiles;
 };
 
@@ -313,9 +315,10 @@ static struct json_object *samples_json(const struct cal_run *runs, size_t n)
 }
 
 
-static int cmp_str(const void *a, const void *b)
+static int cmp_path(const void *a, const void *b)
 {
-	return strcmp(*(char *const *)a, *(char *const *)b);
+	return strcmp(((const struct cal_file *)a)->path,
+		      ((const struct cal_file *)b)->path);
 }
 
 /*
@@ -358,7 +361,7 @@ static int scan_tensors(struct cal_opts *o)
 			goto err;
 		}
 		if (o->nfiles == cap) {
-			char **f;
+			struct cal_file *f;
 
 			cap = cap ? 2 * cap : 64;
 			f = realloc(o->files, cap * sizeof(*f));
@@ -366,10 +369,10 @@ static int scan_tensors(struct cal_opts *o)
 				goto nomem;
 			o->files = f;
 		}
-		o->files[o->nfiles] = strdup(path);
-		if (!o->files[o->nfiles])
+		o->files[o->nfiles].path = strdup(path);
+		if (!o->files[o->nfiles].path)
 			goto nomem;
-		o->nfiles++;
+		o->files[o->nfiles++].bytes = st.st_size;
 	}
 	closedir(dir);
 	dir = NULL;
@@ -378,18 +381,7 @@ static int scan_tensors(struct cal_opts *o)
 			     o->dir, o->nfiles, 2 * CALIB_NFEAT);
 		return 1;
 	}
-	qsort(o->files, o->nfiles, sizeof(*o->files), cmp_str);
-	o->flen = calloc(o->nfiles, sizeof(*o->flen));
-	if (!o->flen)
-		goto nomem;
-	for (len = 0; len < o->nfiles; len++) {
-		if (stat(o->files[len], &st)) {
-			buddyctl_err("calibrate: %s: %s", o->files[len],
-				     strerror(errno));
-			return 1;
-		}
-		o->flen[len] = st.st_size;
-	}
+	qsort(o->files, o->nfiles, sizeof(*o->files), cmp_path);
 	return 0;
 nomem:
 	buddyctl_err("calibrate: --tensors %s: %s", o->dir, strerror(ENOMEM));
@@ -403,8 +395,8 @@ err:
 static int load_tensor(const struct cal_opts *o, size_t k, float *in,
 		       double *sp)
 {
-	size_t n = o->flen[k], got = 0, zeros = 0, i;
-	int fd = open(o->files[k], O_RDONLY | O_CLOEXEC), err = 0;
+	size_t n = o->files[k].bytes, got = 0, zeros = 0, i;
+	int fd = open(o->files[k].path, O_RDONLY | O_CLOEXEC), err = 0;
 	ssize_t r;
 
 	if (fd < 0)
@@ -429,10 +421,8 @@ static int load_tensor(const struct cal_opts *o, size_t k, float *in,
 /* Time every codec; the JSON document, or NULL after printing why. */
 static struct json_object *calibrate(const struct cal_opts *o)
 {
-	size_t maxlen = 0, npts = o->nsizes * o->nsp * CAL_RUNS, i, j, r, ci;
-
-	if (o->nfiles)
-		npts = o->nfiles;
+	size_t maxlen = 0, i, j, r, ci;
+	size_t npts = o->nfiles ? o->nfiles : o->nsizes * o->nsp * CAL_RUNS;
 	struct json_object *doc = NULL, *arr, *feat;
 	struct cal_run *runs = calloc(npts, sizeof(*runs));
 	float *in = NULL, *out = NULL;
@@ -442,8 +432,8 @@ static struct json_object *calibrate(const struct cal_opts *o)
 		if (o->sizes[i] > maxlen)
 			maxlen = o->sizes[i];
 	for (i = 0; i < o->nfiles; i++)
-		if (o->flen[i] > maxlen)
-			maxlen = o->flen[i];
+		if (o->files[i].bytes > maxlen)
+			maxlen = o->files[i].bytes;
 	in = malloc(maxlen);
 	out = malloc(maxlen);
 	if (!runs || !in || !out) {
@@ -473,11 +463,11 @@ static struct json_object *calibrate(const struct cal_opts *o)
 			int ret = load_tensor(o, i, in, &sp);
 
 			if (!ret)
-				ret = time_one(c, o->flen[i], sp, o->repeat, in,
+				ret = time_one(c, o->files[i].bytes, sp, o->repeat, in,
 					       enc, out, &runs[k]);
 			if (ret) {
 				buddyctl_err("calibrate: %s: %s: %s", c->name,
-					     o->files[i], ret == -EBADMSG ?
+					     o->files[i].path, ret == -EBADMSG ?
 					     "output does not decode to the input" :
 					     strerror(-ret));
 				goto err_arr;
@@ -798,8 +788,7 @@ int cmd_calibrate(int argc, char **argv)
 	free(o.sizes);
 	free(o.sp);
 	for (i = 0; i < o.nfiles; i++)
-		free(o.files[i]);
+		free(o.files[i].path);
 	free(o.files);
-	free(o.flen);
 	return ret;
 }
