@@ -174,9 +174,8 @@ def load_calibration(path):
         out[c["name"]]["rae"] = {k: c[k]["rae"] for k in
                                  ("compress", "decompress", "bytes")}
         s = c.get("samples") or []
-        if s:   # rows of size, sparsity, ...: the range the fit has seen
-            out[c["name"]]["domain"] = (min(r[0] for r in s),
-                                        max(r[0] for r in s),
+        if s:   # rows of size, sparsity, ...: what the fit has seen
+            out[c["name"]]["domain"] = (max(r[0] for r in s),
                                         min(r[1] for r in s),
                                         max(r[1] for r in s))
     return out
@@ -200,7 +199,7 @@ def _predict_in(model, what, size, sparsity):
     dom = model.get("domain")
     if not dom:
         return max(_predict(model[what], size, sparsity), 0.0)
-    smin, smax, pmin, pmax = dom
+    smax, pmin, pmax = dom     # largest size, sparsity range seen
     sp = min(max(sparsity, pmin), pmax)
     return max(_predict(model[what], smax, sp), 0.0) * size / smax
 

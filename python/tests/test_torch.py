@@ -323,7 +323,7 @@ class Offload(unittest.TestCase):
         lin = {"compress": (-1e-3, 2e-9, 0, 0),
                "decompress": (-1e-3, 2e-9, 0, 0),
                "bytes": (-1e6, 1.0, 0.5e6, 0),
-               "domain": (1 << 20, 16 << 20, 0.0, 0.5)}
+               "domain": (16 << 20, 0.0, 0.5)}
         m = dict(fake_calibration(False), zvc=lin)
         off = bt.offload("cswap", device=MemDevice(), calibration=m)
         top = 16 << 20
