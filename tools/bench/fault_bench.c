@@ -15,10 +15,11 @@
  * kmap and page-table work around the call are not the data path and are
  * not here.
  *
- * Each of the four loops is a function of its own (noipa: never inlined nor cloned) so that
- * an instruction counter can tell them apart: tools/bench/fault-ipf.sh
- * runs this under valgrind's callgrind and divides each loop's inclusive
- * instructions by its pages (`make bench-fault`).
+ * Each of the four loops is a function of its own (noipa: never inlined
+ * nor cloned) so that an instruction counter can tell them apart:
+ * tools/bench/fault-ipf.sh runs this under valgrind's callgrind and
+ * divides each loop's inclusive instructions by its pages (`make
+ * bench-fault`).
  *
  *   fault_bench [-c CODEC] [-t TARGET] [-d CLASS] [-p PAGES]
  *
@@ -180,7 +181,8 @@ int main(int argc, char **argv)
 		buddy_stripe_rw(&x, e * EPP, 0, data + (size_t)e * PAGE, PAGE,
 				true, &fill);
 	for (e = 0; e < nr; e++)
-		codes[e] = buddy_entry_encode(c, data + (size_t)e * 128,
+		codes[e] = buddy_entry_encode(c, data +
+					      (size_t)e * BUDDY_ENTRY_BYTES,
 					      streams + (size_t)e *
 					      BUDDY_STREAM_MAX);
 
