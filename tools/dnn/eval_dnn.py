@@ -318,7 +318,7 @@ def main():
           "above the floor measured before any model was built "
           f"({fmt_mib(FLOOR)} MiB: the in-process device's backing store, "
           "which stands for the device's memory, and the data set).  "
-          f"{'' if buddy.live_bytes() else 'NOT UNDER THE INTERPOSER HERE: those columns are empty.  '}"
+          f"{'' if live else 'NOT UNDER THE INTERPOSER HERE: those columns are empty.  '}"
           "Act. mem is the bytes of saved activations in process memory that "
           "the saved-tensor hooks track (kept ones, and prefetched or "
           "unpacked ones until freed), peak and mean over the samples taken "
@@ -373,6 +373,14 @@ def anchors(calibs, acc):
            f"{100 * acc[mname][0] / acc[mname][1]:.1f}%)"
            if mname in acc else "")
         for mname, calib in calibs.items())
+    right = sum(a for a, _ in acc.values())
+    made = sum(n for _, n in acc.values())
+    pooled = (f"; pooled, {right}/{made} = {100 * right / made:.1f}%"
+              if made else "")
+    # this run's figures, not a past run's: how far one miss moves a model
+    few = ", ".join(f"{m} makes {n}, so one miss moves it by "
+                    f"{100 / n:.0f} points"
+                    for m, (_, n) in acc.items() if n < 30)
     return ["## Paper anchors", "",
             "- vDNN: 89-95% less average GPU memory, against Torch7's "
             "network-wide allocation.  Our baseline is PyTorch's eager "
@@ -388,14 +396,14 @@ def anchors(calibs, acc):
             "- CSWAP: decision accuracy 94.2% (RLE, CSR, LZ4, ZVC on a GPU). "
             "Ours: the cswap line above, CPU codecs timed natively on 2 "
             f"shared cores.  Calibration RAE (compress/decompress/bytes): "
-            f"{rae}.  Each model's codec model is fitted on its own "
+            f"{rae}{pooled}.  Each model's codec model is fitted on its own "
             "activations (buddyctl calibrate --tensors); fitted on "
             "generated data the accuracy was 42-65%.  Where it still "
             "differs from 94.2%: the judge is the natively timed best of "
             "the last iteration on shared cores (scheduling noise on both "
-            "sides); many tensors sit near a tie, where noise decides; the "
-            "CNN and VGG-11 make 7 and 17 decisions, so one miss moves "
-            "them by 14 and 6 points; and CSWAP's GPU codecs are fast next "
+            "sides); many tensors sit near a tie, where noise decides; "
+            + (f"few decisions ({few}); " if few else "") +
+            "and CSWAP's GPU codecs are fast next "
             "to its link, ours (~1 GB/s on a CPU) are not next to a 2 GB/s "
             "link, so fewer decisions are clear-cut (Documentation/dnn.rst).",
             "- Gist: lossless encodings 1.4x, with DPR 1.8x: our `gist` and "
