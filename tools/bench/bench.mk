@@ -13,13 +13,15 @@
 # library (liburing-dev ships liburing.a) and libbuddytools.a (libbuddy +
 # datagen) and libbuddycore.a (the in-process device libbuddy carries).
 #
-# Knobs: DEV_BENCH_MIB (MiB per cell, default 16), DEV_BENCH_ARGS (extra
+# Knobs: DEV_BENCH_MIB (MiB per cell, default 16), DEV_BENCH_ROUNDS (every
+# cell measured that many times, medians reported; default 5), DEV_BENCH_ARGS (extra
 # dev_bench options, e.g. -c mixed,random), BENCH_GUEST_MEM (MiB per guest
 # node), BENCH_GUEST_DEVICE_MB (buddy.ko device_mb), BENCH_GUEST_TIMEOUT.
 
 DEV_BENCH            := $(B)/guest/bench/dev_bench
 DEV_BENCH_CFLAGS     ?= -O2 -g
 DEV_BENCH_MIB        ?= 16
+DEV_BENCH_ROUNDS     ?= 5
 DEV_BENCH_ARGS       ?=
 BENCH_GUEST_MEM      ?= 512
 BENCH_GUEST_DEVICE_MB ?= 128
@@ -39,7 +41,7 @@ bench-guest: $(DEV_BENCH)
 	tools/bench/guest-bench.sh --bench $(DEV_BENCH) --ko kmod/buddy.ko \
 	    --mem $(BENCH_GUEST_MEM) --device-mb $(BENCH_GUEST_DEVICE_MB) \
 	    --timeout $(BENCH_GUEST_TIMEOUT) --out $(B)/results/bench-guest.txt \
-	    -- -m $(DEV_BENCH_MIB) $(DEV_BENCH_ARGS)
+	    -- -m $(DEV_BENCH_MIB) -R $(DEV_BENCH_ROUNDS) $(DEV_BENCH_ARGS)
 
 # --- natively: libbuddy's data path on the in-process device ----------------
 #   make bench-inproc  pread/pwrite of 128 B, 4 KiB and 1 MiB at every target

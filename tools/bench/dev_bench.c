@@ -4,7 +4,7 @@
  * allocation, memcpy and zram, all in the same (guest) kernel.
  *
  *   dev_bench [-m MIB] [-r KIB] [-k KIB] [-c CLASS,...] [-t TARGET,...]
- *             [-z /dev/zramN] [-a ALG] [-q]
+ *             [-z /dev/zramN] [-a ALG] [-R ROUNDS] [-q]
  *
  * Cells are (system, data class).  Systems: one buddy allocation of MIB MiB
  * per target (default codec, i.e. BPC), a 1x allocation with codec none,
@@ -40,6 +40,12 @@
  * met": buddy 1x/none at least zram-lz4's seq-rd, rd4K and wr4K; buddy
  * 2x/bpc at least 0.5x zram's rd4K and 1x its seq-wr; every buddy target's
  * rd128 kIOPS at least 3x zram's (whose small reads are 4 KiB pages).
+ *
+ * -R ROUNDS measures every cell of the table ROUNDS times, the cells of odd
+ * rounds in reverse order, and prints each cell's median.  A goal's ratio
+ * is taken within each round and judged on the median of the rounds, with
+ * their range: under TCG a single short cell can be off by 3x when the
+ * host's or the guest's scheduler interrupts it.
  *
  * With BUDDY_FEAT_MMAP, a second table ("=== dev_bench mmap table ===",
  * issue 13) gives per target and class, next to a 1x allocation with codec
@@ -92,10 +98,14 @@ static const char *const col_names[C_NR] = {
 	"ur1-rd", "ur1-wr", "ur32-rd", "ur32-wr", "kIOPS",
 };
 
+#define MAX_ROUNDS	15
+
 struct row {
 	char sys[24];
 	char cls[12];
-	double v[C_NR];		/* MB/s (kIOPS for C_KIOPS), NA: not measured */
+	double v[C_NR];		/* MB/s (kIOPS for C_KIOPS), NA: not measured;
+				 * after the last round, the median of rv */
+	double rv[MAX_ROUNDS][C_NR];	/* v of each round */
 	double spill;		/* percent, NA */
 	double ratio;		/* NA; INFINITY-like 0 bytes stored: -2 */
 	int group;
@@ -108,6 +118,7 @@ static unsigned int nr_rows;
 static size_t cell_bytes = 16u << 20;
 static size_t rand_bytes = 8u << 20;
 static size_t small_bytes = 512u << 10;
+static unsigned int nr_rounds = 1, round_idx;
 static bool quiet;
 static unsigned int zram_small;	/* small-read size used on zram */
 static int zram_512_err;	/* errno of a 512-byte O_DIRECT read, 0: ok */
@@ -271,18 +282,64 @@ static struct row *new_row(const char *sys, enum datagen_class c, int group)
 	struct row *r;
 	unsigned int i;
 
-	if (nr_rows == MAX_ROWS)
-		die("too many rows");
-	r = &rows[nr_rows++];
-	memset(r, 0, sizeof(*r));
-	snprintf(r->sys, sizeof(r->sys), "%s", sys);
-	snprintf(r->cls, sizeof(r->cls), "%s", datagen_class_name(c));
+	/* a later round measures the same cell again into the same row */
+	for (i = 0; round_idx && i < nr_rows; i++)
+		if (!strcmp(rows[i].sys, sys) &&
+		    !strcmp(rows[i].cls, datagen_class_name(c)))
+			break;
+	if (round_idx && i == nr_rows)
+		die("%s/%s: a cell not measured in the first round", sys,
+		    datagen_class_name(c));
+	if (round_idx) {
+		r = &rows[i];
+	} else {
+		if (nr_rows == MAX_ROWS)
+			die("too many rows");
+		r = &rows[nr_rows++];
+		memset(r, 0, sizeof(*r));
+		snprintf(r->sys, sizeof(r->sys), "%s", sys);
+		snprintf(r->cls, sizeof(r->cls), "%s", datagen_class_name(c));
+		r->spill = NA;
+		r->ratio = NA;
+		r->group = group;
+	}
 	for (i = 0; i < C_NR; i++)
 		r->v[i] = NA;
-	r->spill = NA;
-	r->ratio = NA;
-	r->group = group;
 	return r;
+}
+
+/* The cell's figures are this round's. */
+static void row_keep(struct row *r)
+{
+	memcpy(r->rv[round_idx], r->v, sizeof(r->v));
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return (x > y) - (x < y);
+}
+
+/* Median of @n values (the lower middle one's mean with the upper one). */
+static double median(double *v, unsigned int n)
+{
+	qsort(v, n, sizeof(*v), cmp_double);
+	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+/* Each cell's figure is the median of its rounds. */
+static void rows_median(void)
+{
+	double tmp[MAX_ROUNDS];
+	unsigned int i, k, j;
+
+	for (i = 0; i < nr_rows; i++)
+		for (k = 0; k < C_NR; k++) {
+			for (j = 0; j < nr_rounds; j++)
+				tmp[j] = rows[i].rv[j][k];
+			rows[i].v[k] = tmp[0] == NA ? NA : median(tmp, nr_rounds);
+		}
 }
 
 /*
@@ -368,6 +425,7 @@ static void bench_buddy(int devfd, unsigned int target, unsigned int codec,
 	r->ratio = stored ? (double)st.nr_entries * BUDDY_ENTRY_SIZE / stored
 			  : -2;
 	close(fd);
+	row_keep(r);
 	progress(" %.1fs\n", now() - t);
 }
 
@@ -575,6 +633,7 @@ static void bench_zram(const char *dev, const char *alg, enum datagen_class c,
 	    sscanf(buf, "%llu %llu", &orig, &compr) == 2)
 		r->ratio = compr ? (double)orig / compr : -2;
 	close(fd);
+	row_keep(r);
 	progress(" %.1fs\n", now() - t);
 }
 
@@ -621,6 +680,7 @@ static void bench_memcpy(enum datagen_class c, int group)
 	r->v[C_WR4K] = memcpy_rand(offs4k, n4k, BLK);
 	if (memcmp(dst, src, cell_bytes))
 		die("memcpy: copy differs");
+	row_keep(r);
 }
 
 /*
@@ -672,22 +732,36 @@ static const struct row *find_row(const char *sys, const char *cls)
 	return NULL;
 }
 
-/* One goal: @what of @sys is at least @factor x zram's @zcol. */
+/*
+ * One goal: @what of @sys is at least @factor x zram's @zcol.  The ratio is
+ * taken within each round (both cells ran minutes apart at most, under the
+ * same host load) and the goal is judged on the median of the rounds.
+ */
 static void goal(FILE *f, const struct row *z, const char *sys,
 		 unsigned int col, unsigned int zcol, double factor)
 {
 	const struct row *r = find_row(sys, z->cls);
-	double ratio;
+	double ratio[MAX_ROUNDS], med, lo, hi;
+	unsigned int j, n = 0;
 
-	if (!r || r->v[col] == NA || z->v[zcol] == NA || z->v[zcol] <= 0) {
+	for (j = 0; r && j < nr_rounds; j++)
+		if (r->rv[j][col] != NA && z->rv[j][zcol] != NA &&
+		    z->rv[j][zcol] > 0)
+			ratio[n++] = r->rv[j][col] / z->rv[j][zcol];
+	if (!n || n != nr_rounds) {
 		fprintf(f, "goal: %s %s >= %.1fx zram %s: not measured\n", sys,
 			col_names[col], factor, col_names[zcol]);
 		return;
 	}
-	ratio = r->v[col] / z->v[zcol];
-	fprintf(f, "goal: %-14s %-6s >= %.1fx %s %-6s: %6.2fx  %s\n", sys,
-		col_names[col], factor, z->sys, col_names[zcol], ratio,
-		ratio >= factor ? "met" : "NOT met");
+	med = median(ratio, n);		/* sorts ratio[] */
+	lo = ratio[0];
+	hi = ratio[n - 1];
+	fprintf(f, "goal: %-14s %-6s >= %.1fx %s %-6s: %6.2fx  %s", sys,
+		col_names[col], factor, z->sys, col_names[zcol], med,
+		med >= factor ? "met" : "NOT met");
+	if (n > 1)
+		fprintf(f, "  (%u rounds: %.2f-%.2fx)", n, lo, hi);
+	fputc('\n', f);
 }
 
 /* The goals of issue 16, on the mixed class, against zram in this run. */
@@ -705,8 +779,12 @@ static void print_goals(FILE *f)
 		fprintf(f, "goals: need zram (-z) and the mixed class in the run\n");
 		return;
 	}
-	fprintf(f, "goals (mixed data, ratios against %s in this run):\n",
-		z->sys);
+	if (nr_rounds > 1)
+		fprintf(f, "goals (mixed data, against %s in this run; the median of %u rounds' ratios):\n",
+			z->sys, nr_rounds);
+	else
+		fprintf(f, "goals (mixed data, ratios against %s in this run):\n",
+			z->sys);
 	for (i = 0; i < ARRAY_SIZE(cols); i++)
 		goal(f, z, "buddy 1x none", cols[i], cols[i], 1.0);
 	goal(f, z, "buddy 2x bpc", C_RD4K, C_RD4K, 0.5);
@@ -764,11 +842,20 @@ static void print_table(FILE *f, const char *params, const char *zram_note)
 
 /* ---- main ---- */
 
+enum { CELL_BUDDY, CELL_ZRAM, CELL_MEMCPY };
+
+struct cell {
+	int kind;
+	unsigned int target, codec;
+	enum datagen_class c;
+	int group;
+};
+
 static void usage(void)
 {
 	fprintf(stderr,
 		"usage: dev_bench [-m MIB] [-r KIB] [-k KIB] [-c CLASS,...]\n"
-		"                 [-t TARGET,...] [-z /dev/zramN] [-a ALG] [-q]\n"
+		"                 [-t TARGET,...] [-z /dev/zramN] [-a ALG] [-R N] [-q]\n"
 		"  -m MIB   bytes per cell: allocation/disk size and sequential\n"
 		"           volume (default 16)\n"
 		"  -r KIB   volume of each 4 KiB random phase (default 8192)\n"
@@ -778,6 +865,8 @@ static void usage(void)
 		"  -z DEV   also benchmark this zram device (reset and set up here)\n"
 		"  -a ALG   zram comp_algorithm (default lz4)\n"
 		"  -N NODE  run on the CPUs of NUMA node NODE (libnuma)\n"
+		"  -R N     measure every cell N times (at most 15), odd rounds in\n"
+		"           reverse order; figures and goals are the medians\n"
 		"  -q       no progress on stderr\n");
 	exit(2);
 }
@@ -795,9 +884,10 @@ int main(int argc, char **argv)
 	struct utsname uts;
 	double t0 = now();
 	int opt, devfd, ret, group = 0, node = -1;
-	unsigned int mmap_window = 0;
+	unsigned int mmap_window = 0, ncells = 0;
+	struct cell cells[8 * DATAGEN_NR + 2 * DATAGEN_NR + 1];
 
-	while ((opt = getopt(argc, argv, "m:r:k:c:t:z:a:N:qh")) != -1) {
+	while ((opt = getopt(argc, argv, "m:r:k:c:t:z:a:N:R:qh")) != -1) {
 		switch (opt) {
 		case 'm':
 			cell_bytes = strtoul(optarg, NULL, 0) << 20;
@@ -822,6 +912,11 @@ int main(int argc, char **argv)
 			break;
 		case 'q':
 			quiet = true;
+			break;
+		case 'R':
+			nr_rounds = strtoul(optarg, NULL, 10);
+			if (!nr_rounds || nr_rounds > MAX_ROUNDS)
+				usage();
 			break;
 		case 'N':
 			node = atoi(optarg);
@@ -901,31 +996,52 @@ int main(int argc, char **argv)
 		 (unsigned long long)info.buddy_bytes >> 20,
 		 cell_bytes >> 20, SEQ_IO >> 10, rand_bytes / BLK,
 		 small_bytes / BUDDY_ENTRY_SIZE);
+	if (nr_rounds > 1)
+		snprintf(params + strlen(params), sizeof(params) - strlen(params),
+			 "each figure: the median of %u rounds (odd rounds in reverse order)\n",
+			 nr_rounds);
 	if (node >= 0)
 		snprintf(params + strlen(params), sizeof(params) - strlen(params),
 			 "on the CPUs of NUMA node %d (libnuma); pools on nodes %d and %d\n",
 			 node, info.device_node, info.buddy_node);
 
-	warmup(devfd, zdev, alg);
-	for (i = 0; i < ntgt; i++, group++) {
-		for (j = 0; j < ncls; j++) {
-			datagen_fill(cls[j], SEED + cls[j], src, cell_bytes);
-			bench_buddy(devfd, tgt[i], BUDDY_CODEC_DEFAULT, cls[j],
-				    group);
-		}
-	}
-	for (j = 0; j < ncls; j++) {
-		datagen_fill(cls[j], SEED + cls[j], src, cell_bytes);
-		bench_buddy(devfd, BUDDY_TARGET_1X, BUDDY_CODEC_NONE, cls[j],
-			    group);
-	}
+	/* the cells of one round, in the table's order */
+	for (i = 0; i < ntgt; i++, group++)
+		for (j = 0; j < ncls; j++)
+			cells[ncells++] = (struct cell){ CELL_BUDDY, tgt[i],
+				BUDDY_CODEC_DEFAULT, cls[j], group };
+	for (j = 0; j < ncls; j++)
+		cells[ncells++] = (struct cell){ CELL_BUDDY, BUDDY_TARGET_1X,
+			BUDDY_CODEC_NONE, cls[j], group };
 	group++;
-	if (zdev) {
-		for (j = 0; j < ncls; j++) {
-			datagen_fill(cls[j], SEED + cls[j], src, cell_bytes);
-			bench_zram(zdev, alg, cls[j], group);
+	for (j = 0; zdev && j < ncls; j++)
+		cells[ncells++] = (struct cell){ CELL_ZRAM, 0, 0, cls[j], group };
+	group += !!zdev;
+	cells[ncells++] = (struct cell){ CELL_MEMCPY, 0, 0, DATAGEN_MIXED, group };
+
+	warmup(devfd, zdev, alg);
+	for (round_idx = 0; round_idx < nr_rounds; round_idx++) {
+		if (nr_rounds > 1)
+			progress("# round %u of %u\n", round_idx + 1, nr_rounds);
+		for (i = 0; i < ncells; i++) {
+			/* odd rounds backwards: a drift in host speed
+			 * favours no row */
+			const struct cell *cl = &cells[round_idx % 2 ?
+						       ncells - 1 - i : i];
+
+			datagen_fill(cl->c, SEED + cl->c, src, cell_bytes);
+			if (cl->kind == CELL_BUDDY)
+				bench_buddy(devfd, cl->target, cl->codec, cl->c,
+					    cl->group);
+			else if (cl->kind == CELL_ZRAM)
+				bench_zram(zdev, alg, cl->c, cl->group);
+			else
+				bench_memcpy(cl->c, cl->group);
 		}
-		group++;
+	}
+	round_idx = 0;
+	rows_median();
+	if (zdev) {
 		snprintf(znote, sizeof(znote),
 			 "zram: O_DIRECT on %s, comp_algorithm %s, disksize %zu MiB, reset per row.\n"
 			 "  Its rd128 and kIOPS are %u-byte random reads, each decompressing a whole\n"
@@ -940,8 +1056,6 @@ int main(int argc, char **argv)
 		if (ret)
 			die("%s/reset: %s", zram_sys, strerror(-ret));
 	}
-	datagen_fill(DATAGEN_MIXED, SEED + DATAGEN_MIXED, src, cell_bytes);
-	bench_memcpy(DATAGEN_MIXED, group);
 
 	if (info.features & BUDDY_FEAT_MMAP) {
 		unsigned int old = 0, win = (cell_bytes >> 20) + 4;
