@@ -185,19 +185,52 @@ static void free_allocation(struct buddy_allocation *a)
 }
 
 /* Add @delta (BUDDY_CODE_SLOTS, sums to 0) to an allocation's histogram. */
+/*
+ * The device's histogram: a delta goes to this CPU's part, so that writers
+ * on different CPUs share no cache line (struct buddy_pcpu).  Process
+ * context only: the sequence count is this CPU's, with preemption off.
+ */
+void buddy_dev_codes_add(const s64 *delta)
+{
+	struct buddy_pcpu *p = get_cpu_ptr(buddy_dev->pcpu);
+	unsigned int i;
+
+	write_seqcount_begin(&p->codes_seq);
+	for (i = 0; i < BUDDY_CODE_NR; i++)
+		p->codes[i] += delta[i];
+	write_seqcount_end(&p->codes_seq);
+	put_cpu_ptr(buddy_dev->pcpu);
+}
+
+/* The device's histogram of live entries: each CPU's part read whole. */
+void buddy_dev_codes_read(s64 *codes)
+{
+	s64 part[BUDDY_CODE_NR];
+	unsigned int i, seq;
+	int cpu;
+
+	memset(codes, 0, BUDDY_CODE_NR * sizeof(*codes));
+	for_each_possible_cpu(cpu) {
+		struct buddy_pcpu *p = per_cpu_ptr(buddy_dev->pcpu, cpu);
+
+		do {
+			seq = read_seqcount_begin(&p->codes_seq);
+			memcpy(part, p->codes, sizeof(part));
+		} while (read_seqcount_retry(&p->codes_seq, seq));
+		for (i = 0; i < BUDDY_CODE_NR; i++)
+			codes[i] += part[i];
+	}
+}
+
 void buddy_codes_add(struct buddy_allocation *a, const s64 *delta)
 {
-	struct buddy_device *bd = buddy_dev;
 	unsigned int i;
 
 	write_seqlock(&a->codes_seq);
 	for (i = 0; i < BUDDY_CODE_NR; i++)
 		a->codes[i] += delta[i];
 	write_sequnlock(&a->codes_seq);
-	write_seqlock(&bd->codes_seq);
-	for (i = 0; i < BUDDY_CODE_NR; i++)
-		bd->codes[i] += delta[i];
-	write_sequnlock(&bd->codes_seq);
+	buddy_dev_codes_add(delta);
 }
 
 /* The last reference: give everything back. */
@@ -214,10 +247,7 @@ static void buddy_alloc_release_ref(struct kref *ref)
 	buddy_chunks_free(&buddy_chunk_ops, a, a->nr_chunks);
 	for (i = 0; i < BUDDY_CODE_NR; i++)
 		delta[i] = -a->codes[i];
-	write_seqlock(&bd->codes_seq);
-	for (i = 0; i < BUDDY_CODE_NR; i++)
-		bd->codes[i] += delta[i];
-	write_sequnlock(&bd->codes_seq);
+	buddy_dev_codes_add(delta);
 	mutex_lock(&bd->lock);
 	buddy_space_release(&bd->space, a->dev_bytes, a->bud_bytes);
 	user_uncharge(a->user, a->dev_bytes + a->bud_bytes);
@@ -373,9 +403,11 @@ long buddy_ioctl_alloc(struct buddy_alloc *req, struct file **filep)
 	bd->nr_allocs++;
 	bd->logical_bytes += a->size;
 	mutex_unlock(&bd->lock);
-	write_seqlock(&bd->codes_seq);
-	bd->codes[BUDDY_CODE_ZERO] += a->nr_entries;
-	write_sequnlock(&bd->codes_seq);
+	{
+		s64 delta[BUDDY_CODE_SLOTS] = { [BUDDY_CODE_ZERO] = a->nr_entries };
+
+		buddy_dev_codes_add(delta);
+	}
 	a->id = atomic64_inc_return(&bd->next_id);
 	trace_buddy_alloc(a);	/* before others can find it and change it */
 	ret = xa_insert(&bd->allocs, a->id, a, GFP_KERNEL_ACCOUNT);

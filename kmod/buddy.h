@@ -104,10 +104,23 @@ struct buddy_allocation {
  * @bounce:	a spare bounce buffer of BUDDY_BOUNCE_BYTES (or NULL), taken
  *		and given back with this_cpu_xchg()/this_cpu_cmpxchg(): the
  *		owner may sleep and move, the slot is only a free list.
+ * @win_counters: the resident window's device-wide counters (enum
+ *		buddy_win_counter), CPU by CPU; summed on read.
+ * @codes_seq:	@codes changes as one delta, with preemption off.
+ * @codes:	the size-code histogram's changes made on this CPU: the
+ *		device's histogram of live entries is their sum.  Every
+ *		delta sums to zero (a write moves entries between codes) or
+ *		to an allocation's entries (its creation and its release),
+ *		and each CPU's part is read whole, so the sum always counts
+ *		the live entries exactly; a single code may lag by the
+ *		deltas in flight.
  */
 struct buddy_pcpu {
 	u64 counters[BUDDY_NR_COUNTERS];
 	u8 *bounce;
+	u64 win_counters[BUDDY_WIN_NR];
+	seqcount_t codes_seq;
+	s64 codes[BUDDY_CODE_NR];
 };
 
 #define BUDDY_BOUNCE_BYTES	(4 * BUDDY_STRIPE_ENTRIES * BUDDY_ENTRY_BYTES)
@@ -118,8 +131,8 @@ struct buddy_pcpu {
  *		counters @space, the per-user shares @users, @nr_allocs and
  *		@logical_bytes.
  * @allocs:	live allocations by id (the xarray has its own lock).
- * @codes_seq:	@codes is read as one histogram.
- * @pcpu:	the per-CPU counters and spare bounce buffers.
+ * @pcpu:	the per-CPU counters, size-code histograms and spare bounce
+ *		buffers.
  */
 struct buddy_device {
 	struct miscdevice misc;
@@ -134,8 +147,6 @@ struct buddy_device {
 	struct xarray allocs;
 	atomic64_t next_id;
 	struct buddy_pcpu __percpu *pcpu;	/* counters: all, ever */
-	seqlock_t codes_seq;
-	s64 codes[BUDDY_CODE_NR];		/* live allocations */
 };
 
 extern struct buddy_device *buddy_dev;
@@ -164,6 +175,8 @@ extern const struct buddy_chunk_ops buddy_chunk_ops;
 struct buddy_allocation *buddy_alloc_get(u64 id);
 void buddy_alloc_put(struct buddy_allocation *a);
 void buddy_codes_add(struct buddy_allocation *a, const s64 *delta);
+void buddy_dev_codes_add(const s64 *delta);
+void buddy_dev_codes_read(s64 *codes);
 void buddy_user_adjust(struct buddy_allocation *a, s64 bytes);
 
 /* admin.c: system-wide view and live re-targeting (CAP_SYS_ADMIN) */

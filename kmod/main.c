@@ -266,13 +266,10 @@ static ssize_t code_stat_show(struct device *dev,
 			      struct device_attribute *attr, char *buf)
 {
 	s64 codes[BUDDY_CODE_NR];
-	unsigned int i, seq;
+	unsigned int i;
 	int len = 0;
 
-	do {
-		seq = read_seqbegin(&buddy_dev->codes_seq);
-		memcpy(codes, buddy_dev->codes, sizeof(codes));
-	} while (read_seqretry(&buddy_dev->codes_seq, seq));
+	buddy_dev_codes_read(codes);
 	for (i = 0; i < BUDDY_CODE_NR; i++)
 		len += sysfs_emit_at(buf, len, "%s%lld", i ? " " : "",
 				     (long long)codes[i]);
@@ -391,7 +388,7 @@ static int __init buddy_init(void)
 {
 	struct buddy_device *bd;
 	u64 dev_bytes;
-	int ret;
+	int ret, cpu;
 
 	ret = check_params();
 	if (ret)
@@ -402,13 +399,14 @@ static int __init buddy_init(void)
 	mutex_init(&bd->lock);
 	INIT_LIST_HEAD(&bd->users);
 	xa_init(&bd->allocs);
-	seqlock_init(&bd->codes_seq);
 	atomic64_set(&bd->next_id, 0);
 	bd->pcpu = alloc_percpu(struct buddy_pcpu);
 	if (!bd->pcpu) {
 		kfree(bd);
 		return -ENOMEM;
 	}
+	for_each_possible_cpu(cpu)
+		seqcount_init(&per_cpu_ptr(bd->pcpu, cpu)->codes_seq);
 
 	dev_bytes = (u64)device_mb << 20;
 	ret = buddy_pool_init(&bd->device, "device", dev_bytes,

@@ -69,7 +69,6 @@ static struct {
 	struct list_head orphans;
 	unsigned long nr;
 	unsigned long nr_orphans;
-	atomic64_t counters[BUDDY_WIN_NR];
 } win = {
 	.lock = __SPIN_LOCK_UNLOCKED(win.lock),
 	.fifo = LIST_HEAD_INIT(win.fifo),
@@ -86,7 +85,8 @@ static unsigned long window_limit(void)
 static void count(struct buddy_allocation *a, enum buddy_win_counter c)
 {
 	atomic64_inc(&a->win.counters[c]);
-	atomic64_inc(&win.counters[c]);
+	/* the device's: this CPU's part, no line shared with other CPUs */
+	this_cpu_inc(buddy_dev->pcpu->win_counters[c]);
 }
 
 static struct mutex *win_lock(struct buddy_allocation *a, unsigned long idx)
@@ -547,17 +547,21 @@ void buddy_win_show_fdinfo(struct seq_file *m, struct buddy_allocation *a)
 int buddy_window_stat(char *buf)
 {
 	unsigned long nr, orphans;
+	u64 c[BUDDY_WIN_NR] = {};
+	unsigned int i;
+	int cpu;
 
 	spin_lock(&win.lock);
 	nr = win.nr;
 	orphans = win.nr_orphans;
 	spin_unlock(&win.lock);
-	return sysfs_emit(buf, "%lu %lu %lu %lld %lld %lld %lld\n",
-			  window_limit(), nr, orphans,
-			  (long long)atomic64_read(&win.counters[0]),
-			  (long long)atomic64_read(&win.counters[1]),
-			  (long long)atomic64_read(&win.counters[2]),
-			  (long long)atomic64_read(&win.counters[3]));
+	for_each_possible_cpu(cpu)
+		for (i = 0; i < BUDDY_WIN_NR; i++)
+			c[i] += READ_ONCE(per_cpu_ptr(buddy_dev->pcpu,
+						      cpu)->win_counters[i]);
+	BUILD_BUG_ON(BUDDY_WIN_NR != 4);
+	return sysfs_emit(buf, "%lu %lu %lu %llu %llu %llu %llu\n",
+			  window_limit(), nr, orphans, c[0], c[1], c[2], c[3]);
 }
 
 /* Module unload (nothing is mapped): the orphans go, held or not. */
