@@ -96,6 +96,23 @@ profile-path: $(INPROC_BENCH)
 	tools/bench/profile-path.sh $(INPROC_BENCH) $(PROFILE_SECONDS) \
 	    $(PROFILE_TOP) $(PROFILE_CASES) | tee $(B)/results/profile-path.txt
 
+#   make profile-guest the same in a QEMU guest on buddy.ko: Debian's perf,
+#                      run through the guest's chroot of the host root,
+#                      samples inproc_bench -D /dev/buddy -l (kernel and user
+#                      frames); tools/bench/profile-guest.sh; to stdout and
+#                      $(B)/results/profile-guest.txt.  PROFILE_GUEST_CASES.
+PROFILE_GUEST_CASES ?= none:1x:pread:128 bpc:2x:pread:128 \
+		       none:1x:pread:4096 bpc:2x:pread:4096
+
+.PHONY: profile-guest
+profile-guest: $(GUEST_INPROC_BENCH)
+	$(MAKE) module
+	@mkdir -p $(B)/results
+	tools/bench/profile-guest.sh $(CURDIR) $(GUEST_INPROC_BENCH) \
+	    kmod/buddy.ko $(PROFILE_SECONDS) $(PROFILE_TOP) \
+	    $(PROFILE_GUEST_CASES) >$(B)/results/profile-guest.txt; \
+	    rc=$$?; cat $(B)/results/profile-guest.txt; exit $$rc
+
 # --- natively: instructions per window fault ---------------------------------
 #   make bench-fault   the window's fault-in and write-back data path
 #                      (buddy_stripe_rw over one page, as kmod/window.c's

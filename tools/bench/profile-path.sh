@@ -18,6 +18,7 @@ set -eu
 
 bench=$1 secs=$2 top=$3
 shift 3
+here=$(dirname "$(realpath "$0")")
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
@@ -36,36 +37,8 @@ for spec in "$@"; do
 		perf record -q -o "$tmp/data" -F 2000 \
 		    --call-graph dwarf,16384 \
 		    "$bench" -c "$codec" -l "$loop" -t "$secs"
-		# self cost: the sample's innermost function that was not
-		# inlined (inlined frames are named after the one they sit in)
-		perf script -i "$tmp/data" -F ip,sym 2>/dev/null | awk -v top="$top" '
-			function flush() {
-				if (inloop && self != "") {
-					n[self]++
-					total++
-				}
-				self = ""; inloop = 0; fresh = 1
-			}
-			/^$/ { flush(); next }
-			{
-				sym = $2
-				inl = ($0 ~ /\(inlined\)/)
-				if (sym == "path_ns")
-					inloop = 1
-				if (self == "" && !inl)
-					self = sym
-			}
-			END {
-				flush()
-				if (!total) {
-					print "no samples in the loop"
-					exit 1
-				}
-				printf "%d samples in the loop\n", total
-				for (s in n)
-					printf "%6.2f%%  %s\n", 100 * n[s] / total, s | \
-					    "sort -rn | head -n " top
-			}'
+		perf script -i "$tmp/data" -F ip,sym 2>/dev/null |
+		    awk -v top="$top" -f "$here/perf-self.awk"
 	else
 		valgrind --tool=callgrind --callgrind-out-file="$tmp/cg" \
 		    --toggle-collect=path_ns "$bench" -c "$codec" \

@@ -1,0 +1,49 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0
+#
+# profile-guest.sh - where a read or write of buddy.ko's data path spends
+# its time, in a QEMU guest: Debian's perf (the host's, through the guest's
+# chroot of the host root, scripts/guest/run.sh --host-root) samples the
+# static inproc_bench looping one call on /dev/buddy (-D /dev/buddy -l),
+# kernel and user frames together.  As profile-path.sh does natively, only
+# the samples whose call chain passes through the loop (path_ns) count, and
+# each function's self share is printed, largest first, TOP lines.
+#
+#   profile-guest.sh REPO INPROC_BENCH KO SECONDS TOP CODEC:TARGET:OP:SIZE...
+#
+# REPO is the repository's absolute path (the guest's chroot sees the host's
+# files at the same paths).  Under TCG every figure is relative: compare the
+# shares within one run, not the times between machines.  The guest's CPU
+# model is QEMU's "max" here (--host-root: the host's programs need it),
+# where make bench-guest boots qemu64: the kernel's copy routines differ
+# (rep movsb with ERMS).
+set -eu
+
+repo=$1 bench=$2 ko=$3 secs=$4 top=$5
+shift 5
+[ $# -gt 0 ] || { echo "profile-guest: no case given" >&2; exit 2; }
+command -v perf >/dev/null ||
+	{ echo "profile-guest: perf missing (apt-get install linux-perf)" >&2; exit 1; }
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+cp "$bench" "$tmp/inproc_bench"
+cp "$ko" "$tmp/buddy.ko"
+{
+	echo 'set -e'
+	echo 'insmod /opt/pg/buddy.ko device_mb=64 max_ratio=4'
+	echo 'cp /opt/pg/inproc_bench /host/tmp/inproc_bench'
+	for spec in "$@"; do
+		codec=${spec%%:*}
+		loop=${spec#*:}
+		cat <<EOS
+echo "## $codec $loop (perf in the guest)"
+chroot /host /usr/bin/perf record -q -o /tmp/p.data -F 1000 -e cpu-clock \
+    --call-graph dwarf,16384 -- /tmp/inproc_bench -D /dev/buddy \
+    -c $codec -l $loop -t $secs
+chroot /host /bin/sh -c '/usr/bin/perf script -i /tmp/p.data -F ip,sym 2>/dev/null |
+    awk -v top=$top -f "$repo/tools/bench/perf-self.awk"'
+EOS
+	done
+} >"$tmp/guest.sh"
+"$repo/scripts/guest/run.sh" --host-root --timeout 1200 \
+	--file "$tmp:/opt/pg" -- 'sh /opt/pg/guest.sh'
