@@ -70,7 +70,8 @@ $(GUEST_INPROC_BENCH): tools/bench/inproc_bench.c tools/lib/libbuddy.h \
 		tools/lib/datagen.h $(CORE_HDRS) $(B)/opt/libbuddytools.a \
 		$(B)/opt/libbuddycore.a
 	@mkdir -p $(dir $@)
-	$(CC) $(DEV_BENCH_CFLAGS) $(WARN) $(CPPFLAGS) -static -pthread -o $@ $< \
+	$(CC) $(DEV_BENCH_CFLAGS) $(WARN) $(CPPFLAGS) \
+	    -static -pthread -o $@ $< \
 	    $(B)/opt/libbuddytools.a $(B)/opt/libbuddycore.a -luring -lnuma -lm
 
 .PHONY: bench-inproc

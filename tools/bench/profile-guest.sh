@@ -5,9 +5,11 @@
 # its time, in a QEMU guest: Debian's perf (the host's, through the guest's
 # chroot of the host root, scripts/guest/run.sh --host-root) samples the
 # static inproc_bench looping one call on /dev/buddy (-D /dev/buddy -l),
-# kernel and user frames together.  As profile-path.sh does natively, only
-# the samples whose call chain passes through the loop (path_ns) count, and
-# each function's self share is printed, largest first, TOP lines.
+# kernel and user frames together, and each function's self share is
+# printed, largest first, TOP lines.  Sampling starts 2 s into the run
+# (perf record --delay), when the allocation is filled and the loop runs:
+# a call chain through the loop (profile-path.sh's filter natively) cannot
+# be unwound here, from the kernel through the static binary's frames.
 #
 #   profile-guest.sh REPO INPROC_BENCH KO SECONDS TOP CODEC:TARGET:OP:SIZE...
 #
@@ -24,6 +26,7 @@ shift 5
 [ $# -gt 0 ] || { echo "profile-guest: no case given" >&2; exit 2; }
 command -v perf >/dev/null ||
 	{ echo "profile-guest: perf missing (apt-get install linux-perf)" >&2; exit 1; }
+delay_ms=2000
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 cp "$bench" "$tmp/inproc_bench"
@@ -37,11 +40,11 @@ cp "$ko" "$tmp/buddy.ko"
 		loop=${spec#*:}
 		cat <<EOS
 echo "## $codec $loop (perf in the guest)"
-chroot /host /usr/bin/perf record -q -o /tmp/p.data -F 1000 -e cpu-clock \
-    --call-graph dwarf,16384 -- /tmp/inproc_bench -D /dev/buddy \
-    -c $codec -l $loop -t $secs
-chroot /host /bin/sh -c '/usr/bin/perf script -i /tmp/p.data -F ip,sym 2>/dev/null |
-    awk -v top=$top -f "$repo/tools/bench/perf-self.awk"'
+chroot /host /usr/bin/perf record -q -o /tmp/p.data -F 2000 -e cpu-clock \
+    --delay $delay_ms -- /tmp/inproc_bench -D /dev/buddy \
+    -c $codec -l $loop -t $((secs + delay_ms / 1000))
+chroot /host /usr/bin/perf report -i /tmp/p.data --stdio --no-children \
+    --sort sym 2>/dev/null | grep -E '^ +[0-9.]+%' | head -n $top
 EOS
 	done
 } >"$tmp/guest.sh"
