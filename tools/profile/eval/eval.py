@@ -647,6 +647,22 @@ def rx(x):
     return "inf" if not math.isfinite(x) else f"{x:.2f}"
 
 
+def is_large(s):
+    """A large-input workload (WORKLOADS_LARGE, --mode full)."""
+    return s["name"].endswith("-large")
+
+
+def input_sets(rs):
+    """The rows of a group's means: the large inputs (--mode full), the
+    ones to set next to the paper's, and the small ones, each a row of its
+    own when both ran; else one row of all."""
+    large = [s for s in rs if is_large(s)]
+    small = [s for s in rs if not is_large(s)]
+    if large and small:
+        return [(large, "large inputs"), (small, "small inputs")]
+    return [(rs, "")] if rs else []
+
+
 def report(out, results, skipped, host):
     L = []
     L.append("# Buddy Compression on real programs: `buddyctl profile`\n")
@@ -740,11 +756,14 @@ def report(out, results, skipped, host):
         L.append(f"| {g} | paper (GPU, Tesla P100) | {P['fig3']:.2f} "
                  f"| {P['naive']:.2f}x, {pct(P['naive_frac'])} "
                  f"| {P['per_alloc']:.2f}x | {P['final']:.2f}x, {pct(P['final_frac'])} |")
-        if rs:
-            L.append(f"| {g} | here (CPU, {len(rs)} programs) | {rx(gmean([s['fig3'] for s in rs]))} "
-                     f"| {rx(gmean([s['naive'] for s in rs]))}x, {pct(amean([s['naive_frac'] for s in rs]))} "
-                     f"| {rx(gmean([s['per_alloc'] for s in rs]))}x, {pct(amean([s['per_alloc_frac'] for s in rs]))} "
-                     f"| {rx(gmean([s['final'] for s in rs]))}x, {pct(amean([s['final_frac'] for s in rs]))} |")
+        for sel, kind in input_sets(rs):
+            if not sel:
+                continue
+            what = f"{len(sel)} programs" + (f", {kind}" if kind else "")
+            L.append(f"| {g} | here (CPU, {what}) | {rx(gmean([s['fig3'] for s in sel]))} "
+                     f"| {rx(gmean([s['naive'] for s in sel]))}x, {pct(amean([s['naive_frac'] for s in sel]))} "
+                     f"| {rx(gmean([s['per_alloc'] for s in sel]))}x, {pct(amean([s['per_alloc_frac'] for s in sel]))} "
+                     f"| {rx(gmean([s['final'] for s in sel]))}x, {pct(amean([s['final_frac'] for s in sel]))} |")
     L.append("")
     fps = [s for s in results if s.get("footprint")]
     if fps:

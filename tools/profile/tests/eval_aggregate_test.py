@@ -62,6 +62,17 @@ for bad, why in (([], "no runs"), ([run(1, 0, 1, "a"), dict(run(1, 0, 1, "a"), n
         check(f"aggregate() refuses {why}", False)
     except ValueError:
         check(f"aggregate() refuses {why}", True)
+mixed = [dict(run(1, 0, 1, "a"), name="resnet18"),
+         dict(run(1, 0, 1, "a"), name="resnet18-large"),
+         dict(run(1, 0, 1, "a"), name="vgg11-large")]
+sets = ev.input_sets(mixed)
+check("group means: large and small inputs in rows of their own",
+      [(len(sel), kind) for sel, kind in sets] ==
+      [(2, "large inputs"), (1, "small inputs")])
+check("group means: one row when only small inputs ran",
+      [(len(sel), kind) for sel, kind in ev.input_sets(mixed[:1])] ==
+      [(1, "")])
+check("group means: no row without programs", ev.input_sets([]) == [])
 print(f"1..{n}")
 print(f"# Totals: pass:{n - fails} fail:{fails} xfail:0 xpass:0 skip:0 error:0")
 sys.exit(1 if fails else 0)
