@@ -28,6 +28,7 @@ BENCH_GUEST_DEVICE_MB ?= 128
 BENCH_GUEST_TIMEOUT  ?= 900
 
 $(DEV_BENCH): tools/bench/dev_bench.c tools/lib/libbuddy.h tools/lib/datagen.h \
+		tools/lib/stats.h \
 		$(CORE_HDRS) $(B)/opt/libbuddytools.a $(B)/opt/libbuddycore.a
 	@mkdir -p $(dir $@)
 	@test -f /usr/include/liburing.h || \
@@ -52,7 +53,7 @@ bench-guest: $(DEV_BENCH)
 INPROC_BENCH      := $(B)/inproc_bench
 INPROC_BENCH_ARGS ?=
 
-$(INPROC_BENCH): tools/bench/inproc_bench.c tools/lib/libbuddy.h \
+$(INPROC_BENCH): tools/bench/inproc_bench.c tools/lib/libbuddy.h tools/lib/stats.h \
 		tools/lib/datagen.h $(CORE_HDRS) $(B)/opt/libbuddytools.a \
 		$(B)/opt/libbuddycore.a
 	@mkdir -p $(dir $@)
@@ -66,7 +67,7 @@ $(INPROC_BENCH): tools/bench/inproc_bench.c tools/lib/libbuddy.h \
 #       /opt/b/inproc_bench -D /dev/buddy -s -t 3'
 GUEST_INPROC_BENCH := $(B)/guest/bench/inproc_bench
 
-$(GUEST_INPROC_BENCH): tools/bench/inproc_bench.c tools/lib/libbuddy.h \
+$(GUEST_INPROC_BENCH): tools/bench/inproc_bench.c tools/lib/libbuddy.h tools/lib/stats.h \
 		tools/lib/datagen.h $(CORE_HDRS) $(B)/opt/libbuddytools.a \
 		$(B)/opt/libbuddycore.a
 	@mkdir -p $(dir $@)

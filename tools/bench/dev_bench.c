@@ -81,6 +81,7 @@
 #include "datagen.h"
 #include "libbuddy.h"
 #include "numa_place.h"
+#include "stats.h"
 
 #define SEED		0x42756464790002ull	/* "Buddy", 2 */
 #define SEQ_IO		(128 * 1024)
@@ -315,19 +316,6 @@ static void row_keep(struct row *r)
 	memcpy(r->rv[round_idx], r->v, sizeof(r->v));
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return (x > y) - (x < y);
-}
-
-/* Median of @n values (the lower middle one's mean with the upper one). */
-static double median(double *v, unsigned int n)
-{
-	qsort(v, n, sizeof(*v), cmp_double);
-	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
 
 /* Each cell's figure is the median of its rounds. */
 static void rows_median(void)
@@ -339,7 +327,8 @@ static void rows_median(void)
 		for (k = 0; k < C_NR; k++) {
 			for (j = 0; j < nr_rounds; j++)
 				tmp[j] = rows[i].rv[j][k];
-			rows[i].v[k] = tmp[0] == NA ? NA : median(tmp, nr_rounds);
+			rows[i].v[k] = tmp[0] == NA ? NA :
+				       buddy_median(tmp, nr_rounds);
 		}
 }
 
@@ -754,7 +743,7 @@ static void goal(FILE *f, const struct row *z, const char *sys,
 			col_names[col], factor, col_names[zcol]);
 		return;
 	}
-	med = median(ratio, n);		/* sorts ratio[] */
+	med = buddy_median(ratio, n);		/* sorts ratio[] */
 	lo = ratio[0];
 	hi = ratio[n - 1];
 	fprintf(f, "goal: %-14s %-6s >= %.1fx %s %-6s: %6.2fx  %s", sys,

@@ -53,6 +53,7 @@
 #include "datagen.h"
 #include "libbuddy.h"
 #include "numa_place.h"
+#include "stats.h"
 
 #define AREA	(16u << 20)	/* logical bytes one cell cycles over */
 
@@ -260,18 +261,6 @@ static double threads_rate(int devfd, const struct buddy_codec *c,
 	return rate;
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return (x > y) - (x < y);
-}
-
-static double median(double *v, unsigned int n)
-{
-	qsort(v, n, sizeof(*v), cmp_double);
-	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
 
 #define SCALE_ROUNDS	9
 
@@ -301,15 +290,15 @@ static double scaling(int devfd, const struct buddy_codec *c,
 		x_wall[k] = rate[1][k] / rate[0][k];
 		x_cpu[k] = pc[1][k] / pc[0][k];
 	}
-	xw = median(x_wall, SCALE_ROUNDS);
-	xc = median(x_cpu, SCALE_ROUNDS);
-	cpus2 = median(cpu[1], SCALE_ROUNDS);
+	xw = buddy_median(x_wall, SCALE_ROUNDS);
+	xc = buddy_median(x_cpu, SCALE_ROUNDS);
+	cpus2 = buddy_median(cpu[1], SCALE_ROUNDS);
 	*per_cpu = cpus2 < 1.8;
 	printf("%-6s %-6s %9.0f %5.2f %9.0f %5.2f %6.2f %7.2f\n",
 	       c ? buddy_target_name(target) : "-",
 	       !c ? "memcpy" : write ? "pwrite" : "pread",
-	       median(rate[0], SCALE_ROUNDS), median(cpu[0], SCALE_ROUNDS),
-	       median(rate[1], SCALE_ROUNDS), cpus2, xw, xc);
+	       buddy_median(rate[0], SCALE_ROUNDS), buddy_median(cpu[0], SCALE_ROUNDS),
+	       buddy_median(rate[1], SCALE_ROUNDS), cpus2, xw, xc);
 	return *per_cpu ? xc : xw;
 }
 

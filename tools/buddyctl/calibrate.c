@@ -36,6 +36,7 @@
 #include "buddyctl.h"
 #include "calib.h"
 #include "datagen.h"
+#include "stats.h"
 #include "tcodec.h"
 
 #define CAL_FORMAT	"buddy-calibration"
@@ -92,13 +93,6 @@ static double now(void)
 
 	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
 	return ts.tv_sec + ts.tv_nsec * 1e-9;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return x < y ? -1 : x > y;
 }
 
 /* Non-negative smooth float32 values, a @sparsity fraction of them zero. */
@@ -159,8 +153,8 @@ static int time_one(const struct tcodec *c, size_t len, double sparsity,
 	}
 	if (check_decoded(c, in, out, len / 4))
 		return -EBADMSG;
-	qsort(te, repeat, sizeof(double), cmp_double);
-	qsort(td, repeat, sizeof(double), cmp_double);
+	qsort(te, repeat, sizeof(double), buddy_cmp_double);
+	qsort(td, repeat, sizeof(double), buddy_cmp_double);
 	res->size = len;
 	res->sparsity = sparsity;
 	res->t_enc = te[0];
