@@ -90,3 +90,19 @@ check-profile: $(B)/buddyctl $(PROFILE_LIB) $(PROFILE_TEST_BINS) $(PROFILE_STATE
 
 eval: $(B)/buddyctl $(PROFILE_LIB)
 	tools/profile/eval/run-eval.sh $(B)/buddyctl $(B)/eval
+
+# make eval-agree: the evaluation twice, alone (build/eval-alone) and beside
+# two CPU-bound loops (build/eval-loaded), without the timing runs, then
+# tools/profile/eval/agree.py: per workload the two final ratios and buddy
+# fractions against the stated bounds (3%, 1 point); the table goes to
+# stdout and $(B)/eval-agree.md, and the target fails when a workload is
+# outside.  EVAL, EVAL_REPEAT, EVAL_ONLY apply to both runs.
+.PHONY: eval-agree
+eval-agree: $(B)/buddyctl $(PROFILE_LIB)
+	EVAL_TIMING=0 tools/profile/eval/run-eval.sh $(B)/buddyctl $(B)/eval-alone
+	yes >/dev/null & y1=$$!; yes >/dev/null & y2=$$!; \
+	EVAL_TIMING=0 EVAL_NO_INSTALL=1 tools/profile/eval/run-eval.sh \
+	    $(B)/buddyctl $(B)/eval-loaded; rc=$$?; kill $$y1 $$y2; exit $$rc
+	tools/profile/eval/agree.py $(B)/eval-alone/results.json \
+	    $(B)/eval-loaded/results.json >$(B)/eval-agree.md; \
+	    rc=$$?; cat $(B)/eval-agree.md; exit $$rc
