@@ -98,7 +98,8 @@ struct pf_opts {
 	const char **exclude;		/* module name substrings */
 	unsigned int nexclude;
 	const char *lib;
-	uint32_t slots;
+	uint32_t slots;			/* table slots per process */
+	uint32_t procs;			/* process slots (0: BPROF_DEF_PROCS) */
 	unsigned int show_labels;	/* rows of the label table */
 	int nice;
 	bool quiet;
@@ -147,6 +148,7 @@ struct pf_obs {
 };
 
 struct pf_alloc {
+	int proc;			/* index into run->procs */
 	uint64_t seq;
 	uint64_t addr;
 	uint64_t size;
@@ -154,6 +156,23 @@ struct pf_alloc {
 	int label;
 	struct pf_obs *obs;
 	unsigned int nobs, capobs;
+};
+
+/* One followed process in one snapshot. */
+struct pf_psnap {
+	bool read;			/* it was live and stopped: read */
+	unsigned int not_stopped;	/* its threads not stopped in time */
+	uint64_t allocs, bytes, readable, sampled, stale, unread;
+	uint64_t stride;		/* the largest of its allocations' */
+};
+
+/* One followed process: a process slot of the region (the same index). */
+struct pf_proc {
+	pid_t pid;			/* 0: the slot was never claimed */
+	unsigned long long start;	/* its start time (/proc/PID/stat) */
+	bool gone;			/* a snapshot found it exited: it is
+					 * not read any more */
+	struct bprof_proc final;	/* its counters at the end */
 };
 
 struct pf_snap {
@@ -172,13 +191,16 @@ struct pf_snap {
 	unsigned int not_stopped;	/* threads not stopped in time */
 	bool requested;			/* by signal or the program */
 	bool dropped;			/* thinned out (adaptive timer) */
+	struct pf_psnap *pp;		/* per process (run->procs index) */
+	unsigned int npp;
 };
 
 struct pf_run {
 	struct pf_opts *o;
 	struct bprof_hdr *hdr;
 	pid_t child;
-	pid_t owner;
+	struct pf_proc *procs;		/* by process slot */
+	unsigned int nprocs;
 	double t_start, t_end;
 	int status;			/* wait status of the child */
 	double cpu_s;			/* its user + system time */
@@ -228,10 +250,21 @@ int pf_report(struct pf_run *r);
 /*
  * pf_empty_reason() - why nothing was tracked, and what to do, in @buf:
  * the program never loaded the interposer (static), no process matched
- * --match, the owner allocated nothing but started programs that were not
- * followed, or it allocated nothing large.  NULL when something was.
+ * --match, the processes followed allocated nothing but others that
+ * --match left out were started, or nothing large was allocated.  NULL
+ * when something was.
  */
 const char *pf_empty_reason(const struct pf_run *r, char *buf, size_t len);
+
+/* pf_nr_alloc() - tracked allocations of process @proc (-1: of all). */
+uint64_t pf_nr_alloc(const struct pf_run *r, int proc);
+/*
+ * pf_main_proc() - the main process (its figures are the report's top
+ * level): the first followed process, in the order they claimed their
+ * process slots, with an allocation in a kept snapshot; else the first
+ * followed process; -1 when none had a table.
+ */
+int pf_main_proc(const struct pf_run *r);
 
 /* ---- buddyctl run (prof_exec.c) ------------------------------------------- */
 
