@@ -24,7 +24,8 @@
  * fallback on kernels without it); its table starts empty (the allocations
  * it inherited are its parent's).  An exec() by a process that has a slot
  * keeps the slot, cleared (@nr_exec_reset).  When no slot is left the
- * process is not followed: counted in @nr_no_slot, the first one named in
+ * process is not followed: counted once in @nr_no_slot (an exec'd process
+ * that already failed is found in @no_slot_pids), the first one named in
  * @no_slot.  With @match, each process that loads the interposer and does
  * not match adds one to @nr_not_followed (the first names itself in
  * @not_followed); every child a followed process forks adds one to
@@ -57,6 +58,7 @@
 #define BPROF_DEF_MIN		(64u << 10)
 #define BPROF_DEF_PROCS		16	/* process slots */
 #define BPROF_MAX_PROCS		1024
+#define BPROF_NO_SLOT_PIDS	64
 
 /* Environment of the profiled program. */
 #define BPROF_ENV_SHM		"BUDDYPROF_SHM"	/* path of the region */
@@ -179,6 +181,9 @@ struct bprof_hdr {
 	uint64_t nr_progress_snaps;	/* snapshots asked for by the schedule */
 	uint64_t free_bytes;		/* snapshot before freeing >= N bytes */
 	uint64_t nr_free_snaps;		/* snapshots asked for by frees */
+	int32_t no_slot_pids[BPROF_NO_SLOT_PIDS];	/* counted in
+					 * @nr_no_slot (the first ones), so
+					 * that an exec does not count again */
 };
 
 /* The process slots, then each process's table. */

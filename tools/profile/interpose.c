@@ -251,11 +251,21 @@ static bool claim_slot(void)
 		}
 	}
 	no_slot_pid = pid;
+	for (i = 0; i < BPROF_NO_SLOT_PIDS; i++) {
+		zero = 0;
+		if (__atomic_load_n(&hdr->no_slot_pids[i], __ATOMIC_RELAXED) == pid)
+			goto out;	/* counted before its exec */
+		if (__atomic_compare_exchange_n(&hdr->no_slot_pids[i], &zero,
+						pid, false, __ATOMIC_ACQ_REL,
+						__ATOMIC_RELAXED))
+			break;
+	}
 	if (!__atomic_fetch_add(&hdr->nr_no_slot, 1, __ATOMIC_RELAXED)) {
 		set_name(hdr->no_slot, sizeof(hdr->no_slot),
 			 exe_base(exe, sizeof(exe)));
 		hdr->no_slot_pid = pid;
 	}
+out:
 	__atomic_store_n(&claim_lock, 0, __ATOMIC_RELEASE);
 	return false;
 }

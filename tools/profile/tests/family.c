@@ -5,8 +5,10 @@
  *
  *   family [EXEC]    the parent: 1 MiB all zero (-> 16x); then a forked
  *                    child, 2 MiB of xorshift bytes (-> 1x); then a child
- *                    that execs EXEC (default: itself) as "EXEC child R G":
- *                    3 MiB of a uint32 ramp (-> 4x, BPC c8).  Once all
+ *                    that allocates 1 MiB (kept, never freed) and execs
+ *                    EXEC (default: itself) as "EXEC child R G": 3 MiB of
+ *                    a uint32 ramp (-> 4x, BPC c8); its table must hold
+ *                    the ramp only (an exec clears it).  Once all
  *                    three are filled, the exec'd child asks for one
  *                    snapshot with buddyprof_snapshot() (it is the one
  *                    followed in every test, --match included); then all
@@ -65,6 +67,15 @@ static __attribute__((noinline)) void *execd_ramp(void)
 
 	for (size_t i = 0; p && i < 3 * MIB / 4; i++)
 		p[i] = i;
+	return p;
+}
+
+static __attribute__((noinline)) void *before_exec(void)
+{
+	char *p = malloc(MIB);
+
+	if (p)
+		memset(p, 0x5a, MIB);
 	return p;
 }
 
@@ -138,6 +149,8 @@ int main(int argc, char **argv)
 		char r[16], g[16];
 
 		close(go[1]);
+		if (!before_exec())
+			_exit(1);
 		snprintf(r, sizeof(r), "%d", ready[1]);
 		snprintf(g, sizeof(g), "%d", go[0]);
 		execl(exe, "famchild", "child", r, g, (char *)NULL);
