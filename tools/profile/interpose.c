@@ -561,8 +561,8 @@ EXPORT int buddyprof_snapshot(void);
 /*
  * The progress schedule (profshm.h): a snapshot from the allocation that
  * reaches the next multiple of every_allocs allocations or every_bytes
- * bytes.  Called by the owner after the allocation is in the table, so the
- * snapshot sees it.
+ * bytes (counted over all followed processes).  Called by a followed
+ * process after the allocation is in its table, so the snapshot sees it.
  */
 static void progress(uint64_t size)
 {

@@ -13,11 +13,13 @@
  * figures for the program (section II-C, III-B; Figs. 3, 7, 9, 10) plus a
  * profile file of per-label targets and codecs.  No kernel module is needed.
  *
- * A snapshot: SIGSTOP to the owner's thread group, then wait until every task
- * in /proc/PID/task is in state 'T' (no ptrace: the program may be traced or
- * debugged as usual); read /proc/PID/maps and the table; read the memory with
- * process_vm_readv() (entries no longer mapped are "stale" and skipped, an
- * EFAULT skips the block, never a crash); SIGCONT.  Classification happens
+ * A snapshot covers every followed process that still runs (buddyprof.h):
+ * SIGSTOP to each one's thread group, then wait until every task in
+ * /proc/PID/task is in state 'T' (no ptrace: the program may be traced or
+ * debugged as usual); read each one's /proc/PID/maps and table; read the
+ * memory with process_vm_readv() through that process's pid (entries no
+ * longer mapped are "stale" and skipped, an EFAULT skips the block, never a
+ * crash); SIGCONT to all.  The sampling budget is shared over all of them.  Classification happens
  * outside the stop.  Caveat of stopping: a few blocking calls (epoll_wait,
  * semop, sigtimedwait with a timeout, ...) return EINTR after a stop and
  * continue, as after ^Z / fg (signal(7)); most programs retry them.
@@ -42,7 +44,7 @@
  * are kept in memory until then and classified at the end, so the program
  * is not slowed by classification).  With --clock wall or cpu the same
  * adaptive spacing runs on seconds (--first, 1 s at first) of wall-clock or
- * of the owner's CPU time; --interval takes one every SEC seconds (N at
+ * of the first followed process's CPU time; --interval takes one every SEC seconds (N at
  * most; 0 = no limit), --at at given times.  --every-allocs/--every-bytes
  * take one at fixed progress steps, all kept.  --free-bytes takes one
  * before the program frees a tracked allocation of at least that size
