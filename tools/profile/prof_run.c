@@ -115,6 +115,7 @@ struct pf_map {
 struct pf_state {
 	struct pf_run *r;
 	int sfd;
+	int fd;				/* the region's memfd */
 	struct pf_raw *pending;		/* adaptive: unclassified snapshots */
 	size_t npending, cappending;
 	uint64_t progress_seen;		/* hdr->nr_progress_snaps answered */
@@ -823,6 +824,54 @@ static bool proc_alive(struct pf_proc *p)
 	return !p->gone;
 }
 
+/*
+ * The LIVE slots of process @p's table into @lv.  Only the parts of the
+ * table the process has written are read: a page never written is a hole
+ * of the memfd (SEEK_DATA skips it), so a table of 8 MiB costs what its
+ * process used of it, not 2048 page faults (all of it when lseek cannot
+ * tell).
+ */
+static void scan_table(struct pf_state *st, unsigned int p, struct live **lv,
+		       size_t *nlv, size_t *caplv)
+{
+	struct bprof_hdr *h = st->r->hdr;
+	struct bprof_slot *slots = BPROF_SLOTS(h, p);
+	off_t lo = (char *)slots - (char *)h;
+	off_t hi = lo + (off_t)BPROF_TABLE_BYTES(h->nslots), pos = lo;
+
+	while (pos < hi) {
+		off_t d = lseek(st->fd, pos, SEEK_DATA), e;
+		uint64_t i, end;
+
+		if (d < 0 && errno == ENXIO)
+			break;		/* no data after @pos */
+		if (d < 0) {
+			d = pos;	/* cannot tell: all of it */
+			e = hi;
+		} else {
+			if (d >= hi)
+				break;
+			e = lseek(st->fd, d, SEEK_HOLE);
+			if (e < 0 || e > hi)
+				e = hi;
+		}
+		end = (e - lo + sizeof(*slots) - 1) / sizeof(*slots);
+		for (i = (d - lo) / sizeof(*slots); i < end; i++) {
+			struct bprof_slot *s = &slots[i];
+
+			if (__atomic_load_n(&s->state, __ATOMIC_ACQUIRE) != BPROF_LIVE)
+				continue;
+			GROW(*lv, *nlv, *caplv);
+			memcpy(&(*lv)[*nlv].s, s, sizeof(*s));
+			(*lv)[*nlv].proc = p;
+			if ((*lv)[*nlv].s.state != BPROF_LIVE || !(*lv)[*nlv].s.size)
+				continue;
+			(*nlv)++;
+		}
+		pos = e > d ? e : hi;
+	}
+}
+
 /* Read the pending iovecs of one process, charging what failed. */
 static void flush_iovs(pid_t pid, struct pf_snap *sn, struct pf_raw *raw,
 		       struct live *lv, struct iovec *loc, struct iovec *rem,
@@ -905,7 +954,6 @@ static int snapshot(struct pf_state *st, bool requested)
 	}
 
 	for (p = 0; p < r->nprocs; p++) {
-		struct bprof_slot *slots;
 		int running;
 
 		if (!stopped[p])
@@ -922,19 +970,7 @@ static int snapshot(struct pf_state *st, bool requested)
 		sn->pp[p].not_stopped = running;
 		sn->pp[p].read = true;
 		maps[p] = read_maps(r->procs[p].pid, &nmaps[p]);
-		slots = BPROF_SLOTS(r->hdr, p);
-		for (i = 0; i < r->hdr->nslots; i++) {
-			struct bprof_slot *s = &slots[i];
-
-			if (__atomic_load_n(&s->state, __ATOMIC_ACQUIRE) != BPROF_LIVE)
-				continue;
-			GROW(lv, nlv, caplv);
-			memcpy(&lv[nlv].s, s, sizeof(*s));
-			lv[nlv].proc = p;
-			if (lv[nlv].s.state != BPROF_LIVE || !lv[nlv].s.size)
-				continue;
-			nlv++;
-		}
+		scan_table(st, p, &lv, &nlv, &caplv);
 	}
 	qsort(lv, nlv, sizeof(*lv), cmp_live);
 
@@ -1288,6 +1324,7 @@ int pf_run_program(struct pf_run *r, const char *lib)
 	fd = make_region(r, shm, sizeof(shm));
 	if (fd < 0)
 		return -1;
+	st.fd = fd;
 
 	sigemptyset(&mask);
 	sigaddset(&mask, SIGCHLD);
