@@ -101,9 +101,13 @@ static int claim_lock;		/* threads racing to the first allocation */
 /* Whether this process has its slot (and @me, @slots are its). */
 static inline bool owner(void)
 {
-	if (!hdr || !*owner_tag)
+	int32_t tag;
+
+	if (!hdr)
 		return false;
-	return !tag_by_pid || *owner_tag == (int32_t)getpid();
+	/* acquire: @me and @slots were set before the tag (take_slot()) */
+	tag = __atomic_load_n(owner_tag, __ATOMIC_ACQUIRE);
+	return tag && (!tag_by_pid || tag == (int32_t)getpid());
 }
 
 __thread int in_hook __attribute__((tls_model("initial-exec")));
@@ -217,7 +221,7 @@ static void take_slot(struct bprof_hdr *h, uint32_t i, int32_t pid)
 	me = &BPROF_PROCS(h)[i];
 	set_name(me->exe, sizeof(me->exe), exe_base(exe, sizeof(exe)));
 	slots = BPROF_SLOTS(h, i);
-	*owner_tag = pid;
+	__atomic_store_n(owner_tag, pid, __ATOMIC_RELEASE);
 }
 
 /*

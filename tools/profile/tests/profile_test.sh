@@ -240,6 +240,19 @@ assert [p["exe"] for p in P] == ["famchild"], P
 assert d["nr_labels"] == 1 and "execd_ramp" in d["labels"][0]["stack"][0], d["labels"]
 assert d["interposer"]["not_followed"] == 1 and d["interposer"]["not_followed_first"] == "family", d["interposer"]
 '
+prof --no-timer --match family -j -o "$W/fm2.json" -- ./family "$W/famchild" >/dev/null 2>&1
+check "family --match family: several processes match, each its table; an exec keeps the slot whatever its name" pyj "$W/fm2.json" '
+P = d["processes"]
+assert [(p["exe"], p["interposer"]["exec_resets"]) for p in P] == [("family", 0), ("family", 0), ("famchild", 1)], P
+assert [len(p["labels"]) for p in P] == [1, 1, 1] and "execd_ramp" in P[2]["labels"][0]["stack"][0], P
+assert d["interposer"]["not_followed"] == 0, d["interposer"]
+'
+prof --no-timer --match known -j -o "$W/m2.json" -- sh -c "./known 1; ./known 2" >/dev/null 2>&1
+check "--match known, two known started by a shell: two tables, each its 4 labels and own snapshots" pyj "$W/m2.json" '
+P = d["processes"]
+assert [(p["exe"], p["nr_labels"]) for p in P] == [("known", 4), ("known", 4)], P
+assert [[s["allocations"] for s in p["snapshots"] if s["kept"]] for p in P] == [[4, 0, 0], [0, 4, 4]], [p["snapshots"] for p in P]
+'
 prof --no-timer --processes 2 -o "$W/fs.txt" --json-out "$W/fs.json" -- ./family "$W/famchild" >/dev/null 2>"$W/fs.err"
 check "family --processes 2: two tables, the third process counted once (before and after its exec) and named" pyj "$W/fs.json" '
 assert [p["exe"] for p in d["processes"]] == ["family", "family"], d["processes"]
