@@ -748,7 +748,7 @@ static void report_head(FILE *f, struct rep *rp, bool multi)
 			h->nr_no_slot, h->nr_no_slot == 1 ? "" : "es",
 			h->nprocs, (int)h->no_slot_pid, h->no_slot);
 	if (multi)
-		fprintf(f, "  labels of all processes: %zu (allocations %zu)\n\n",
+		fprintf(f, "  labels of all processes: %zu (allocations %zu)\n",
 			rp->nlab_used, rp->n);
 	else
 		print_labels_line(f, rp);
