@@ -41,9 +41,11 @@
  *     one that has exited keeps the data of the snapshots taken while it
  *     ran (with the adaptive schedule, those that are kept);
  *   - the report has one table per process: the text a section each, the
- *     JSON an entry each of "processes"; the top level (text and JSON) is
- *     the main process's (pf_main_proc()): with one process, the report
- *     is what it always was.  The profile file (-p) has the labels of all
+ *     JSON an entry each of "processes" (in the order they took their
+ *     slots); the top level (text and JSON) is the main process's
+ *     (pf_main_proc(): the first started of those with data, COMMAND
+ *     itself if it has some): with one process, the report is what it
+ *     always was.  The profile file (-p) has the labels of all
  *     processes; a label seen in several is one decision over all its
  *     allocations, as allocations of one label in one process are pooled.
  * `buddyctl run` (prof_exec.c) follows every process too, by its own
@@ -278,9 +280,10 @@ const char *pf_empty_reason(const struct pf_run *r, char *buf, size_t len);
 uint64_t pf_nr_alloc(const struct pf_run *r, int proc);
 /*
  * pf_main_proc() - the main process (its figures are the report's top
- * level): the first followed process, in the order they claimed their
- * process slots, with an allocation in a kept snapshot; else the first
- * followed process; -1 when none had a table.
+ * level): of the followed processes with an allocation in a kept
+ * snapshot, the one that started first (COMMAND itself when it has one;
+ * a parent before its children); else the first to take a process slot;
+ * -1 when none had a table.
  */
 int pf_main_proc(const struct pf_run *r);
 

@@ -79,26 +79,44 @@ uint64_t pf_nr_alloc(const struct pf_run *r, int proc)
 	return n;
 }
 
+/* Whether process @p has an allocation in a kept snapshot. */
+static bool has_kept(const struct pf_run *r, unsigned int p)
+{
+	for (size_t i = 0; i < r->nallocs; i++) {
+		const struct pf_alloc *a = &r->allocs[i];
+
+		if (a->proc != (int)p)
+			continue;
+		for (unsigned int j = 0; j < a->nobs; j++)
+			if (!r->snaps[a->obs[j].snap].dropped)
+				return true;
+	}
+	return false;
+}
+
+/* @a started before @b (start time, then pid: a parent before its child). */
+static bool earlier(const struct pf_proc *a, const struct pf_proc *b)
+{
+	unsigned long long sa = a->start ? a->start : ~0ULL;
+	unsigned long long sb = b->start ? b->start : ~0ULL;
+
+	return sa != sb ? sa < sb : a->pid < b->pid;
+}
+
 int pf_main_proc(const struct pf_run *r)
 {
-	int first = -1;
+	int first = -1, best = -1;
 
 	for (unsigned int p = 0; p < r->nprocs; p++) {
 		if (!r->procs[p].pid)
 			continue;
 		if (first < 0)
 			first = p;
-		for (size_t i = 0; i < r->nallocs; i++) {
-			const struct pf_alloc *a = &r->allocs[i];
-
-			if (a->proc != (int)p)
-				continue;
-			for (unsigned int j = 0; j < a->nobs; j++)
-				if (!r->snaps[a->obs[j].snap].dropped)
-					return p;
-		}
+		if (has_kept(r, p) &&
+		    (best < 0 || earlier(&r->procs[p], &r->procs[best])))
+			best = p;
 	}
-	return first;
+	return best >= 0 ? best : first;
 }
 
 /* @s, a fixed-size name of the region, NUL-terminated in @buf. */

@@ -15,6 +15,11 @@
  *                    free and exit.  R and G are the pipes that say
  *                    "ready" (a byte) and "go" (EOF).
  *
+ *   family shared    a parent and its forked child each allocate 1 MiB
+ *                    at the same call site after the fork (one label in
+ *                    two processes): all zero in the parent, xorshift
+ *                    bytes in the child; the parent asks for one snapshot.
+ *
  * Each process prints a checksum of its buffer, the same with or without
  * the profiler.
  */
@@ -79,6 +84,19 @@ static __attribute__((noinline)) void *before_exec(void)
 	return p;
 }
 
+static __attribute__((noinline)) void *shared_site(int child)
+{
+	uint64_t *p = malloc(MIB), x = 0x9e3779b97f4a7c15ULL;
+
+	for (size_t i = 0; p && i < MIB / 8; i++) {
+		x ^= x << 13;
+		x ^= x >> 7;
+		x ^= x << 17;
+		p[i] = child ? x : 0;
+	}
+	return p;
+}
+
 /* Wait for EOF on @fd: the parent closed "go". */
 static void wait_go(int fd)
 {
@@ -108,6 +126,44 @@ static int execd_child(int rfd, int gfd)
 	return 0;
 }
 
+static int shared(void)
+{
+	int (*snap)(void) = (int (*)(void))dlsym(RTLD_DEFAULT,
+						 "buddyprof_snapshot");
+	int ready[2], go[2], st;
+	pid_t c;
+	void *p;
+	char b;
+
+	if (pipe(ready) || pipe(go))
+		return 1;
+	fflush(stdout);
+	c = fork();
+	if (c < 0)
+		return 1;
+	p = shared_site(!c);	/* one call site in both processes */
+	if (!p)
+		return 1;
+	printf("family: shared, %s %016llx\n", c ? "parent" : "child",
+	       (unsigned long long)sum(p, MIB));
+	fflush(stdout);
+	if (!c) {
+		close(go[1]);
+		if (write(ready[1], "c", 1) != 1)
+			_exit(1);
+		wait_go(go[0]);
+		_exit(0);
+	}
+	if (read(ready[0], &b, 1) != 1)
+		return 1;
+	if (snap)
+		snap();
+	close(go[1]);
+	waitpid(c, &st, 0);
+	free(p);
+	return !(WIFEXITED(st) && !WEXITSTATUS(st));
+}
+
 int main(int argc, char **argv)
 {
 	const char *exe = argc > 1 ? argv[1] : "/proc/self/exe";
@@ -118,6 +174,8 @@ int main(int argc, char **argv)
 
 	if (argc > 3 && !strcmp(argv[1], "child"))
 		return execd_child(atoi(argv[2]), atoi(argv[3]));
+	if (argc > 1 && !strcmp(argv[1], "shared"))
+		return shared();
 	if (pipe(ready) || pipe(go))
 		return 1;
 	p = parent_zero();

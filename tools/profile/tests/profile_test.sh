@@ -233,6 +233,20 @@ assert got == want, (got, want)
 EOF
 check "family: the profile file has the labels of all three: zero 16x, random 1x, ramp 4x" \
 	$PY "$W/fa-prof.py" "$W/fa.json" "$W/fa.prof"
+prof --no-timer -j -o "$W/fsh.json" -p "$W/fsh.prof" -- ./family shared >/dev/null 2>&1
+check "family shared: one label in two processes, each table with its own content" pyj "$W/fsh.json" '
+# the two take their slots in either order; the parent is the main one
+P = sorted(d["processes"], key=lambda p: not p["main"])
+assert len(P) == 2 and [len(p["labels"]) for p in P] == [1, 1], P
+assert P[0]["labels"][0]["label"] == P[1]["labels"][0]["label"], P
+assert [p["labels"][0]["histogram"]["bpc"]["zero"] for p in P] == [8192, 0], P
+assert [p["labels"][0]["histogram"]["bpc"]["raw"] for p in P] == [0, 8192], P
+assert P[0]["pid"] == d["pid"] == d["interposer"]["owner_pid"], (d["pid"], d["interposer"])
+'
+check "... the profile file: one line for it, one decision over both (half random: 1x)" sh -c "
+test \$(grep -vc '^#' '$W/fsh.prof') -eq 1 &&
+grep -q \"^[0-9]*	\$($PY -c 'import json,sys; print(json.load(open(sys.argv[1]))[\"labels\"][0][\"label\"])' '$W/fsh.json')	1x	\" '$W/fsh.prof' &&
+grep -q '^# the labels of 2 processes; a label in several: one decision over all its allocations' '$W/fsh.prof'"
 prof --no-timer --match famchild -j -o "$W/fm.json" -- ./family "$W/famchild" >/dev/null 2>"$W/fm.err"
 check "family --match famchild: only the exec'd child has a table; the parent counted as not followed" pyj "$W/fm.json" '
 P = d["processes"]
