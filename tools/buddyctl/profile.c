@@ -91,9 +91,16 @@ static void profile_usage(FILE *f)
 "      --depth N          call-stack frames per label (1-%u, default 8)\n"
 "      --no-unwind        label by the immediate caller only\n"
 "  -s, --sample-mib MIB   read at most MIB per snapshot (default 16; 0: all)\n"
-"      --match NAME       profile the first process whose executable name\n"
-"                         starts with NAME (default: COMMAND itself)\n"
-"      --slots N          table slots, a power of two (default %u)\n"
+"      --match NAME       follow only the processes whose executable name\n"
+"                         starts with NAME (default: every process of\n"
+"                         COMMAND's tree, forked or exec'd, that loads the\n"
+"                         interposer; each has a table and a report of\n"
+"                         its own)\n"
+"      --processes N      process slots: at most N processes get a table,\n"
+"                         in the order of their first tracked allocation\n"
+"                         (1..%u, default %u); the others are counted\n"
+"      --slots N          table slots per process, a power of two\n"
+"                         (default %u)\n"
 "      --exclude NAME     leave out of the figures the allocations whose\n"
 "                         call stack passes through a module whose file\n"
 "                         name contains NAME (repeatable; they are still\n"
@@ -123,7 +130,7 @@ static void profile_usage(FILE *f)
 "The program's own output is left alone; the report follows when it exits.\n"
 "Exit status: the program's (128+N if killed by signal N); 1 runtime error\n"
 "and 2 usage error of buddyctl itself before the program ran.\n",
-		BPROF_FRAMES, BPROF_DEF_SLOTS);
+		BPROF_FRAMES, BPROF_MAX_PROCS, BPROF_DEF_PROCS, BPROF_DEF_SLOTS);
 }
 
 static int parse_double(const char *s, double *v)
@@ -214,7 +221,7 @@ static int cmp_double(const void *a, const void *b)
 
 enum {
 	OPT_FIRST = 256, OPT_AT, OPT_NO_TIMER, OPT_DEPTH, OPT_NO_UNWIND,
-	OPT_MATCH, OPT_SLOTS, OPT_ZERO, OPT_MAX_RATIO, OPT_LIB, OPT_NICE,
+	OPT_MATCH, OPT_SLOTS, OPT_PROCS, OPT_ZERO, OPT_MAX_RATIO, OPT_LIB, OPT_NICE,
 	OPT_JSON_OUT, OPT_EXCLUDE, OPT_EVERY_ALLOCS, OPT_EVERY_BYTES,
 	OPT_FREE_BYTES,
 	OPT_CLOCK, OPT_FIRST_BYTES,
@@ -241,6 +248,7 @@ static int parse_opts(struct pf_opts *o, int argc, char **argv)
 		{ "match",	required_argument, NULL, OPT_MATCH },
 		{ "exclude",	required_argument, NULL, OPT_EXCLUDE },
 		{ "slots",	required_argument, NULL, OPT_SLOTS },
+		{ "processes",	required_argument, NULL, OPT_PROCS },
 		{ "codec",	required_argument, NULL, 'c' },
 		{ "threshold",	required_argument, NULL, 't' },
 		{ "zero",	required_argument, NULL, OPT_ZERO },
@@ -278,6 +286,7 @@ static int parse_opts(struct pf_opts *o, int argc, char **argv)
 	o->max_ratio = 4;
 	o->uid = getuid();
 	o->slots = BPROF_DEF_SLOTS;
+	o->procs = BPROF_DEF_PROCS;
 	o->show_labels = 25;
 	o->nice = 0;
 
@@ -382,6 +391,13 @@ static int parse_opts(struct pf_opts *o, int argc, char **argv)
 			o->exclude = xrealloc(o->exclude, (o->nexclude + 1) *
 					      sizeof(char *));
 			o->exclude[o->nexclude++] = optarg;
+			break;
+		case OPT_PROCS:
+			if (buddyctl_parse_size(optarg, &v) || !v ||
+			    v > BPROF_MAX_PROCS)
+				bad = "in 1..1024";
+			else
+				o->procs = v;
 			break;
 		case OPT_SLOTS:
 			if (buddyctl_parse_size(optarg, &v) || v < 64 || v > (1u << 24) ||
@@ -578,10 +594,17 @@ int cmd_profile(int argc, char **argv)
 		if (pf_empty_reason(&r, why, sizeof(why)))
 			buddyctl_err("profile: empty report: %s", why);
 		else if (r.final.nr_not_followed)
-			pf_msg(&r, "%u process%s started by the program %s not followed (--match NAME profiles one instead)",
+			pf_msg(&r, "%u process%s not matching --match %s %s not followed",
 			       r.final.nr_not_followed,
 			       r.final.nr_not_followed == 1 ? "" : "es",
+			       o.match ? o.match : "",
 			       r.final.nr_not_followed == 1 ? "was" : "were");
+		if (r.final.nr_no_slot)
+			buddyctl_err("profile: %u process%s not followed: no process slot left (--processes %u; the first: pid %d, %.63s)",
+				     r.final.nr_no_slot,
+				     r.final.nr_no_slot == 1 ? " was" : "es were",
+				     r.final.nprocs, (int)r.final.no_slot_pid,
+				     r.final.no_slot);
 	}
 	ret = pf_report(&r);
 	free(lib);

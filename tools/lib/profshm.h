@@ -5,22 +5,34 @@
  *
  * The profiler creates the region (a memfd), names it in BUDDYPROF_SHM and
  * starts the program with the interposer preloaded.  The interposer maps it
- * MAP_SHARED and keeps in it the table of live tracked allocations: every
- * malloc-family or anonymous-mmap allocation of at least min_size bytes, with
- * the return addresses of a short call stack.  The profiler reads the table
- * while the program is stopped (SIGSTOP on the whole thread group).
+ * MAP_SHARED and keeps in it, per followed process, the table of its live
+ * tracked allocations: every malloc-family or anonymous-mmap allocation of
+ * at least min_size bytes, with the return addresses of a short call stack.
+ * The profiler reads the tables while the processes are stopped (SIGSTOP on
+ * each one's whole thread group).
  *
- * Ownership: exactly one process writes the table, the owner.  The first
- * process that initialises the interposer and whose executable matches
- * @match (any process when @match is empty) claims it by a compare-and-swap
- * of @owner_pid from 0 to its pid.  Every other process (a forked child, an
- * exec'd descendant) leaves the table alone: the interposer compares
- * getpid() with @owner_pid on every tracked operation, so a forked child
- * never writes into its parent's table.  Children are not followed; each
- * exec'd process that loads the interposer but does not own the table adds
- * one to @nr_not_followed (the first names itself in @not_followed), and
- * every child the owner forks adds one to @nr_forked, so that the profiler
- * can say why a report is empty.
+ * Processes: every process that initialises the interposer and whose
+ * executable's basename starts with @match (any process when @match is
+ * empty) is followed, with a table of its own: one of @nprocs process slots
+ * (struct bprof_proc, then its @nslots table slots).  A process claims its
+ * slot at its first tracked allocation, by a compare-and-swap of the slot's
+ * @pid from 0 to its pid, so that processes that never allocate enough
+ * (shells, launchers) take none.  A forked child of a followed process is
+ * followed too (same executable) and claims a slot of its own: the owner of
+ * a slot marks itself in a MADV_WIPEONFORK page, which reads as zero in the
+ * child, so the child never writes into its parent's table (getpid() is the
+ * fallback on kernels without it); its table starts empty (the allocations
+ * it inherited are its parent's).  An exec() by a process that has a slot
+ * keeps the slot, cleared (@nr_exec_reset).  When no slot is left the
+ * process is not followed: counted once in @nr_no_slot (an exec'd process
+ * that already failed is found in @no_slot_pids), the first one named in
+ * @no_slot.  With @match, each process that loads the interposer and does
+ * not match adds one to @nr_not_followed (the first names itself in
+ * @not_followed); every child a followed process forks adds one to
+ * @nr_forked; every process that loads the interposer and matches adds
+ * one to @nr_followed (the first is @first_pid, named in @first_exe), so
+ * that the profiler can say why a report is empty.  Allocation numbers (@seq) are unique over the run,
+ * whatever process made them.
  *
  * The table is an open-addressing hash of BPROF_SLOTS(hdr) slots keyed by
  * address, linear probing of at most BPROF_MAX_PROBE slots.  A slot goes
@@ -38,12 +50,15 @@
 #include <stdint.h>
 
 #define BPROF_MAGIC		0x464f525059444442ULL	/* "BDDYPROF" */
-#define BPROF_VERSION		2
+#define BPROF_VERSION		3
 #define BPROF_FRAMES		12	/* return addresses kept per slot */
 #define BPROF_MAX_PROBE		4096	/* slots probed before giving up */
 #define BPROF_HDR_BYTES		4096
 #define BPROF_DEF_SLOTS		(1u << 16)
 #define BPROF_DEF_MIN		(64u << 10)
+#define BPROF_DEF_PROCS		16	/* process slots */
+#define BPROF_MAX_PROCS		1024
+#define BPROF_NO_SLOT_PIDS	64
 
 /* Environment of the profiled program. */
 #define BPROF_ENV_SHM		"BUDDYPROF_SHM"	/* path of the region */
@@ -86,55 +101,79 @@ struct bprof_slot {
 };
 
 /**
- * struct bprof_hdr - the first BPROF_HDR_BYTES of the region.
- * Written by the profiler before the program starts: @magic .. @match.
- * Counters are updated by the owner with atomic adds.
- * @snap_req, @snap_done: snapshots the program asked for with
- *	buddyprof_snapshot() and that the profiler has taken (a futex word).
- * @live_bytes, @peak_live_bytes: the bytes of the live tracked
- *	allocations now and at most, kept by the owner as it inserts and
- *	removes slots (buddyprof_live_bytes() reads them in the program).
- * @every_allocs, @every_bytes: the progress schedule, written by the
- *	profiler before the program starts (0: off).  The owner asks for a
- *	snapshot, as buddyprof_snapshot() does, from the allocation call
- *	whose tracked allocation number (@progress_allocs) is a multiple of
- *	@every_allocs, or whose bytes carry @progress_bytes past a multiple of
- *	@every_bytes: the points depend on the program's allocations only,
- *	never on time or load.
- * @free_bytes: also written before the program starts (0: off): the owner
- *	asks for a snapshot, as buddyprof_snapshot() does, before it frees
- *	(free, munmap of the whole mapping) a tracked allocation of at least
- *	@free_bytes bytes, so that the snapshot sees the allocation's data as
- *	its last phase left it; counted in @nr_free_snaps.  Like the progress
- *	schedule, these points depend on the program's own calls only.
+ * struct bprof_proc - one followed process (256 bytes), before the tables.
+ * @pid:	0 until claimed; then the process's, for the rest of the run.
+ * @exe:	basename of its executable (the new one after an exec).
+ * Counters are updated by the process with atomic adds.
+ * @live_bytes, @peak_live_bytes: the bytes of its live tracked allocations
+ *	now and at most (buddyprof_live_bytes() reads them in the program).
  */
-struct bprof_hdr {
-	uint64_t magic;
-	uint32_t version;
-	uint32_t hdr_bytes;
-	uint32_t nslots;		/* power of two */
-	uint32_t slot_bytes;
-	uint64_t min_size;
-	uint32_t depth;			/* 1..BPROF_FRAMES */
-	uint32_t flags;			/* BPROF_F_* */
-	int32_t profiler_pid;
-	int32_t owner_pid;		/* 0 until claimed */
-	char match[64];			/* executable basename prefix, or "" */
-
-	uint64_t seq;			/* last allocation number given */
+struct bprof_proc {
+	int32_t pid;
+	uint32_t nr_forked;		/* children it forked */
+	char exe[64];
 	uint64_t nr_alloc;		/* tracked allocations */
 	uint64_t nr_free;		/* tracked frees */
 	uint64_t nr_dropped;		/* not tracked: no free slot */
 	uint64_t nr_unwind_short;	/* unwinder gave only frame 0 */
 	uint64_t hook_ns;		/* time in the tracked (slow) path */
-	uint64_t nr_exec_reset;		/* owner exec'd: table cleared */
+	uint64_t nr_exec_reset;		/* it exec'd: table cleared */
 	uint64_t nr_partial_unmap;	/* munmap of a tracked mapping's head */
+	uint64_t live_bytes;		/* bytes of its LIVE slots */
+	uint64_t peak_live_bytes;	/* the most @live_bytes has been */
+	uint64_t pad[14];
+};
+
+/**
+ * struct bprof_hdr - the first BPROF_HDR_BYTES of the region.
+ * Written by the profiler before the program starts: @magic .. @match,
+ * and the schedule (@every_allocs, @every_bytes, @free_bytes).
+ * Counters are updated by the followed processes with atomic adds.
+ * @snap_req, @snap_done: snapshots the program asked for with
+ *	buddyprof_snapshot() and that the profiler has taken (a futex word).
+ *	A snapshot covers every followed process.
+ * @every_allocs, @every_bytes: the progress schedule (0: off).  A
+ *	followed process asks for a snapshot, as buddyprof_snapshot() does,
+ *	from the allocation call whose tracked allocation number
+ *	(@progress_allocs, over all followed processes) is a multiple of
+ *	@every_allocs, or whose bytes carry @progress_bytes past a multiple of
+ *	@every_bytes: the points depend on the program's allocations only,
+ *	never on time or load.
+ * @free_bytes: (0: off) a followed process asks for a snapshot, as
+ *	buddyprof_snapshot() does, before it frees (free, munmap of the whole
+ *	mapping) a tracked allocation of at least @free_bytes bytes, so that
+ *	the snapshot sees the allocation's data as its last phase left it;
+ *	counted in @nr_free_snaps.
+ */
+struct bprof_hdr {
+	uint64_t magic;
+	uint32_t version;
+	uint32_t hdr_bytes;
+	uint32_t nslots;		/* per process, a power of two */
+	uint32_t slot_bytes;
+	uint32_t nprocs;		/* process slots, 1..BPROF_MAX_PROCS */
+	uint32_t proc_bytes;		/* sizeof(struct bprof_proc) */
+	uint64_t min_size;
+	uint32_t depth;			/* 1..BPROF_FRAMES */
+	uint32_t flags;			/* BPROF_F_* */
+	int32_t profiler_pid;
+	int32_t first_pid;		/* the first followed process, 0: none */
+	char match[64];			/* executable basename prefix, or "" */
+	char first_exe[64];		/* @first_pid's executable's basename */
+
+	uint64_t seq;			/* last allocation number given */
 	uint32_t snap_req;
 	uint32_t snap_done;
+	uint32_t nr_followed;		/* processes that loaded the interposer
+					 * and matched (an exec'd one again) */
 	uint32_t nr_not_followed;	/* processes that loaded the interposer
-					 * but did not own the table */
-	uint32_t nr_forked;		/* children the owner forked */
+					 * but did not match @match */
+	uint32_t nr_forked;		/* children followed processes forked */
+	uint32_t nr_no_slot;		/* followed, but no process slot left */
 	char not_followed[64];		/* basename of the first of them */
+	char no_slot[64];		/* ... and of the first without a slot */
+	int32_t no_slot_pid;
+	uint32_t pad0;
 	uint64_t every_allocs;		/* snapshot every N tracked allocations */
 	uint64_t every_bytes;		/* ... every N tracked bytes allocated */
 	uint64_t progress_allocs;	/* tracked allocations so far */
@@ -142,13 +181,24 @@ struct bprof_hdr {
 	uint64_t nr_progress_snaps;	/* snapshots asked for by the schedule */
 	uint64_t free_bytes;		/* snapshot before freeing >= N bytes */
 	uint64_t nr_free_snaps;		/* snapshots asked for by frees */
-	uint64_t live_bytes;		/* bytes of the LIVE slots */
-	uint64_t peak_live_bytes;	/* the most @live_bytes has been */
+	int32_t no_slot_pids[BPROF_NO_SLOT_PIDS];	/* counted in
+					 * @nr_no_slot (the first ones), so
+					 * that an exec does not count again */
 };
 
-#define BPROF_SLOTS(h)	((struct bprof_slot *)((char *)(h) + BPROF_HDR_BYTES))
-#define BPROF_REGION_BYTES(nslots) \
-	((uint64_t)BPROF_HDR_BYTES + (uint64_t)(nslots) * sizeof(struct bprof_slot))
+/* The process slots, then each process's table. */
+#define BPROF_PROCS(h)	((struct bprof_proc *)((char *)(h) + BPROF_HDR_BYTES))
+#define BPROF_PROCS_BYTES(nprocs) \
+	(((uint64_t)(nprocs) * sizeof(struct bprof_proc) + 4095) & ~4095ULL)
+#define BPROF_TABLE_BYTES(nslots) \
+	((uint64_t)(nslots) * sizeof(struct bprof_slot))
+#define BPROF_SLOTS(h, i) \
+	((struct bprof_slot *)((char *)(h) + BPROF_HDR_BYTES + \
+			       BPROF_PROCS_BYTES((h)->nprocs) + \
+			       (uint64_t)(i) * BPROF_TABLE_BYTES((h)->nslots)))
+#define BPROF_REGION_BYTES(nprocs, nslots) \
+	((uint64_t)BPROF_HDR_BYTES + BPROF_PROCS_BYTES(nprocs) + \
+	 (uint64_t)(nprocs) * BPROF_TABLE_BYTES(nslots))
 
 static inline uint32_t bprof_hash(uint64_t addr, uint32_t mask)
 {
@@ -181,5 +231,6 @@ static inline uint64_t bprof_fnv(uint64_t h, const void *p, unsigned long n)
 
 _Static_assert(sizeof(struct bprof_slot) == 128, "slot is 128 bytes");
 _Static_assert(sizeof(struct bprof_hdr) <= BPROF_HDR_BYTES, "header fits");
+_Static_assert(sizeof(struct bprof_proc) == 256, "process slot is 256 bytes");
 
 #endif /* BUDDY_TOOLS_PROFSHM_H */

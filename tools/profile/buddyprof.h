@@ -17,20 +17,39 @@
  * program's exit status as a shell gives it.
  *
  * Which processes are followed (one place: the interposer decides, with
- * the table's header, tools/lib/profshm.h):
- *   - one process is profiled, the table's "owner": the first process that
- *     loads libbuddyprof.so (COMMAND itself, unless it is statically
- *     linked), or with --match NAME the first whose executable's basename
- *     starts with NAME, however deep among COMMAND's descendants;
- *   - an exec() by the owner keeps it the owner (same pid) and clears the
- *     table: the new program is followed from its start (nr_exec_reset);
- *   - a child of the owner is not followed, with or without exec: the owner
- *     marks itself in a MADV_WIPEONFORK page, so a forked child never
- *     writes into the table.  A fork without exec counts in nr_forked; a
- *     process that loads the interposer and does not own the table counts
- *     in nr_not_followed, the first one's name kept in not_followed, so
- *     that the report can say "--match NAME" to profile it instead.
- * Following every process, one table each, is not done yet (issue 15).
+ * the region's header, tools/lib/profshm.h):
+ *   - every process of COMMAND's tree that loads libbuddyprof.so (COMMAND
+ *     itself unless it is statically linked, its forked children and the
+ *     programs they exec, however deep) is followed, each with a table of
+ *     its own; with --match NAME only those whose executable's basename
+ *     starts with NAME (several may), the others are not followed and are
+ *     counted in nr_not_followed, the first one's name kept in
+ *     not_followed, so that the report can name them;
+ *   - a process's table is one of --processes N process slots (16 by
+ *     default), claimed at its first tracked allocation (a process that
+ *     never allocates that much, a shell, takes none); when none is left
+ *     the process is not followed, counted in nr_no_slot, the first one
+ *     named in no_slot, and the report says so;
+ *   - a fork()ed child claims a slot of its own: its parent's slot is
+ *     marked in a MADV_WIPEONFORK page, which reads as zero in the child,
+ *     so it never writes into its parent's table; its table starts empty
+ *     (what it inherited is its parent's).  Each fork counts in nr_forked;
+ *   - an exec() keeps the process's slot and clears its table: the new
+ *     program is followed from its start (nr_exec_reset), whatever its
+ *     name;
+ *   - a snapshot stops and reads every followed process that still runs;
+ *     one that has exited keeps the data of the snapshots taken while it
+ *     ran (with the adaptive schedule, those that are kept);
+ *   - the report has one table per process: the text a section each, the
+ *     JSON an entry each of "processes" (in the order they took their
+ *     slots); the top level (text and JSON) is the main process's
+ *     (pf_main_proc(): the first started of those with data, COMMAND
+ *     itself if it has some): with one process, the report is what it
+ *     always was.  The profile file (-p) has the labels of all
+ *     processes; a label seen in several is one decision over all its
+ *     allocations, as allocations of one label in one process are pooled.
+ * `buddyctl run` (prof_exec.c) follows every process too, by its own
+ * rules (tools/lib/runshm.h).
  * An empty report names which of these happened (pf_empty_reason()).
  */
 #ifndef BUDDYPROF_H
@@ -53,9 +72,10 @@ extern const struct buddy_codec *const pf_codecs[PF_NC];
  * the default, counts the program's own progress: the tracked bytes it has
  * allocated, as the interposer counts them (profshm.h), so that the same
  * program and input are snapshotted at the same points however loaded the
- * machine is.  PF_CLOCK_CPU counts the owner's CPU time (all its threads:
- * meaningful for single-threaded programs only, OpenMP threads spin), and
- * PF_CLOCK_WALL seconds since the start.
+ * machine is (over all followed processes).  PF_CLOCK_CPU counts the
+ * first followed process's CPU time (all its threads: meaningful for
+ * single-threaded programs only, OpenMP threads spin), and PF_CLOCK_WALL
+ * seconds since the start.
  */
 enum pf_clock {
 	PF_CLOCK_PROGRESS = 0,
@@ -98,7 +118,8 @@ struct pf_opts {
 	const char **exclude;		/* module name substrings */
 	unsigned int nexclude;
 	const char *lib;
-	uint32_t slots;
+	uint32_t slots;			/* table slots per process */
+	uint32_t procs;			/* process slots (0: BPROF_DEF_PROCS) */
 	unsigned int show_labels;	/* rows of the label table */
 	int nice;
 	bool quiet;
@@ -147,6 +168,7 @@ struct pf_obs {
 };
 
 struct pf_alloc {
+	int proc;			/* index into run->procs */
 	uint64_t seq;
 	uint64_t addr;
 	uint64_t size;
@@ -154,6 +176,23 @@ struct pf_alloc {
 	int label;
 	struct pf_obs *obs;
 	unsigned int nobs, capobs;
+};
+
+/* One followed process in one snapshot. */
+struct pf_psnap {
+	bool read;			/* it was live and stopped: read */
+	unsigned int not_stopped;	/* its threads not stopped in time */
+	uint64_t allocs, bytes, readable, sampled, stale, unread;
+	uint64_t stride;		/* the largest of its allocations' */
+};
+
+/* One followed process: a process slot of the region (the same index). */
+struct pf_proc {
+	pid_t pid;			/* 0: the slot was never claimed */
+	unsigned long long start;	/* its start time (/proc/PID/stat) */
+	bool gone;			/* a snapshot found it exited: it is
+					 * not read any more */
+	struct bprof_proc final;	/* its counters at the end */
 };
 
 struct pf_snap {
@@ -172,13 +211,16 @@ struct pf_snap {
 	unsigned int not_stopped;	/* threads not stopped in time */
 	bool requested;			/* by signal or the program */
 	bool dropped;			/* thinned out (adaptive timer) */
+	struct pf_psnap *pp;		/* per process (run->procs index) */
+	unsigned int npp;
 };
 
 struct pf_run {
 	struct pf_opts *o;
 	struct bprof_hdr *hdr;
 	pid_t child;
-	pid_t owner;
+	struct pf_proc *procs;		/* by process slot */
+	unsigned int nprocs;
 	double t_start, t_end;
 	int status;			/* wait status of the child */
 	double cpu_s;			/* its user + system time */
@@ -228,10 +270,22 @@ int pf_report(struct pf_run *r);
 /*
  * pf_empty_reason() - why nothing was tracked, and what to do, in @buf:
  * the program never loaded the interposer (static), no process matched
- * --match, the owner allocated nothing but started programs that were not
- * followed, or it allocated nothing large.  NULL when something was.
+ * --match, the processes followed allocated nothing but others that
+ * --match left out were started, or nothing large was allocated.  NULL
+ * when something was.
  */
 const char *pf_empty_reason(const struct pf_run *r, char *buf, size_t len);
+
+/* pf_nr_alloc() - tracked allocations of process @proc (-1: of all). */
+uint64_t pf_nr_alloc(const struct pf_run *r, int proc);
+/*
+ * pf_main_proc() - the main process (its figures are the report's top
+ * level): of the followed processes with an allocation in a kept
+ * snapshot, the one that started first (COMMAND itself when it has one;
+ * a parent before its children); else the first to take a process slot;
+ * -1 when none had a table.
+ */
+int pf_main_proc(const struct pf_run *r);
 
 /* ---- buddyctl run (prof_exec.c) ------------------------------------------- */
 

@@ -16,8 +16,8 @@
  * Fast path: an allocation below the threshold costs one compare; free()
  * costs one malloc_usable_size() (only pointers whose usable size reaches the
  * threshold can be tracked).  Nothing is recorded unless BUDDYPROF_SHM names
- * a region, and only by the process that owns it (profshm.h: forked and
- * exec'd children never write into the table; they are not followed).
+ * a region; each followed process records into a table of its own
+ * (profshm.h: a forked child claims a slot of its own, an exec keeps it).
  *
  * Call stacks.  Frame 0 is __builtin_return_address(0) of the hook, always
  * right.  The frames above it come from libgcc's _Unwind_Backtrace(), which
@@ -41,6 +41,7 @@
 #include <linux/futex.h>
 #include <malloc.h>
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -76,21 +77,38 @@ void *(*real_mremap)(void *, size_t, size_t, int, ...);
 enum { INIT_NONE, INIT_BUSY, INIT_DONE };
 static int init_state;
 
-static struct bprof_hdr *hdr;
-static struct bprof_slot *slots;
+static struct bprof_hdr *hdr;		/* non-NULL: this process is followed */
+static struct bprof_proc *me;		/* its process slot, once claimed */
+static struct bprof_slot *slots;	/* its table */
 static uint32_t slot_mask;
 static size_t min_size = SIZE_MAX;	/* SIZE_MAX: tracking off */
 static unsigned int depth;
 static bool unwind;
 
 /*
- * Non-zero in the owner only.  The page is MADV_WIPEONFORK: in a child made
- * by fork() or clone() without CLONE_VM it reads as zero, so no child can
- * write into the owner's table, without a getpid() system call per
- * allocation (the fallback, when the kernel lacks MADV_WIPEONFORK).
+ * The pid of the process that owns @me, 0 before it claimed a slot.  The
+ * page is MADV_WIPEONFORK: in a child made by fork() or clone() without
+ * CLONE_VM it reads as zero, so no child writes into its parent's table:
+ * it claims a slot of its own at its first tracked allocation, without a
+ * getpid() system call per allocation (the fallback, when the kernel lacks
+ * MADV_WIPEONFORK).  @no_slot_pid: the process found no free slot.
  */
 static volatile int32_t *owner_tag;
 static bool tag_by_pid;
+static int32_t no_slot_pid;
+static int claim_lock;		/* threads racing to the first allocation */
+
+/* Whether this process has its slot (and @me, @slots are its). */
+static inline bool owner(void)
+{
+	int32_t tag;
+
+	if (!hdr)
+		return false;
+	/* acquire: @me and @slots were set before the tag (take_slot()) */
+	tag = __atomic_load_n(owner_tag, __ATOMIC_ACQUIRE);
+	return tag && (!tag_by_pid || tag == (int32_t)getpid());
+}
 
 __thread int in_hook __attribute__((tls_model("initial-exec")));
 
@@ -174,6 +192,15 @@ static bool exe_matches(const char *want)
 	       !strncmp(base, want, strnlen(want, sizeof(((struct bprof_hdr *)0)->match)));
 }
 
+/* @src's first @len - 1 bytes into @dst, which stays NUL-terminated. */
+static void set_name(char *dst, size_t len, const char *src)
+{
+	size_t n = strnlen(src, len - 1);
+
+	memcpy(dst, src, n);
+	dst[n] = 0;
+}
+
 /* A process that is not followed: counted, the first one named. */
 static void not_followed(struct bprof_hdr *h)
 {
@@ -184,6 +211,67 @@ static void not_followed(struct bprof_hdr *h)
 		return;
 	base = exe_base(exe, sizeof(exe));
 	strncpy(h->not_followed, base, sizeof(h->not_followed) - 1);
+}
+
+/* Make @i this process's slot (@pid's); its table is @slots from now on. */
+static void take_slot(struct bprof_hdr *h, uint32_t i, int32_t pid)
+{
+	char exe[PATH_MAX];
+
+	me = &BPROF_PROCS(h)[i];
+	set_name(me->exe, sizeof(me->exe), exe_base(exe, sizeof(exe)));
+	slots = BPROF_SLOTS(h, i);
+	__atomic_store_n(owner_tag, pid, __ATOMIC_RELEASE);
+}
+
+/*
+ * A followed process's first tracked allocation (or a forked child's):
+ * claim a free process slot.  false when none is left: the process is
+ * counted once (the first one named) and tracks nothing.
+ */
+static bool claim_slot(void)
+{
+	int32_t pid = getpid(), zero;
+	char exe[PATH_MAX];
+	uint32_t i;
+
+	while (__atomic_exchange_n(&claim_lock, 1, __ATOMIC_ACQUIRE))
+		sched_yield();
+	if (no_slot_pid == pid || owner()) {
+		/* no slot left, or another thread has just claimed it */
+		__atomic_store_n(&claim_lock, 0, __ATOMIC_RELEASE);
+		return no_slot_pid != pid;
+	}
+	for (i = 0; i < hdr->nprocs; i++) {
+		zero = 0;
+		if (__atomic_load_n(&BPROF_PROCS(hdr)[i].pid, __ATOMIC_RELAXED))
+			continue;
+		if (__atomic_compare_exchange_n(&BPROF_PROCS(hdr)[i].pid, &zero,
+						pid, false, __ATOMIC_ACQ_REL,
+						__ATOMIC_RELAXED)) {
+			take_slot(hdr, i, pid);
+			__atomic_store_n(&claim_lock, 0, __ATOMIC_RELEASE);
+			return true;
+		}
+	}
+	no_slot_pid = pid;
+	for (i = 0; i < BPROF_NO_SLOT_PIDS; i++) {
+		zero = 0;
+		if (__atomic_load_n(&hdr->no_slot_pids[i], __ATOMIC_RELAXED) == pid)
+			goto out;	/* counted before its exec */
+		if (__atomic_compare_exchange_n(&hdr->no_slot_pids[i], &zero,
+						pid, false, __ATOMIC_ACQ_REL,
+						__ATOMIC_RELAXED))
+			break;
+	}
+	if (!__atomic_fetch_add(&hdr->nr_no_slot, 1, __ATOMIC_RELAXED)) {
+		set_name(hdr->no_slot, sizeof(hdr->no_slot),
+			 exe_base(exe, sizeof(exe)));
+		hdr->no_slot_pid = pid;
+	}
+out:
+	__atomic_store_n(&claim_lock, 0, __ATOMIC_RELEASE);
+	return false;
 }
 
 void *shm_region_attach(const char *env, size_t hdr_bytes,
@@ -222,37 +310,61 @@ static uint64_t prof_region_bytes(const void *head)
 	if (h->magic != BPROF_MAGIC || h->version != BPROF_VERSION ||
 	    h->hdr_bytes != BPROF_HDR_BYTES ||
 	    h->slot_bytes != sizeof(struct bprof_slot) || !h->nslots ||
-	    (h->nslots & (h->nslots - 1)))
+	    (h->nslots & (h->nslots - 1)) ||
+	    h->proc_bytes != sizeof(struct bprof_proc) || !h->nprocs ||
+	    h->nprocs > BPROF_MAX_PROCS)
 		return 0;
-	return BPROF_REGION_BYTES(h->nslots);
+	return BPROF_REGION_BYTES(h->nprocs, h->nslots);
+}
+
+/* An exec'd process's old table: its image's allocations are gone. */
+static void clear_table(struct bprof_hdr *h, uint32_t i)
+{
+	struct bprof_slot *t = BPROF_SLOTS(h, i);
+	uint64_t bytes = BPROF_TABLE_BYTES(h->nslots);
+
+	/* shmem: the pages go, and read as zero (EMPTY) again */
+	if (madvise(t, bytes, MADV_REMOVE))
+		memset(t, 0, bytes);
 }
 
 static void attach(void)
 {
 	struct bprof_hdr *h;
 	uint64_t bytes;
-	pid_t pid = getpid();
-	int32_t zero = 0;
+	int32_t pid = getpid(), zero = 0;
+	char exe[PATH_MAX];
+	int mine = -1;
+	uint32_t i;
 
 	h = shm_region_attach(BPROF_ENV_SHM, BPROF_HDR_BYTES,
 			      prof_region_bytes, &bytes);
 	if (!h)
 		return;
 
-	if (__atomic_load_n(&h->owner_pid, __ATOMIC_ACQUIRE) == pid) {
-		/* The owner exec'd: the old image's allocations are gone. */
-		memset(BPROF_SLOTS(h), 0, (size_t)h->nslots * sizeof(struct bprof_slot));
-		__atomic_store_n(&h->live_bytes, 0, __ATOMIC_RELAXED);
-		__atomic_add_fetch(&h->nr_exec_reset, 1, __ATOMIC_RELAXED);
-	} else if (!exe_matches(h->match) ||
-		   !__atomic_compare_exchange_n(&h->owner_pid, &zero, pid, false,
-						__ATOMIC_ACQ_REL,
-						__ATOMIC_ACQUIRE)) {
+	for (i = 0; i < h->nprocs; i++)
+		if (__atomic_load_n(&BPROF_PROCS(h)[i].pid, __ATOMIC_ACQUIRE) == pid)
+			mine = i;
+	if (mine >= 0) {
+		/* It exec'd: it keeps its slot, cleared. */
+		struct bprof_proc *p = &BPROF_PROCS(h)[mine];
+
+		clear_table(h, mine);
+		__atomic_store_n(&p->live_bytes, 0, __ATOMIC_RELAXED);
+		__atomic_add_fetch(&p->nr_exec_reset, 1, __ATOMIC_RELAXED);
+	} else if (!exe_matches(h->match)) {
 		/* Not ours: stay a pass-through. */
 		not_followed(h);
 		real_munmap(h, bytes);
 		return;
+	} else if (__atomic_load_n(&h->first_pid, __ATOMIC_ACQUIRE) != pid) {
+		__atomic_add_fetch(&h->nr_followed, 1, __ATOMIC_RELAXED);
 	}
+	if (__atomic_compare_exchange_n(&h->first_pid, &zero, pid, false,
+					__ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE) ||
+	    zero == pid)
+		set_name(h->first_exe, sizeof(h->first_exe),
+			 exe_base(exe, sizeof(exe)));
 	owner_tag = real_mmap(NULL, 4096, PROT_READ | PROT_WRITE,
 			      MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (owner_tag == MAP_FAILED) {
@@ -263,8 +375,9 @@ static void attach(void)
 	} else if (madvise((void *)owner_tag, 4096, MADV_WIPEONFORK)) {
 		tag_by_pid = true;
 	}
-	*owner_tag = pid;
-	slots = BPROF_SLOTS(h);
+	*owner_tag = 0;
+	if (mine >= 0)
+		take_slot(h, mine, pid);
 	slot_mask = h->nslots - 1;
 	depth = h->depth < 1 ? 1 : h->depth > BPROF_FRAMES ? BPROF_FRAMES : h->depth;
 	unwind = h->flags & BPROF_F_UNWIND;
@@ -273,15 +386,22 @@ static void attach(void)
 }
 
 /*
- * In a child forked by the owner: not followed (its owner tag reads zero),
- * counted so that an empty report can say the work went there.
+ * In a child forked by a followed process: followed too, with a slot of
+ * its own from its first tracked allocation (its owner tag reads zero; it
+ * is cleared here for the getpid() fallback).  Counted, with its parent.
  */
 static void forked_child(void)
 {
 	struct bprof_hdr *h = __atomic_load_n(&hdr, __ATOMIC_ACQUIRE);
 
-	if (h)
-		__atomic_add_fetch(&h->nr_forked, 1, __ATOMIC_RELAXED);
+	if (!h)
+		return;
+	if (me)
+		__atomic_add_fetch(&me->nr_forked, 1, __ATOMIC_RELAXED);
+	*owner_tag = 0;
+	me = NULL;
+	claim_lock = 0;		/* the forking thread is the only one left */
+	__atomic_add_fetch(&h->nr_forked, 1, __ATOMIC_RELAXED);
 }
 
 __attribute__((constructor(101))) static void buddyprof_init(void)
@@ -297,13 +417,6 @@ __attribute__((constructor(101))) static void buddyprof_init(void)
 }
 
 /* ---- the table ------------------------------------------------------------ */
-
-static inline bool owner(void)
-{
-	if (!hdr || !*owner_tag)
-		return false;
-	return !tag_by_pid || *owner_tag == (int32_t)getpid();
-}
 
 static inline uint64_t now_ns(void)
 {
@@ -359,19 +472,19 @@ static unsigned int capture(uint64_t *frames, uintptr_t ra)
 	unsigned int n = bp_backtrace(frames, depth, ra, unwind, &short_walk);
 
 	if (short_walk)
-		__atomic_add_fetch(&hdr->nr_unwind_short, 1, __ATOMIC_RELAXED);
+		__atomic_add_fetch(&me->nr_unwind_short, 1, __ATOMIC_RELAXED);
 	return n;
 }
 
 /* @size more live tracked bytes; the peak follows. */
 static void live_add(uint64_t size)
 {
-	uint64_t now = __atomic_add_fetch(&hdr->live_bytes, size,
+	uint64_t now = __atomic_add_fetch(&me->live_bytes, size,
 					  __ATOMIC_RELAXED);
-	uint64_t peak = __atomic_load_n(&hdr->peak_live_bytes, __ATOMIC_RELAXED);
+	uint64_t peak = __atomic_load_n(&me->peak_live_bytes, __ATOMIC_RELAXED);
 
 	while (now > peak &&
-	       !__atomic_compare_exchange_n(&hdr->peak_live_bytes, &peak, now,
+	       !__atomic_compare_exchange_n(&me->peak_live_bytes, &peak, now,
 					    true, __ATOMIC_RELAXED,
 					    __ATOMIC_RELAXED))
 		;
@@ -399,11 +512,11 @@ static void insert(uint64_t addr, uint64_t size, unsigned int kind,
 		s->size = size;
 		memcpy(s->frames, frames, nframes * sizeof(uint64_t));
 		__atomic_store_n(&s->state, BPROF_LIVE, __ATOMIC_RELEASE);
-		__atomic_add_fetch(&hdr->nr_alloc, 1, __ATOMIC_RELAXED);
+		__atomic_add_fetch(&me->nr_alloc, 1, __ATOMIC_RELAXED);
 		live_add(size);
 		return;
 	}
-	__atomic_add_fetch(&hdr->nr_dropped, 1, __ATOMIC_RELAXED);
+	__atomic_add_fetch(&me->nr_dropped, 1, __ATOMIC_RELAXED);
 }
 
 /* The live slot of @addr, or NULL. */
@@ -439,8 +552,8 @@ static bool remove_addr(uint64_t addr, struct bprof_slot *old)
 		if (__atomic_compare_exchange_n(&s->state, &st, BPROF_TOMB,
 						false, __ATOMIC_ACQ_REL,
 						__ATOMIC_RELAXED)) {
-			__atomic_add_fetch(&hdr->nr_free, 1, __ATOMIC_RELAXED);
-			__atomic_sub_fetch(&hdr->live_bytes, size, __ATOMIC_RELAXED);
+			__atomic_add_fetch(&me->nr_free, 1, __ATOMIC_RELAXED);
+			__atomic_sub_fetch(&me->live_bytes, size, __ATOMIC_RELAXED);
 			return true;
 		}
 	}
@@ -452,8 +565,8 @@ EXPORT int buddyprof_snapshot(void);
 /*
  * The progress schedule (profshm.h): a snapshot from the allocation that
  * reaches the next multiple of every_allocs allocations or every_bytes
- * bytes.  Called by the owner after the allocation is in the table, so the
- * snapshot sees it.
+ * bytes (counted over all followed processes).  Called by a followed
+ * process after the allocation is in its table, so the snapshot sees it.
  */
 static void progress(uint64_t size)
 {
@@ -501,13 +614,17 @@ static void track(void *p, size_t size, unsigned int kind, uintptr_t ra)
 	uint64_t frames[BPROF_FRAMES], t0;
 	unsigned int n;
 
-	if (!p || size < min_size || in_hook || !owner())
+	if (!p || size < min_size || in_hook || !hdr)
 		return;
 	in_hook++;
+	if (!owner() && !claim_slot()) {
+		in_hook--;
+		return;
+	}
 	t0 = now_ns();
 	n = capture(frames, ra);
 	insert((uintptr_t)p, size, kind, frames, n);
-	__atomic_add_fetch(&hdr->hook_ns, now_ns() - t0, __ATOMIC_RELAXED);
+	__atomic_add_fetch(&me->hook_ns, now_ns() - t0, __ATOMIC_RELAXED);
 	progress(size);
 	in_hook--;
 }
@@ -523,7 +640,7 @@ static bool untrack(void *p, struct bprof_slot *old)
 	in_hook++;
 	t0 = now_ns();
 	found = remove_addr((uintptr_t)p, old);
-	__atomic_add_fetch(&hdr->hook_ns, now_ns() - t0, __ATOMIC_RELAXED);
+	__atomic_add_fetch(&me->hook_ns, now_ns() - t0, __ATOMIC_RELAXED);
 	in_hook--;
 	return found;
 }
@@ -914,7 +1031,7 @@ EXPORT int munmap(void *addr, size_t len)
 			in_hook++;
 			insert(old.addr + cut, old.size - cut, old.kind,
 			       old.frames, old.depth);
-			__atomic_add_fetch(&hdr->nr_partial_unmap, 1,
+			__atomic_add_fetch(&me->nr_partial_unmap, 1,
 					   __ATOMIC_RELAXED);
 			in_hook--;
 		}
@@ -1003,14 +1120,17 @@ EXPORT void *mremap(void *old_addr, size_t old_len, size_t new_len, int flags,
  * dlsym(RTLD_DEFAULT, "buddyprof_snapshot") or ctypes.CDLL(None); without
  * the profiler it returns -1 at once.
  *
- * Return: 0 once the snapshot is taken, -1 when not profiled or on timeout.
+ * A snapshot covers every followed process.
+ *
+ * Return: 0 once the snapshot is taken, -1 when not profiled (or not
+ * followed: --match) or on timeout.
  */
 EXPORT int buddyprof_snapshot(void)
 {
 	uint32_t want, done;
 	uint64_t deadline;
 
-	if (!owner() || hdr->profiler_pid <= 0)
+	if (!hdr || hdr->profiler_pid <= 0)
 		return -1;
 	want = __atomic_add_fetch(&hdr->snap_req, 1, __ATOMIC_ACQ_REL);
 	if (kill(hdr->profiler_pid, SIGUSR2))
@@ -1037,14 +1157,20 @@ EXPORT int buddyprof_snapshot(void)
  * Python calls it.  Lock-free: two atomic loads.
  * @peak: where the peak goes, or NULL.
  *
- * Return: the live tracked bytes, or -1 when this process does not own a
- * profiler's table (not started by buddyctl profile, or a child of it).
+ * Return: the live tracked bytes (0 before its first tracked allocation),
+ * or -1 when this process is not followed (not started by buddyctl
+ * profile, or not selected by its --match, or no process slot was left).
  */
 EXPORT long long buddyprof_live_bytes(unsigned long long *peak)
 {
-	if (!owner())
+	if (!hdr || no_slot_pid == (int32_t)getpid())
 		return -1;
+	if (!owner()) {
+		if (peak)
+			*peak = 0;
+		return 0;
+	}
 	if (peak)
-		*peak = __atomic_load_n(&hdr->peak_live_bytes, __ATOMIC_RELAXED);
-	return (long long)__atomic_load_n(&hdr->live_bytes, __ATOMIC_RELAXED);
+		*peak = __atomic_load_n(&me->peak_live_bytes, __ATOMIC_RELAXED);
+	return (long long)__atomic_load_n(&me->live_bytes, __ATOMIC_RELAXED);
 }

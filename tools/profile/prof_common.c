@@ -69,46 +69,102 @@ int pf_mkdir_p(const char *dir)
 	return mkdir(tmp, 0755) && errno != EEXIST ? -1 : 0;
 }
 
+uint64_t pf_nr_alloc(const struct pf_run *r, int proc)
+{
+	uint64_t n = 0;
+
+	for (unsigned int p = 0; p < r->nprocs; p++)
+		if (proc < 0 || (unsigned int)proc == p)
+			n += r->procs[p].final.nr_alloc;
+	return n;
+}
+
+/* Whether process @p has an allocation in a kept snapshot. */
+static bool has_kept(const struct pf_run *r, unsigned int p)
+{
+	for (size_t i = 0; i < r->nallocs; i++) {
+		const struct pf_alloc *a = &r->allocs[i];
+
+		if (a->proc != (int)p)
+			continue;
+		for (unsigned int j = 0; j < a->nobs; j++)
+			if (!r->snaps[a->obs[j].snap].dropped)
+				return true;
+	}
+	return false;
+}
+
+/* @a started before @b (start time, then pid: a parent before its child). */
+static bool earlier(const struct pf_proc *a, const struct pf_proc *b)
+{
+	unsigned long long sa = a->start ? a->start : ~0ULL;
+	unsigned long long sb = b->start ? b->start : ~0ULL;
+
+	return sa != sb ? sa < sb : a->pid < b->pid;
+}
+
+int pf_main_proc(const struct pf_run *r)
+{
+	int first = -1, best = -1;
+
+	for (unsigned int p = 0; p < r->nprocs; p++) {
+		if (!r->procs[p].pid)
+			continue;
+		if (first < 0)
+			first = p;
+		if (has_kept(r, p) &&
+		    (best < 0 || earlier(&r->procs[p], &r->procs[best])))
+			best = p;
+	}
+	return best >= 0 ? best : first;
+}
+
+/* @s, a fixed-size name of the region, NUL-terminated in @buf. */
+static const char *name_of(const char *s, size_t n, char *buf)
+{
+	memcpy(buf, s, n);
+	buf[n] = 0;
+	return buf;
+}
+
 const char *pf_empty_reason(const struct pf_run *r, char *buf, size_t len)
 {
 	const struct bprof_hdr *h = &r->final;
 	const struct pf_opts *o = r->o;
-	char first[sizeof(h->not_followed) + 1];
+	char first[sizeof(h->not_followed) + 1], fexe[sizeof(h->first_exe) + 1];
+	const char *who;
 
-	if (h->nr_alloc)
+	if (pf_nr_alloc(r, -1))
 		return NULL;
-	memcpy(first, h->not_followed, sizeof(h->not_followed));
-	first[sizeof(h->not_followed)] = 0;
-	if (!h->owner_pid && !h->nr_not_followed) {
+	name_of(h->not_followed, sizeof(h->not_followed), first);
+	who = h->first_pid == r->child ? o->argv[0] :
+	      name_of(h->first_exe, sizeof(h->first_exe), fexe);
+	if (!h->first_pid && !h->nr_not_followed) {
 		snprintf(buf, len,
 			 "%s never loaded libbuddyprof.so: a statically linked program ignores LD_PRELOAD (so does a setuid one, or one that clears the environment); profile a dynamically linked build",
 			 o->argv[0]);
-	} else if (!h->owner_pid) {
+	} else if (!h->first_pid) {
 		snprintf(buf, len,
 			 "no process matched --match %s; %u process%s loaded libbuddyprof.so (the first: %s): give --match one of them",
 			 o->match ? o->match : "", h->nr_not_followed,
 			 h->nr_not_followed == 1 ? "" : "es", first);
 	} else if (h->nr_not_followed) {
 		snprintf(buf, len,
-			 "pid %d (%s) made no allocation of at least %llu B, and the %u process%s it started %s not followed (the first: %s): to profile one, --match %s",
-			 (int)h->owner_pid,
-			 h->owner_pid == r->child ? o->argv[0] : "its owner",
+			 "pid %d (%s) made no allocation of at least %llu B, and the %u other process%s that loaded libbuddyprof.so %s not followed, not matching --match %s (the first: %s): to profile one, --match %s",
+			 (int)h->first_pid, who,
 			 (unsigned long long)o->min_size, h->nr_not_followed,
 			 h->nr_not_followed == 1 ? "" : "es",
-			 h->nr_not_followed == 1 ? "was" : "were", first, first);
-	} else if (h->nr_forked) {
+			 h->nr_not_followed == 1 ? "was" : "were",
+			 o->match ? o->match : "", first, first);
+	} else if (h->nr_followed > 1 || h->nr_forked) {
 		snprintf(buf, len,
-			 "pid %d (%s) made no allocation of at least %llu B, and the %u child%s it forked (without exec) %s not followed: buddyctl profile follows one process",
-			 (int)h->owner_pid,
-			 h->owner_pid == r->child ? o->argv[0] : "its owner",
-			 (unsigned long long)o->min_size, h->nr_forked,
-			 h->nr_forked == 1 ? "" : "ren",
-			 h->nr_forked == 1 ? "was" : "were");
+			 "none of the processes followed (%u that loaded libbuddyprof.so, the first pid %d (%s); %u forked) made an allocation of at least %llu B; a lower --min-size tracks smaller ones",
+			 h->nr_followed, (int)h->first_pid, who, h->nr_forked,
+			 (unsigned long long)o->min_size);
 	} else {
 		snprintf(buf, len,
 			 "pid %d (%s) made no allocation of at least %llu B and started no other program; a lower --min-size tracks smaller ones",
-			 (int)h->owner_pid,
-			 h->owner_pid == r->child ? o->argv[0] : "its owner",
+			 (int)h->first_pid, who,
 			 (unsigned long long)o->min_size);
 	}
 	return buf;

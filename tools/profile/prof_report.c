@@ -223,6 +223,7 @@ static void symbolize(struct pf_run *r, const struct pf_frame *f, char *buf,
 
 struct rep {
 	struct pf_run *r;
+	int proc;			/* the process's (run->procs), -1: all */
 	bool all;			/* also the --exclude'd allocations */
 	unsigned int nsnap;		/* kept snapshots */
 	int *final_of;			/* internal snapshot id -> kept index */
@@ -431,6 +432,8 @@ static int build(struct rep *rp)
 		for (j = 0; j < a->nobs; j++)
 			if (rp->final_of[a->obs[j].snap] >= 0)
 				break;
+		if (rp->proc >= 0 && a->proc != rp->proc)
+			continue;
 		if (j < a->nobs && (rp->all || !r->labels[a->label].excluded))
 			rp->idx[rp->n++] = i;
 	}
@@ -547,6 +550,41 @@ static void free_rep(struct rep *rp)
 	free(rp->order);
 }
 
+/*
+ * The report of process @proc (-1: of all processes) in @rp: with
+ * --exclude also the figures with the excluded allocations.  0 or -errno;
+ * free_rep() it either way.  Each build sets the labels' decisions
+ * (run->labels) for its own allocations: use one before building another.
+ */
+static int rep_make(struct pf_run *r, int proc, struct rep *rp)
+{
+	memset(rp, 0, sizeof(*rp));
+	rp->r = r;
+	rp->proc = proc;
+	if (r->o->nexclude) {
+		/* The figures with every allocation, excluded ones too. */
+		struct rep all = { .r = r, .proc = proc, .all = true };
+		int err = build(&all);
+
+		if (!err) {
+			size_t l;
+
+			for (l = 0; l < r->nlabels; l++) {
+				rp->all_bytes += r->labels[l].bytes_total;
+				if (r->labels[l].excluded)
+					rp->excluded_bytes += r->labels[l].bytes_total;
+			}
+			rp->with_all = true;
+			rp->all_pairs = all.pairs;
+			rp->all_fig3 = all.fig3[all.main];
+			rp->all_final = all.cmp.plus16x;
+			rp->all_naive = all.cmp.naive;
+		}
+		free_rep(&all);
+	}
+	return build(rp);
+}
+
 /* ---- text ------------------------------------------------------------------------- */
 
 static void fmt_ratio(char *buf, size_t len, double v)
@@ -584,15 +622,98 @@ static void print_result(FILE *f, const char *name,
 		res->err == -ENOSPC ? " (capacity cap not met)" : "");
 }
 
-static void report_text(FILE *f, struct rep *rp)
+/* The interposer's counters of process @proc, or summed over all (-1). */
+static void proc_counters(const struct pf_run *r, int proc,
+			  struct bprof_proc *c)
+{
+	unsigned int p;
+
+	memset(c, 0, sizeof(*c));
+	for (p = 0; p < r->nprocs; p++) {
+		const struct bprof_proc *f = &r->procs[p].final;
+
+		if (!r->procs[p].pid || (proc >= 0 && (unsigned int)proc != p))
+			continue;
+		c->pid = f->pid;
+		memcpy(c->exe, f->exe, sizeof(c->exe));
+		c->exe[sizeof(c->exe) - 1] = 0;
+		c->nr_forked += f->nr_forked;
+		c->nr_alloc += f->nr_alloc;
+		c->nr_free += f->nr_free;
+		c->nr_dropped += f->nr_dropped;
+		c->nr_unwind_short += f->nr_unwind_short;
+		c->hook_ns += f->hook_ns;
+		c->nr_exec_reset += f->nr_exec_reset;
+		c->nr_partial_unmap += f->nr_partial_unmap;
+		c->live_bytes += f->live_bytes;
+		c->peak_live_bytes += f->peak_live_bytes;
+	}
+}
+
+/* A snapshot's figures for process @proc, or over all of them (-1). */
+static struct pf_psnap snap_proc(const struct pf_snap *sn, int proc)
+{
+	struct pf_psnap z = { .stride = 1 };
+
+	if (proc < 0) {
+		z.read = true;
+		z.not_stopped = sn->not_stopped;
+		z.allocs = sn->allocs;
+		z.bytes = sn->bytes;
+		z.readable = sn->readable;
+		z.sampled = sn->sampled;
+		z.stale = sn->stale;
+		z.unread = sn->unread;
+		z.stride = sn->stride;
+		return z;
+	}
+	if ((unsigned int)proc < sn->npp)
+		return sn->pp[proc];
+	return z;
+}
+
+/* Processes with a table. */
+static unsigned int nr_tables(const struct pf_run *r)
+{
+	unsigned int p, n = 0;
+
+	for (p = 0; p < r->nprocs; p++)
+		n += r->procs[p].pid != 0;
+	return n;
+}
+
+static void print_interposer(FILE *f, const struct bprof_proc *c, double run)
+{
+	fprintf(f, "  interposer: %llu allocations, %llu frees, %llu dropped (table full), %llu short stacks; %.3f s in its tracked path (%.2f%% of the run)\n",
+		(unsigned long long)c->nr_alloc, (unsigned long long)c->nr_free,
+		(unsigned long long)c->nr_dropped,
+		(unsigned long long)c->nr_unwind_short, c->hook_ns / 1e9,
+		run > 0 ? c->hook_ns / 1e9 / run * 100 : 0);
+}
+
+static void print_labels_line(FILE *f, struct rep *rp)
+{
+	struct pf_run *r = rp->r;
+
+	fprintf(f, "  labels: %zu (allocations %zu); main codec %s, Buddy Threshold %.0f%%, mostly-zero %.0f%%, overall cap %s\n\n",
+		rp->nlab_used, rp->n, pf_codecs[rp->main]->name,
+		r->o->threshold_ppm / 1e4, r->o->zero_ppm / 1e4,
+		r->o->max_ratio > 0 ? "4x-style carve-out" : "none");
+}
+
+/*
+ * The head of the text report: the run, the interposer (over all
+ * processes), the snapshots; @multi: the processes followed, else (one
+ * table, as it has always been) the labels line of @rp.
+ */
+static void report_head(FILE *f, struct rep *rp, bool multi)
 {
 	struct pf_run *r = rp->r;
 	const struct bprof_hdr *h = &r->final;
 	double run = r->t_end - r->t_start, stop_sum = 0, stop_max = 0;
-	char cmd[256], a[16], b[16];
-	unsigned int s, c, shown;
-	size_t i;
-	static const char *const thr_names[] = { "10%", "20%", "30%", "40%" };
+	struct bprof_proc c;
+	char cmd[256];
+	unsigned int s;
 
 	fmt_cmd(cmd, sizeof(cmd), r->o->argv);
 	for (s = 0; s < r->nsnaps; s++) {
@@ -606,11 +727,8 @@ static void report_text(FILE *f, struct rep *rp)
 		WIFEXITED(r->status) ? WEXITSTATUS(r->status) : 128 + WTERMSIG(r->status),
 		run, r->cpu_s, r->maxrss_kib / 1024.0,
 		(unsigned long long)r->o->min_size);
-	fprintf(f, "  interposer: %llu allocations, %llu frees, %llu dropped (table full), %llu short stacks; %.3f s in its tracked path (%.2f%% of the run)\n",
-		(unsigned long long)h->nr_alloc, (unsigned long long)h->nr_free,
-		(unsigned long long)h->nr_dropped,
-		(unsigned long long)h->nr_unwind_short, h->hook_ns / 1e9,
-		run > 0 ? h->hook_ns / 1e9 / run * 100 : 0);
+	proc_counters(r, -1, &c);
+	print_interposer(f, &c, run);
 	fprintf(f, "  snapshots: %u kept of %u taken; program stopped %.1f ms per snapshot on average, %.1f ms at most, %.3f%% of the run\n",
 		rp->nsnap, r->nsnaps, r->nsnaps ? stop_sum / r->nsnaps : 0,
 		stop_max, run > 0 ? stop_sum / 1e3 / run * 100 : 0);
@@ -618,16 +736,39 @@ static void report_text(FILE *f, struct rep *rp)
 		fprintf(f, "  before frees of >= %llu B: %llu snapshots (kept)\n",
 			(unsigned long long)r->o->free_bytes,
 			(unsigned long long)h->nr_free_snaps);
-	fprintf(f, "  labels: %zu (allocations %zu); main codec %s, Buddy Threshold %.0f%%, mostly-zero %.0f%%, overall cap %s\n\n",
-		rp->nlab_used, rp->n, pf_codecs[rp->main]->name,
-		r->o->threshold_ppm / 1e4, r->o->zero_ppm / 1e4,
-		r->o->max_ratio > 0 ? "4x-style carve-out" : "none");
+	if (multi) {
+		int m = pf_main_proc(r);
+
+		fprintf(f, "  processes: %u followed, one table each below; the main one (JSON's top level) pid %d (%.63s)\n",
+			nr_tables(r), m >= 0 ? (int)r->procs[m].pid : 0,
+			m >= 0 ? r->procs[m].final.exe : "");
+	}
+	if (h->nr_no_slot)
+		fprintf(f, "  not followed: %u process%s found no process slot left (%u: --processes), the first pid %d (%.63s)\n",
+			h->nr_no_slot, h->nr_no_slot == 1 ? "" : "es",
+			h->nprocs, (int)h->no_slot_pid, h->no_slot);
+	if (multi)
+		fprintf(f, "  labels of all processes: %zu (allocations %zu)\n",
+			rp->nlab_used, rp->n);
+	else
+		print_labels_line(f, rp);
 	{
 		char why[512];
 
 		if (pf_empty_reason(r, why, sizeof(why)))
 			fprintf(f, "  empty: %s\n\n", why);
 	}
+}
+
+/* The figures and labels of @rp, after the head or a process's title. */
+static void report_body(FILE *f, struct rep *rp)
+{
+	struct pf_run *r = rp->r;
+	char cmd[256], a[16], b[16];
+	unsigned int s, c, shown;
+	size_t i;
+	static const char *const thr_names[] = { "10%", "20%", "30%", "40%" };
+
 	if (rp->with_all) {
 		uint64_t ex = rp->excluded_bytes, tot = rp->all_bytes;
 
@@ -644,12 +785,13 @@ static void report_text(FILE *f, struct rep *rp)
 		"allocs", "MiB", "read-MiB", "stride", "stop-ms", "fig3", "Fig.9");
 	for (s = 0; s < rp->nsnap; s++) {
 		struct pf_snap *sn = &r->snaps[rp->snap_of[s]];
+		struct pf_psnap pp = snap_proc(sn, rp->proc);
 
 		fmt_ratio(a, sizeof(a), ratio_of(128 * rp->snap_pairs[s],
 						 rp->snap_fig3[s]));
 		fprintf(f, "%4u %8.2f %7llu %9.1f %9.1f %6llu %8.1f %6s %8.2f%%%s\n",
-			s, sn->t, (unsigned long long)sn->allocs, sn->bytes / MIB,
-			sn->sampled / MIB, (unsigned long long)sn->stride,
+			s, sn->t, (unsigned long long)pp.allocs, pp.bytes / MIB,
+			pp.sampled / MIB, (unsigned long long)pp.stride,
 			sn->stopped_ms, a, rp->series[s].frac * 100,
 			sn->requested ? "  (requested)" : "");
 	}
@@ -743,6 +885,55 @@ static void report_text(FILE *f, struct rep *rp)
 	}
 }
 
+/*
+ * The text report: with one table (one process followed, or none), as it
+ * has always been; with more, the head, then each process's own figures
+ * and labels under a title.
+ */
+static int report_text(FILE *f, struct pf_run *r)
+{
+	double run = r->t_end - r->t_start;
+	unsigned int p, k = 0, n = nr_tables(r);
+	int m = pf_main_proc(r), err;
+	struct rep rp;
+
+	if (n <= 1) {
+		err = rep_make(r, m, &rp);
+		if (!err) {
+			report_head(f, &rp, false);
+			report_body(f, &rp);
+		}
+		free_rep(&rp);
+		return err;
+	}
+	err = rep_make(r, -1, &rp);
+	if (!err)
+		report_head(f, &rp, true);
+	free_rep(&rp);
+	for (p = 0; p < r->nprocs && !err; p++) {
+		struct pf_proc *pr = &r->procs[p];
+
+		if (!pr->pid)
+			continue;
+		err = rep_make(r, p, &rp);
+		if (!err) {
+			fprintf(f, "\n== process %u of %u: pid %d (%.63s)%s%s%s\n",
+				++k, n, (int)pr->pid, pr->final.exe,
+				(int)p == m ? ", the main one" : "",
+				pr->final.nr_exec_reset ? ", after exec" : "",
+				pr->gone ? ", exited before the last snapshot" : "");
+			print_interposer(f, &pr->final, run);
+			print_labels_line(f, &rp);
+			if (rp.n)
+				report_body(f, &rp);
+			else
+				fprintf(f, "  no allocation of it was live at a kept snapshot\n");
+		}
+		free_rep(&rp);
+	}
+	return err;
+}
+
 /* ---- JSON ------------------------------------------------------------------------- */
 
 static struct json_object *jratio(double v)
@@ -800,77 +991,47 @@ static void jadd(struct json_object *o, const char *k, struct json_object *v)
 	json_object_object_add(o, k, v);
 }
 
-static void report_json(FILE *f, struct rep *rp)
+/* The interposer's counters of @c, of the process that has them. */
+static void json_counters(struct json_object *o, const struct bprof_proc *c)
+{
+	jadd(o, "allocations", json_object_new_int64(c->nr_alloc));
+	jadd(o, "frees", json_object_new_int64(c->nr_free));
+	jadd(o, "dropped", json_object_new_int64(c->nr_dropped));
+	jadd(o, "short_stacks", json_object_new_int64(c->nr_unwind_short));
+	jadd(o, "exec_resets", json_object_new_int64(c->nr_exec_reset));
+	jadd(o, "partial_unmaps", json_object_new_int64(c->nr_partial_unmap));
+}
+
+/*
+ * The snapshots, figures and labels of @rp into @root: the report's top
+ * level for the main process, and each entry of "processes".
+ */
+static void json_figures(struct json_object *root, struct rep *rp)
 {
 	struct pf_run *r = rp->r;
-	const struct bprof_hdr *h = &r->final;
-	struct json_object *root = json_object_new_object(), *o, *arr, *x;
+	struct json_object *o, *arr, *x;
 	static const char *const thr_names[] = { "10", "20", "30", "40" };
 	unsigned int s, c, k;
-	char **av;
 	size_t i;
-
-	arr = json_object_new_array();
-	for (av = r->o->argv; *av; av++)
-		json_object_array_add(arr, json_object_new_string(*av));
-	jadd(root, "command", arr);
-	jadd(root, "pid", json_object_new_int(r->child));
-	jadd(root, "exit_status", json_object_new_int(
-		WIFEXITED(r->status) ? WEXITSTATUS(r->status) : 128 + WTERMSIG(r->status)));
-	jadd(root, "duration_s", jfrac(r->t_end - r->t_start));
-	jadd(root, "cpu_s", jfrac(r->cpu_s));
-	jadd(root, "maxrss_kib", json_object_new_int64(r->maxrss_kib));
-	{
-		double stop = 0;
-
-		for (s = 0; s < r->nsnaps; s++)
-			stop += r->snaps[s].stopped_ms;
-		jadd(root, "stopped_s", jfrac(stop / 1e3));
-	}
-	jadd(root, "min_size", json_object_new_int64(r->o->min_size));
-	jadd(root, "codec", json_object_new_string(pf_codecs[rp->main]->name));
-	jadd(root, "threshold", jfrac(r->o->threshold_ppm / 1e6));
-
-	o = json_object_new_object();
-	jadd(o, "allocations", json_object_new_int64(h->nr_alloc));
-	jadd(o, "frees", json_object_new_int64(h->nr_free));
-	jadd(o, "dropped", json_object_new_int64(h->nr_dropped));
-	jadd(o, "short_stacks", json_object_new_int64(h->nr_unwind_short));
-	jadd(o, "exec_resets", json_object_new_int64(h->nr_exec_reset));
-	jadd(o, "partial_unmaps", json_object_new_int64(h->nr_partial_unmap));
-	jadd(o, "free_snapshots", json_object_new_int64(h->nr_free_snaps));
-	jadd(o, "hook_s", jfrac(h->hook_ns / 1e9));
-	jadd(o, "owner_pid", json_object_new_int(h->owner_pid));
-	jadd(o, "not_followed", json_object_new_int64(h->nr_not_followed));
-	jadd(o, "forked", json_object_new_int64(h->nr_forked));
-	{
-		char first[sizeof(h->not_followed) + 1], why[512];
-
-		memcpy(first, h->not_followed, sizeof(h->not_followed));
-		first[sizeof(h->not_followed)] = 0;
-		jadd(o, "not_followed_first", jstring(first));
-		jadd(o, "empty_reason", pf_empty_reason(r, why, sizeof(why)) ?
-		     jstring(why) : NULL);
-	}
-	jadd(root, "interposer", o);
 
 	arr = json_object_new_array();
 	for (s = 0; s < r->nsnaps; s++) {
 		struct pf_snap *sn = &r->snaps[s];
+		struct pf_psnap pp = snap_proc(sn, rp->proc);
 
 		x = json_object_new_object();
 		jadd(x, "index", json_object_new_int(rp->final_of[s]));
 		jadd(x, "t_s", jfrac(sn->t));
 		jadd(x, "kept", json_object_new_boolean(!sn->dropped));
 		jadd(x, "requested", json_object_new_boolean(sn->requested));
-		jadd(x, "allocations", json_object_new_int64(sn->allocs));
-		jadd(x, "bytes", json_object_new_int64(sn->bytes));
-		jadd(x, "readable_bytes", json_object_new_int64(sn->readable));
-		jadd(x, "sampled_bytes", json_object_new_int64(sn->sampled));
-		jadd(x, "stride", json_object_new_int64(sn->stride));
-		jadd(x, "stale", json_object_new_int64(sn->stale));
-		jadd(x, "unread_bytes", json_object_new_int64(sn->unread));
-		jadd(x, "not_stopped", json_object_new_int(sn->not_stopped));
+		jadd(x, "allocations", json_object_new_int64(pp.allocs));
+		jadd(x, "bytes", json_object_new_int64(pp.bytes));
+		jadd(x, "readable_bytes", json_object_new_int64(pp.readable));
+		jadd(x, "sampled_bytes", json_object_new_int64(pp.sampled));
+		jadd(x, "stride", json_object_new_int64(pp.stride));
+		jadd(x, "stale", json_object_new_int64(pp.stale));
+		jadd(x, "unread_bytes", json_object_new_int64(pp.unread));
+		jadd(x, "not_stopped", json_object_new_int(pp.not_stopped));
 		jadd(x, "stopped_ms", jfrac(sn->stopped_ms));
 		jadd(x, "classify_ms", jfrac(sn->classify_ms));
 		if (rp->final_of[s] >= 0) {
@@ -986,11 +1147,116 @@ static void report_json(FILE *f, struct rep *rp)
 		json_object_array_add(arr, x);
 	}
 	jadd(root, "labels", arr);
+}
+
+/*
+ * The JSON report: the top level is the main process's (pf_main_proc()),
+ * as it has always been with one process; "processes" has one entry per
+ * process with a table (its pid, executable, counters, and the same
+ * snapshots, figures and labels as the top level, of its own).
+ */
+static int report_json(FILE *f, struct pf_run *r)
+{
+	const struct bprof_hdr *h = &r->final;
+	struct json_object *root = json_object_new_object(), *o, *arr, *x;
+	int m = pf_main_proc(r), err;
+	struct bprof_proc c;
+	struct rep rp;
+	unsigned int s, p;
+	char **av;
+
+	err = rep_make(r, m, &rp);
+	if (err) {
+		free_rep(&rp);
+		json_object_put(root);
+		return err;
+	}
+	arr = json_object_new_array();
+	for (av = r->o->argv; *av; av++)
+		json_object_array_add(arr, json_object_new_string(*av));
+	jadd(root, "command", arr);
+	jadd(root, "pid", json_object_new_int(r->child));
+	jadd(root, "exit_status", json_object_new_int(
+		WIFEXITED(r->status) ? WEXITSTATUS(r->status) : 128 + WTERMSIG(r->status)));
+	jadd(root, "duration_s", jfrac(r->t_end - r->t_start));
+	jadd(root, "cpu_s", jfrac(r->cpu_s));
+	jadd(root, "maxrss_kib", json_object_new_int64(r->maxrss_kib));
+	{
+		double stop = 0;
+
+		for (s = 0; s < r->nsnaps; s++)
+			stop += r->snaps[s].stopped_ms;
+		jadd(root, "stopped_s", jfrac(stop / 1e3));
+	}
+	jadd(root, "min_size", json_object_new_int64(r->o->min_size));
+	jadd(root, "codec", json_object_new_string(pf_codecs[rp.main]->name));
+	jadd(root, "threshold", jfrac(r->o->threshold_ppm / 1e6));
+
+	o = json_object_new_object();
+	proc_counters(r, m, &c);
+	json_counters(o, &c);
+	jadd(o, "free_snapshots", json_object_new_int64(h->nr_free_snaps));
+	jadd(o, "hook_s", jfrac(c.hook_ns / 1e9));
+	jadd(o, "owner_pid", json_object_new_int(m >= 0 ? r->procs[m].pid : 0));
+	jadd(o, "not_followed", json_object_new_int64(h->nr_not_followed));
+	jadd(o, "forked", json_object_new_int64(h->nr_forked));
+	{
+		char first[sizeof(h->not_followed) + 1], why[512];
+
+		memcpy(first, h->not_followed, sizeof(h->not_followed));
+		first[sizeof(h->not_followed)] = 0;
+		jadd(o, "not_followed_first", jstring(first));
+		jadd(o, "empty_reason", pf_empty_reason(r, why, sizeof(why)) ?
+		     jstring(why) : NULL);
+		jadd(o, "processes", json_object_new_int(nr_tables(r)));
+		jadd(o, "process_slots", json_object_new_int(h->nprocs));
+		jadd(o, "no_slot", json_object_new_int64(h->nr_no_slot));
+		memcpy(first, h->no_slot, sizeof(h->no_slot));
+		first[sizeof(h->no_slot)] = 0;
+		jadd(o, "no_slot_first", jstring(first));
+		jadd(o, "no_slot_pid", json_object_new_int(h->no_slot_pid));
+	}
+	jadd(root, "interposer", o);
+	json_figures(root, &rp);
+	free_rep(&rp);
+
+	arr = json_object_new_array();
+	for (p = 0; p < r->nprocs; p++) {
+		struct pf_proc *pr = &r->procs[p];
+
+		if (!pr->pid)
+			continue;
+		err = rep_make(r, p, &rp);
+		if (err) {
+			free_rep(&rp);
+			json_object_put(arr);
+			json_object_put(root);
+			return err;
+		}
+		x = json_object_new_object();
+		jadd(x, "pid", json_object_new_int(pr->pid));
+		jadd(x, "exe", jstring(pr->final.exe));
+		jadd(x, "main", json_object_new_boolean((int)p == m));
+		jadd(x, "exited", json_object_new_boolean(pr->gone));
+		o = json_object_new_object();
+		json_counters(o, &pr->final);
+		jadd(o, "hook_s", jfrac(pr->final.hook_ns / 1e9));
+		jadd(o, "forked", json_object_new_int64(pr->final.nr_forked));
+		jadd(o, "peak_live_bytes",
+		     json_object_new_int64(pr->final.peak_live_bytes));
+		jadd(x, "interposer", o);
+		jadd(x, "codec", json_object_new_string(pf_codecs[rp.main]->name));
+		json_figures(x, &rp);
+		free_rep(&rp);
+		json_object_array_add(arr, x);
+	}
+	jadd(root, "processes", arr);
 
 	fprintf(f, "%s\n", json_object_to_json_string_ext(root,
 			JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED |
 			JSON_C_TO_STRING_NOSLASHESCAPE));
 	json_object_put(root);
+	return 0;
 }
 
 /* ---- files ------------------------------------------------------------------------ */
@@ -1001,8 +1267,9 @@ static int write_profile(struct rep *rp)
 	size_t n = rp->nlab_used < BUDDY_PROFILE_MAX ? rp->nlab_used :
 		   BUDDY_PROFILE_MAX, i;
 	struct buddy_profile_entry *e = calloc(n + 1, sizeof(*e));
-	char cmd[512], comment[1024], rt[16];
+	char cmd[512], comment[1024], rt[16], procs[160] = "";
 	time_t now = time(NULL);
+	unsigned int np = nr_tables(r);
 	int err;
 
 	if (!e)
@@ -1017,13 +1284,17 @@ static int write_profile(struct rep *rp)
 	}
 	fmt_cmd(cmd, sizeof(cmd), r->o->argv);
 	fmt_ratio(rt, sizeof(rt), rp->per_label.ratio);
+	if (np > 1)
+		snprintf(procs, sizeof(procs),
+			 "the labels of %u processes; a label in several: one decision over all its allocations\n",
+			 np);
 	snprintf(comment, sizeof(comment),
 		 "buddyctl profile of: %s\n"
-		 "%s"
+		 "%s%s"
 		 "Buddy Threshold %.0f%%, mostly-zero %.0f%%; %u snapshots; %zu labels%s\n"
 		 "expected ratio %sx, %.2f%% buddy accesses\n"
 		 "uid<TAB>label<TAB>target<TAB>codec (buddyd's state-file format)",
-		 cmd, ctime(&now), r->o->threshold_ppm / 1e4,
+		 cmd, ctime(&now), procs, r->o->threshold_ppm / 1e4,
 		 r->o->zero_ppm / 1e4, rp->nsnap, rp->nlab_used,
 		 n < rp->nlab_used ? " (the largest 4096 kept)" : "", rt,
 		 rp->per_label.buddy_frac * 100);
@@ -1070,51 +1341,29 @@ static int write_index(struct rep *rp)
 
 int pf_report(struct pf_run *r)
 {
-	struct rep rp = { .r = r };
 	struct buddy_replace out;
 	FILE *f = stdout;
+	struct rep rp;
 	int err, ret = 0;
 
-	if (r->o->nexclude) {
-		/* The figures with every allocation, excluded ones too. */
-		struct rep all = { .r = r, .all = true };
-
-		err = build(&all);
-		if (!err) {
-			size_t l;
-
-			for (l = 0; l < r->nlabels; l++) {
-				rp.all_bytes += r->labels[l].bytes_total;
-				if (r->labels[l].excluded)
-					rp.excluded_bytes += r->labels[l].bytes_total;
-			}
-			rp.with_all = true;
-			rp.all_pairs = all.pairs;
-			rp.all_fig3 = all.fig3[all.main];
-			rp.all_final = all.cmp.plus16x;
-			rp.all_naive = all.cmp.naive;
-		}
-		free_rep(&all);
-	}
-	err = build(&rp);
-	if (err) {
-		pf_err("%s", strerror(-err));
-		free_rep(&rp);
-		return -1;
-	}
 	if (r->o->out) {
 		err = buddy_replace_open(&out, r->o->out);
 		if (err) {
 			pf_err("%s: %s", r->o->out, strerror(-err));
-			free_rep(&rp);
 			return -1;
 		}
 		f = out.f;
 	}
 	if (r->o->json)
-		report_json(f, &rp);
+		err = report_json(f, r);
 	else
-		report_text(f, &rp);
+		err = report_text(f, r);
+	if (err) {
+		pf_err("%s", strerror(-err));
+		if (f != stdout)
+			buddy_replace_abort(&out);
+		return -1;
+	}
 	if (f != stdout) {
 		/* a failed write leaves the old report as it was */
 		err = buddy_replace_commit(&out);
@@ -1129,14 +1378,26 @@ int pf_report(struct pf_run *r)
 	if (r->o->json_out) {
 		err = buddy_replace_open(&out, r->o->json_out);
 		if (!err) {
-			report_json(out.f, &rp);
-			err = buddy_replace_commit(&out);
+			err = report_json(out.f, r);
+			if (err)
+				buddy_replace_abort(&out);
+			else
+				err = buddy_replace_commit(&out);
 		}
 		if (err) {
 			pf_err("%s: %s", r->o->json_out,
 				     strerror(-err));
 			ret = -1;
 		}
+	}
+	if (!r->o->profile_out && !r->o->dumps)
+		return ret;
+	/* The profile file: the labels of all processes, pooled by label. */
+	err = rep_make(r, -1, &rp);
+	if (err) {
+		pf_err("%s", strerror(-err));
+		free_rep(&rp);
+		return -1;
 	}
 	if (r->o->profile_out) {
 		err = write_profile(&rp);

@@ -13,11 +13,13 @@
  * figures for the program (section II-C, III-B; Figs. 3, 7, 9, 10) plus a
  * profile file of per-label targets and codecs.  No kernel module is needed.
  *
- * A snapshot: SIGSTOP to the owner's thread group, then wait until every task
- * in /proc/PID/task is in state 'T' (no ptrace: the program may be traced or
- * debugged as usual); read /proc/PID/maps and the table; read the memory with
- * process_vm_readv() (entries no longer mapped are "stale" and skipped, an
- * EFAULT skips the block, never a crash); SIGCONT.  Classification happens
+ * A snapshot covers every followed process that still runs (buddyprof.h):
+ * SIGSTOP to each one's thread group, then wait until every task in
+ * /proc/PID/task is in state 'T' (no ptrace: the program may be traced or
+ * debugged as usual); read each one's /proc/PID/maps and table; read the
+ * memory with process_vm_readv() through that process's pid (entries no
+ * longer mapped are "stale" and skipped, an EFAULT skips the block, never a
+ * crash); SIGCONT to all.  The sampling budget is shared over all of them.  Classification happens
  * outside the stop.  Caveat of stopping: a few blocking calls (epoll_wait,
  * semop, sigtimedwait with a timeout, ...) return EINTR after a stop and
  * continue, as after ^Z / fg (signal(7)); most programs retry them.
@@ -42,7 +44,7 @@
  * are kept in memory until then and classified at the end, so the program
  * is not slowed by classification).  With --clock wall or cpu the same
  * adaptive spacing runs on seconds (--first, 1 s at first) of wall-clock or
- * of the owner's CPU time; --interval takes one every SEC seconds (N at
+ * of the first followed process's CPU time; --interval takes one every SEC seconds (N at
  * most; 0 = no limit), --at at given times.  --every-allocs/--every-bytes
  * take one at fixed progress steps, all kept.  --free-bytes takes one
  * before the program frees a tracked allocation of at least that size
@@ -113,6 +115,7 @@ struct pf_map {
 struct pf_state {
 	struct pf_run *r;
 	int sfd;
+	int fd;				/* the region's memfd */
 	struct pf_raw *pending;		/* adaptive: unclassified snapshots */
 	size_t npending, cappending;
 	uint64_t progress_seen;		/* hdr->nr_progress_snaps answered */
@@ -205,7 +208,8 @@ static char *find_lib(const struct pf_opts *o)
 static int make_region(struct pf_run *r, char *path, size_t len)
 {
 	struct pf_opts *o = r->o;
-	uint64_t bytes = BPROF_REGION_BYTES(o->slots);
+	uint32_t nprocs = o->procs ? o->procs : BPROF_DEF_PROCS;
+	uint64_t bytes = BPROF_REGION_BYTES(nprocs, o->slots);
 	struct bprof_hdr *h;
 	int fd;
 
@@ -230,6 +234,8 @@ static int make_region(struct pf_run *r, char *path, size_t len)
 	h->hdr_bytes = BPROF_HDR_BYTES;
 	h->nslots = o->slots;
 	h->slot_bytes = sizeof(struct bprof_slot);
+	h->nprocs = nprocs;
+	h->proc_bytes = sizeof(struct bprof_proc);
 	h->min_size = o->min_size;
 	h->depth = o->depth;
 	h->flags = o->unwind ? BPROF_F_UNWIND : 0;
@@ -510,7 +516,7 @@ static void seq_rehash(struct pf_run *r)
 	}
 }
 
-static size_t alloc_of(struct pf_run *r, const struct bprof_slot *s,
+static size_t alloc_of(struct pf_run *r, int proc, const struct bprof_slot *s,
 		       struct pf_map *maps, size_t nmaps)
 {
 	size_t k;
@@ -525,6 +531,7 @@ static size_t alloc_of(struct pf_run *r, const struct bprof_slot *s,
 	GROW(r->allocs, r->nallocs, r->capallocs);
 	a = &r->allocs[r->nallocs];
 	memset(a, 0, sizeof(*a));
+	a->proc = proc;
 	a->seq = s->seq;
 	a->addr = s->addr;
 	a->size = s->size;
@@ -625,6 +632,7 @@ static void free_raw(struct pf_raw *raw, bool keep_buf)
 
 struct live {
 	struct bprof_slot s;
+	unsigned int proc;		/* index into run->procs */
 	uint64_t readable;
 	uint64_t stride;		/* 1 block of every @stride is read */
 };
@@ -684,6 +692,8 @@ static int cmp_live(const void *a, const void *b)
 {
 	const struct live *x = a, *y = b;
 
+	if (x->proc != y->proc)
+		return x->proc < y->proc ? -1 : 1;
 	return x->s.seq < y->s.seq ? -1 : x->s.seq > y->s.seq;
 }
 
@@ -738,14 +748,167 @@ static void progress_step(struct pf_state *st)
 				 __ATOMIC_RELAXED);
 }
 
+/*
+ * The state letter and start time (clock ticks since boot) of @pid from
+ * /proc/PID/stat; 'X' when it is gone.
+ */
+static char proc_stat(pid_t pid, unsigned long long *start)
+{
+	char path[64], buf[1024], *p;
+	unsigned long long v = 0;
+	ssize_t n;
+	int fd, f;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 'X';
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return 'X';
+	buf[n] = 0;
+	p = strrchr(buf, ')');
+	if (!p || p[1] != ' ')
+		return 'X';
+	/* field 3 is the state; 22 the start time */
+	for (f = 3, p += 2; *p && f < 22; p++)
+		if (*p == ' ')
+			f++;
+	if (f == 22)
+		v = strtoull(p, NULL, 10);
+	*start = v;
+	p = strrchr(buf, ')');
+	return p[2];
+}
+
+/* run->procs: every process slot claimed so far, by its index. */
+static void sync_procs(struct pf_run *r)
+{
+	struct bprof_proc *bp = BPROF_PROCS(r->hdr);
+	uint32_t i;
+
+	for (i = 0; i < r->hdr->nprocs; i++) {
+		pid_t pid = __atomic_load_n(&bp[i].pid, __ATOMIC_ACQUIRE);
+		struct pf_proc *p;
+		char st;
+
+		if (!pid)
+			continue;
+		if (i >= r->nprocs) {
+			r->procs = xrealloc(r->procs, (i + 1) * sizeof(*r->procs));
+			memset(r->procs + r->nprocs, 0,
+			       (i + 1 - r->nprocs) * sizeof(*r->procs));
+			r->nprocs = i + 1;
+		}
+		p = &r->procs[i];
+		if (p->pid)
+			continue;
+		p->pid = pid;
+		st = proc_stat(pid, &p->start);
+		p->gone = st == 'X' || st == 'Z';
+	}
+}
+
+/* Whether followed process @p still runs (not exited, its pid not reused). */
+static bool proc_alive(struct pf_proc *p)
+{
+	unsigned long long start = 0;
+	char st;
+
+	if (p->gone)
+		return false;
+	st = proc_stat(p->pid, &start);
+	if (st == 'X' || st == 'Z' || start != p->start)
+		p->gone = true;
+	return !p->gone;
+}
+
+/*
+ * The LIVE slots of process @p's table into @lv.  Only the parts of the
+ * table the process has written are read: a page never written is a hole
+ * of the memfd (SEEK_DATA skips it), so a table of 8 MiB costs what its
+ * process used of it, not 2048 page faults (all of it when lseek cannot
+ * tell).
+ */
+static void scan_table(struct pf_state *st, unsigned int p, struct live **lv,
+		       size_t *nlv, size_t *caplv)
+{
+	struct bprof_hdr *h = st->r->hdr;
+	struct bprof_slot *slots = BPROF_SLOTS(h, p);
+	off_t lo = (char *)slots - (char *)h;
+	off_t hi = lo + (off_t)BPROF_TABLE_BYTES(h->nslots), pos = lo;
+
+	while (pos < hi) {
+		off_t d = lseek(st->fd, pos, SEEK_DATA), e;
+		uint64_t i, end;
+
+		if (d < 0 && errno == ENXIO)
+			break;		/* no data after @pos */
+		if (d < 0) {
+			d = pos;	/* cannot tell: all of it */
+			e = hi;
+		} else {
+			if (d >= hi)
+				break;
+			e = lseek(st->fd, d, SEEK_HOLE);
+			if (e < 0 || e > hi)
+				e = hi;
+		}
+		end = (e - lo + sizeof(*slots) - 1) / sizeof(*slots);
+		for (i = (d - lo) / sizeof(*slots); i < end; i++) {
+			struct bprof_slot *s = &slots[i];
+
+			if (__atomic_load_n(&s->state, __ATOMIC_ACQUIRE) != BPROF_LIVE)
+				continue;
+			GROW(*lv, *nlv, *caplv);
+			memcpy(&(*lv)[*nlv].s, s, sizeof(*s));
+			(*lv)[*nlv].proc = p;
+			if ((*lv)[*nlv].s.state != BPROF_LIVE || !(*lv)[*nlv].s.size)
+				continue;
+			(*nlv)++;
+		}
+		pos = e > d ? e : hi;
+	}
+}
+
+/* Read the pending iovecs of one process, charging what failed. */
+static void flush_iovs(pid_t pid, struct pf_snap *sn, struct pf_raw *raw,
+		       struct live *lv, struct iovec *loc, struct iovec *rem,
+		       uint8_t *unread, size_t *owner_of, size_t *niov)
+{
+	uint64_t missed;
+
+	if (!*niov)
+		return;
+	missed = read_iovs(pid, loc, rem, *niov, unread);
+	sn->unread += missed;
+	for (size_t j = 0; j < *niov; j++) {
+		struct pf_piece *pc = &raw->pieces[owner_of[j]];
+
+		if (!unread[j])
+			continue;
+		pc->unread += loc[j].iov_len / BUDDY_ENTRY_BYTES;
+		sn->pp[lv[pc->alloc].proc].unread += loc[j].iov_len;
+	}
+	*niov = 0;
+}
+
+/*
+ * One snapshot of every followed process that has a table and still runs:
+ * all are stopped, their tables and memory read, then all continued.  A
+ * process that has exited is not read any more: its figures are those of
+ * the snapshots taken while it ran.
+ */
 static int snapshot(struct pf_state *st, bool requested)
 {
 	struct pf_run *r = st->r;
 	struct pf_opts *o = r->o;
-	struct bprof_slot *slots = BPROF_SLOTS(r->hdr);
 	struct live *lv = NULL;
-	size_t nlv = 0, caplv = 0, nmaps = 0, i;
-	struct pf_map *maps;
+	size_t nlv = 0, caplv = 0, i;
+	struct pf_map **maps;
+	size_t *nmaps;
+	bool *stopped;
 	struct pf_snap *sn;
 	struct pf_raw raw = { 0 };
 	uint64_t total_blocks = 0, cap_blocks, k, bufpos = 0;
@@ -754,18 +917,27 @@ static int snapshot(struct pf_state *st, bool requested)
 	size_t owner_of[IOV_BATCH];
 	size_t niov = 0, cappieces = 0;
 	double t0 = pf_now();
-	pid_t pid = __atomic_load_n(&r->hdr->owner_pid, __ATOMIC_ACQUIRE);
-	int running;
+	unsigned int p, nstopped = 0;
+	pid_t cur = 0;
 
-	if (pid <= 0)
-		return 0;	/* nobody claimed the table yet */
-	r->owner = pid;
-	if (kill(pid, SIGSTOP))
-		return -1;
-	running = wait_stopped(pid);
-	if (running < 0) {
-		kill(pid, SIGCONT);
-		return -1;
+	if (!__atomic_load_n(&r->hdr->first_pid, __ATOMIC_ACQUIRE))
+		return 0;	/* no process followed yet */
+	sync_procs(r);
+	stopped = calloc(r->nprocs + 1, sizeof(*stopped));
+	maps = calloc(r->nprocs + 1, sizeof(*maps));
+	nmaps = calloc(r->nprocs + 1, sizeof(*nmaps));
+	if (!stopped || !maps || !nmaps) {
+		pf_err("out of memory for a snapshot");
+		exit(1);
+	}
+	for (p = 0; p < r->nprocs; p++) {
+		if (!r->procs[p].pid || !proc_alive(&r->procs[p]))
+			continue;
+		if (kill(r->procs[p].pid, SIGSTOP)) {
+			r->procs[p].gone = true;
+			continue;
+		}
+		stopped[p] = true;
 	}
 
 	GROW(r->snaps, r->nsnaps, r->capsnaps);
@@ -774,32 +946,50 @@ static int snapshot(struct pf_state *st, bool requested)
 	sn->id = r->nsnaps;
 	sn->t = t0 - r->t_start;
 	sn->requested = requested;
-	sn->not_stopped = running;
+	sn->npp = r->nprocs;
+	sn->pp = calloc(r->nprocs + 1, sizeof(*sn->pp));
+	if (!sn->pp) {
+		pf_err("out of memory for a snapshot");
+		exit(1);
+	}
 
-	maps = read_maps(pid, &nmaps);
-	for (i = 0; i < r->hdr->nslots; i++) {
-		struct bprof_slot *s = &slots[i];
+	for (p = 0; p < r->nprocs; p++) {
+		int running;
 
-		if (__atomic_load_n(&s->state, __ATOMIC_ACQUIRE) != BPROF_LIVE)
+		if (!stopped[p])
 			continue;
-		GROW(lv, nlv, caplv);
-		memcpy(&lv[nlv].s, s, sizeof(*s));
-		if (lv[nlv].s.state != BPROF_LIVE || !lv[nlv].s.size)
+		running = wait_stopped(r->procs[p].pid);
+		if (running < 0) {
+			kill(r->procs[p].pid, SIGCONT);
+			stopped[p] = false;
+			r->procs[p].gone = true;
 			continue;
-		nlv++;
+		}
+		nstopped++;
+		sn->not_stopped += running;
+		sn->pp[p].not_stopped = running;
+		sn->pp[p].read = true;
+		maps[p] = read_maps(r->procs[p].pid, &nmaps[p]);
+		scan_table(st, p, &lv, &nlv, &caplv);
 	}
 	qsort(lv, nlv, sizeof(*lv), cmp_live);
 
 	for (i = 0; i < nlv; i++) {
-		uint64_t len = readable_len(maps, nmaps, lv[i].s.addr,
-					    lv[i].s.size);
+		struct pf_psnap *pp = &sn->pp[lv[i].proc];
+		uint64_t len = readable_len(maps[lv[i].proc], nmaps[lv[i].proc],
+					    lv[i].s.addr, lv[i].s.size);
 
 		sn->allocs++;
 		sn->bytes += lv[i].s.size;
-		if (!len)
+		pp->allocs++;
+		pp->bytes += lv[i].s.size;
+		if (!len) {
 			sn->stale++;
+			pp->stale++;
+		}
 		lv[i].readable = len;
 		sn->readable += len;
+		pp->readable += len;
 		total_blocks += (len + BLK - 1) / BLK;
 	}
 	cap_blocks = o->sample_bytes ? (o->sample_bytes + BLK - 1) / BLK : 0;
@@ -811,7 +1001,12 @@ static int snapshot(struct pf_state *st, bool requested)
 		uint64_t nb = (lv[i].readable + BLK - 1) / BLK;
 
 		total_blocks += (nb + lv[i].stride - 1) / lv[i].stride;
+		if (lv[i].stride > sn->pp[lv[i].proc].stride)
+			sn->pp[lv[i].proc].stride = lv[i].stride;
 	}
+	for (p = 0; p < r->nprocs; p++)
+		if (sn->pp[p].read && !sn->pp[p].stride)
+			sn->pp[p].stride = 1;
 	raw.buf = malloc((total_blocks + 1) * BLK);
 	raw.snap = r->nsnaps;
 	if (!raw.buf) {
@@ -821,14 +1016,20 @@ static int snapshot(struct pf_state *st, bool requested)
 
 	for (i = 0; i < nlv; i++) {
 		struct live *l = &lv[i];
-		uint64_t nb = (l->readable + BLK - 1) / BLK, b;
+		uint64_t nb = (l->readable + BLK - 1) / BLK, b, start = bufpos;
 		struct pf_piece *pc;
 
 		if (!l->readable)
 			continue;
+		if (cur != r->procs[l->proc].pid) {
+			/* the iovecs read one process's memory */
+			flush_iovs(cur, sn, &raw, lv, loc, rem, unread, owner_of,
+				   &niov);
+			cur = r->procs[l->proc].pid;
+		}
 		GROW(raw.pieces, raw.npieces, cappieces);
 		pc = &raw.pieces[raw.npieces++];
-		pc->alloc = alloc_of(r, &l->s, maps, nmaps);
+		pc->alloc = i;		/* the live entry until all is read */
 		pc->off = bufpos;
 		pc->len = 0;
 		pc->unread = (l->s.size - l->readable) / BUDDY_ENTRY_BYTES;
@@ -870,30 +1071,34 @@ static int snapshot(struct pf_state *st, bool requested)
 			niov++;
 			bufpos += plen;
 			pc->len += plen;
-			if (niov == IOV_BATCH) {
-				sn->unread += read_iovs(pid, loc, rem, niov, unread);
-				for (size_t j = 0; j < niov; j++)
-					if (unread[j])
-						raw.pieces[owner_of[j]].unread +=
-							loc[j].iov_len / BUDDY_ENTRY_BYTES;
-				niov = 0;
-			}
+			if (niov == IOV_BATCH)
+				flush_iovs(cur, sn, &raw, lv, loc, rem, unread,
+					   owner_of, &niov);
 		}
+		sn->pp[l->proc].sampled += bufpos - start;
 	}
-	if (niov) {
-		sn->unread += read_iovs(pid, loc, rem, niov, unread);
-		for (size_t j = 0; j < niov; j++)
-			if (unread[j])
-				raw.pieces[owner_of[j]].unread +=
-					loc[j].iov_len / BUDDY_ENTRY_BYTES;
-	}
+	flush_iovs(cur, sn, &raw, lv, loc, rem, unread, owner_of, &niov);
 	if (adaptive_progress(o) && !requested)
 		progress_step(st);
-	kill(pid, SIGCONT);
-	sn->stopped_ms = (pf_now() - t0) * 1e3;
+	for (p = 0; p < r->nprocs; p++)
+		if (stopped[p])
+			kill(r->procs[p].pid, SIGCONT);
+	sn->stopped_ms = nstopped ? (pf_now() - t0) * 1e3 : 0;
 	sn->sampled = bufpos;
+	/* the allocations, labelled through their own process's maps */
+	for (i = 0; i < raw.npieces; i++) {
+		struct live *l = &lv[raw.pieces[i].alloc];
+
+		raw.pieces[i].alloc = alloc_of(r, l->proc, &l->s, maps[l->proc],
+					       nmaps[l->proc]);
+	}
 	r->nsnaps++;
-	free_maps(maps, nmaps);
+	for (p = 0; p < r->nprocs; p++)
+		if (maps[p])
+			free_maps(maps[p], nmaps[p]);
+	free(maps);
+	free(nmaps);
+	free(stopped);
 	free(lv);
 
 	if (adaptive(o) && !requested) {
@@ -960,9 +1165,9 @@ static void finish_pending(struct pf_state *st)
 }
 
 /*
- * The timer's clock: seconds since the start, or CPU seconds of the owner
- * (all its threads; the child until an owner claimed the table).  -1 when
- * the process is gone.
+ * The timer's clock: seconds since the start, or CPU seconds of the first
+ * followed process (all its threads; the child until one loaded the
+ * interposer).  -1 when the process is gone.
  */
 static double clock_now(struct pf_state *st)
 {
@@ -973,7 +1178,7 @@ static double clock_now(struct pf_state *st)
 
 	if (r->o->clock != PF_CLOCK_CPU)
 		return pf_now() - r->t_start;
-	pid = __atomic_load_n(&r->hdr->owner_pid, __ATOMIC_ACQUIRE);
+	pid = __atomic_load_n(&r->hdr->first_pid, __ATOMIC_ACQUIRE);
 	if (pid <= 0)
 		pid = r->child;
 	if (clock_getcpuclockid(pid, &cid) || clock_gettime(cid, &ts))
@@ -1119,6 +1324,7 @@ int pf_run_program(struct pf_run *r, const char *lib)
 	fd = make_region(r, shm, sizeof(shm));
 	if (fd < 0)
 		return -1;
+	st.fd = fd;
 
 	sigemptyset(&mask);
 	sigaddset(&mask, SIGCHLD);
@@ -1177,6 +1383,12 @@ int pf_run_program(struct pf_run *r, const char *lib)
 		       (unsigned long long)r->hdr->progress_bytes,
 		       (unsigned long long)first_bytes(o));
 	memcpy(&r->final, r->hdr, sizeof(r->final));
+	sync_procs(r);
+	for (unsigned int p = 0; p < r->nprocs; p++) {
+		memcpy(&r->procs[p].final, &BPROF_PROCS(r->hdr)[p],
+		       sizeof(r->procs[p].final));
+		r->procs[p].final.exe[sizeof(r->procs[p].final.exe) - 1] = 0;
+	}
 	if (!r->t_end)
 		r->t_end = pf_now();
 	free(st.scratch);

@@ -23,7 +23,7 @@
 
 PROFILE_LIB      := $(B)/libbuddyprof.so
 PROFILE_TEST_DIR := $(B)/profile-tests
-PROFILE_TESTS    := known threaded forker progress runprog
+PROFILE_TESTS    := known threaded forker family progress runprog
 PROFILE_TEST_BINS := $(PROFILE_TESTS:%=$(PROFILE_TEST_DIR)/%)
 
 # -z now: no lazy PLT resolution inside a malloc hook; libgcc_s is linked

@@ -6,7 +6,7 @@
 #
 #   profile_test.sh BUDDYCTL LIBBUDDYPROF TESTDIR
 #
-# TESTDIR holds the test programs (known, threaded, forker; stateload when
+# TESTDIR holds the test programs (known, threaded, forker, family; stateload when
 # the daemon is in the tree).
 set -u
 BUDDYCTL=$(realpath "$1")
@@ -182,6 +182,105 @@ check "exec: --match profiles a grandchild started by a shell" pyj "$W/m.json" '
 assert d["nr_labels"] == 4 and len(d["snapshots"]) == 1, d
 '
 
+# --- every process followed, one table each ----------------------------------
+# family: the parent 1 MiB all zero, a forked child 2 MiB random, an exec'd
+# child (a copy of family named famchild) 3 MiB ramp, all live at the one
+# snapshot the exec'd child asks for; before its exec, that child kept a
+# 1 MiB buffer, which the exec clears from its table.
+cp family "$W/famchild"
+./family "$W/famchild" >"$W/fa-plain.out" 2>/dev/null
+prof --no-timer -o "$W/fa.txt" --json-out "$W/fa.json" -p "$W/fa.prof" -- \
+	./family "$W/famchild" >"$W/fa.out" 2>"$W/fa.err"
+rc=$?
+check "family: parent, forked and exec'd child under the interposer, exit 0, output unchanged" \
+	sh -c "test $rc -eq 0 && cmp '$W/fa-plain.out' '$W/fa.out'"
+check "family: one table per process, each with its own allocation and content" pyj "$W/fa.json" '
+P = d["processes"]
+assert [(p["exe"], p["main"]) for p in P] == [("family", True), ("family", False), ("famchild", False)], P
+assert len(set(p["pid"] for p in P)) == 3 and P[0]["pid"] == d["pid"], P
+want = [(1 << 20, "zero", "parent_zero"), (2 << 20, "raw", "forked_random"), (3 << 20, "c8", "execd_ramp")]
+for p, (size, code, fn) in zip(P, want):
+    assert len(p["labels"]) == 1, p
+    l = p["labels"][0]
+    assert l["size"] == size and fn in l["stack"][0], l
+    h = l["histogram"]["bpc"]
+    assert h[code] == size // 128 and sum(h.values()) == size // 128, (fn, h)
+    assert [s["allocations"] for s in p["snapshots"]] == [1], p["snapshots"]
+assert [p["fig3"]["bpc"] for p in P] == ["inf", 1.0, 16.0], [p["fig3"]["bpc"] for p in P]
+assert [p["interposer"]["exec_resets"] for p in P] == [0, 0, 1], [p["interposer"] for p in P]
+assert [p["labels"][0]["target"] for p in P[1:]] == ["1x", "4x"], P
+'
+check "family: the top level is the main process (the parent), as with one process" pyj "$W/fa.json" '
+assert d["nr_labels"] == 1 and "parent_zero" in d["labels"][0]["stack"][0], d["labels"]
+assert d["interposer"]["owner_pid"] == d["pid"] and d["interposer"]["processes"] == 3, d["interposer"]
+assert [s["allocations"] for s in d["snapshots"]] == [1] and d["fig3"]["bpc"] == "inf", d["snapshots"]
+'
+check "family: the text report has a title and a table per process" sh -c "
+grep -q '^  processes: 3 followed, one table each below' '$W/fa.txt' &&
+test \$(grep -c '^== process [1-3] of 3: pid [0-9]* (fam' '$W/fa.txt') -eq 3 &&
+grep -q '^== process 3 of 3: pid [0-9]* (famchild), after exec$' '$W/fa.txt'"
+cat >"$W/fa-prof.py" <<'EOF'
+import json, sys
+d = json.load(open(sys.argv[1]))
+want = {p["labels"][0]["label"]: t for p, t in zip(d["processes"], ("16x", "1x", "4x"))}
+got = {}
+for line in open(sys.argv[2]):
+    if line.startswith("#") or not line.strip():
+        continue
+    uid, label, target, codec = line.rstrip("\n").split("\t")
+    got[label] = target
+assert got == want, (got, want)
+EOF
+check "family: the profile file has the labels of all three: zero 16x, random 1x, ramp 4x" \
+	$PY "$W/fa-prof.py" "$W/fa.json" "$W/fa.prof"
+prof --no-timer -j -o "$W/fsh.json" -p "$W/fsh.prof" -- ./family shared >/dev/null 2>&1
+check "family shared: one label in two processes, each table with its own content" pyj "$W/fsh.json" '
+# the two take their slots in either order; the parent is the main one
+P = sorted(d["processes"], key=lambda p: not p["main"])
+assert len(P) == 2 and [len(p["labels"]) for p in P] == [1, 1], P
+assert P[0]["labels"][0]["label"] == P[1]["labels"][0]["label"], P
+assert [p["labels"][0]["histogram"]["bpc"]["zero"] for p in P] == [8192, 0], P
+assert [p["labels"][0]["histogram"]["bpc"]["raw"] for p in P] == [0, 8192], P
+assert P[0]["pid"] == d["pid"] == d["interposer"]["owner_pid"], (d["pid"], d["interposer"])
+'
+check "... the profile file: one line for it, one decision over both (half random: 1x)" sh -c "
+test \$(grep -vc '^#' '$W/fsh.prof') -eq 1 &&
+grep -q \"^[0-9]*	\$($PY -c 'import json,sys; print(json.load(open(sys.argv[1]))[\"labels\"][0][\"label\"])' '$W/fsh.json')	1x	\" '$W/fsh.prof' &&
+grep -q '^# the labels of 2 processes; a label in several: one decision over all its allocations' '$W/fsh.prof'"
+prof --no-timer --match famchild -j -o "$W/fm.json" -- ./family "$W/famchild" >/dev/null 2>"$W/fm.err"
+check "family --match famchild: only the exec'd child has a table; the parent counted as not followed" pyj "$W/fm.json" '
+P = d["processes"]
+assert [p["exe"] for p in P] == ["famchild"], P
+assert d["nr_labels"] == 1 and "execd_ramp" in d["labels"][0]["stack"][0], d["labels"]
+assert d["interposer"]["not_followed"] == 1 and d["interposer"]["not_followed_first"] == "family", d["interposer"]
+'
+prof --no-timer --match family -j -o "$W/fm2.json" -- ./family "$W/famchild" >/dev/null 2>&1
+check "family --match family: several processes match, each its table; an exec keeps the slot whatever its name" pyj "$W/fm2.json" '
+P = d["processes"]
+assert [(p["exe"], p["interposer"]["exec_resets"]) for p in P] == [("family", 0), ("family", 0), ("famchild", 1)], P
+assert [len(p["labels"]) for p in P] == [1, 1, 1] and "execd_ramp" in P[2]["labels"][0]["stack"][0], P
+assert d["interposer"]["not_followed"] == 0, d["interposer"]
+'
+prof --no-timer --match known -j -o "$W/m2.json" -- sh -c "./known 1; ./known 2" >/dev/null 2>&1
+check "--match known, two known started by a shell: two tables, each its 4 labels and own snapshots" pyj "$W/m2.json" '
+P = d["processes"]
+assert [(p["exe"], p["nr_labels"]) for p in P] == [("known", 4), ("known", 4)], P
+assert [[s["allocations"] for s in p["snapshots"] if s["kept"]] for p in P] == [[4, 0, 0], [0, 4, 4]], [p["snapshots"] for p in P]
+'
+prof --no-timer --processes 2 -o "$W/fs.txt" --json-out "$W/fs.json" -- ./family "$W/famchild" >/dev/null 2>"$W/fs.err"
+check "family --processes 2: two tables, the third process counted once (before and after its exec) and named" pyj "$W/fs.json" '
+assert [p["exe"] for p in d["processes"]] == ["family", "family"], d["processes"]
+i = d["interposer"]
+assert i["no_slot"] == 1 and i["no_slot_first"] == "family" and i["process_slots"] == 2, i
+assert i["no_slot_pid"] not in [p["pid"] for p in d["processes"]], i
+'
+check "... said on stderr and in the text report" sh -c "
+grep -q 'profile: 1 process was not followed: no process slot left (--processes 2; the first: pid [0-9]*, family)' '$W/fs.err' &&
+grep -q '^  not followed: 1 process found no process slot left (2: --processes), the first pid [0-9]* (family)' '$W/fs.txt'"
+"$BUDDYCTL" profile --processes 0 -- true >/dev/null 2>"$W/opt.err"
+check "--processes 0: exit 2, naming the option and its range" \
+	sh -c "test $? -eq 2 && grep -q -- '--processes: 0 is not in 1..1024' '$W/opt.err'"
+
 # --- timer, signals, errors --------------------------------------------------
 prof -n 4 --first 0.05 -j -o "$W/a.json" -- ./threaded 1.2 1 >/dev/null 2>&1
 check "adaptive: at most N=4 snapshots kept, spread over the run" pyj "$W/a.json" '
@@ -214,16 +313,28 @@ assert i["owner_pid"] == 0 and i["not_followed"] == 0, i
 assert "statically linked" in i["empty_reason"], i
 '
 prof --no-timer -j -o "$W/ch.json" -- sh -c "./known 1; true" >/dev/null 2>"$W/ch.err"
-check "work in a child: the children not followed are counted and named, --match suggested" \
-	grep -q "the 1 process it started was not followed (the first: known): to profile one, --match known" "$W/ch.err"
-check "work in a child: the JSON names the child" pyj "$W/ch.json" '
+check "work in an exec'd child: followed by default, its table the top level (the shell allocated nothing)" pyj "$W/ch.json" '
+i = d["interposer"]
+assert i["not_followed"] == 0 and i["empty_reason"] is None and i["processes"] == 1, i
+assert d["nr_labels"] == 4 and [p["exe"] for p in d["processes"]] == ["known"], d["processes"]
+assert i["owner_pid"] == d["processes"][0]["pid"] != d["pid"], (i, d["pid"])
+'
+shexe=$(basename "$(readlink -f "$(command -v sh)")")	# dash, bash, ...
+prof --no-timer --match known -j -o "$W/ch2.json" -- sh -c "./known 1; true" >/dev/null 2>"$W/ch2.err"
+check "... --match known: the same table, the shell counted as not followed" pyj "$W/ch2.json" '
+i = d["interposer"]
+assert i["not_followed"] == 1 and i["not_followed_first"] == "'"$shexe"'", i
+assert d["nr_labels"] == 4 and [p["exe"] for p in d["processes"]] == ["known"], d["processes"]
+'
+prof --no-timer --match "$shexe" -j -o "$W/ch3.json" -- sh -c "./known 1; true" >/dev/null 2>"$W/ch3.err"
+check "work in a child that --match leaves out: counted and named, --match suggested" pyj "$W/ch3.json" '
 i = d["interposer"]
 assert i["not_followed"] == 1 and i["not_followed_first"] == "known", i
 assert i["empty_reason"] and "--match known" in i["empty_reason"], i
 '
 prof --no-timer -o "$W/fk.txt" -- sh -c "(true; true); true" >/dev/null 2>"$W/fk.err"
-check "work in a forked child (no exec): said, and that one process is followed" \
-	grep -q "the 1 child it forked (without exec) was not followed: buddyctl profile follows one process" "$W/fk.err"
+check "no process allocated (a shell and its subshell): said, with the processes followed" \
+	grep -q "none of the processes followed (1 that loaded libbuddyprof.so, the first pid [0-9]* (sh); 1 forked) made an allocation of at least 65536 B" "$W/fk.err"
 prof --no-timer --match nosuch -o "$W/nm.txt" -- sh -c "./known 1; true" >/dev/null 2>"$W/nm.err"
 check "--match that matches nothing: said, with the processes there were" \
 	grep -q "no process matched --match nosuch; 2 processes loaded libbuddyprof.so (the first: " "$W/nm.err"
@@ -252,12 +363,12 @@ prof --no-timer -k "$W/newk/sub" -o /dev/null -- sh -c "test -d '$W/newk/sub' &&
 check "-k DIR is created before the program runs" test -e "$W/ran"
 "$BUDDYCTL" profile -q -o "$W/same" --json-out "$W/same" -- true >/dev/null 2>"$W/same.err"
 check "one path for two outputs is a usage error" sh -c "test $? -eq 2 && grep -q 'given to both -o and --json-out' '$W/same.err'"
-# a report that cannot be written whole (file size limit: EFBIG; 12 KiB
-# leave room for the 64-slot table, not for threaded's report of some
-# 30 KiB) never truncates the one there was
+# a report that cannot be written whole (file size limit: EFBIG; 16 KiB
+# leave room for the region of one process slot of 64 table slots, not for
+# threaded's report of some 30 KiB) never truncates the one there was
 head -c 3000 /dev/zero | tr '\0' x >"$W/big.txt"
 cp "$W/big.txt" "$W/big.ref"
-(trap '' XFSZ; ulimit -f 12; "$BUDDYCTL" profile -q -n 3 --first 0.1 --slots 64 -j -o "$W/big.txt" -- ./threaded 0.5 2) >/dev/null 2>"$W/big.err"
+(trap '' XFSZ; ulimit -f 16; "$BUDDYCTL" profile -q -n 3 --first 0.1 --processes 1 --slots 64 -j -o "$W/big.txt" -- ./threaded 0.5 2) >/dev/null 2>"$W/big.err"
 rc=$?
 check "a report write that fails: exit 1, the error named" sh -c "test $rc -eq 1 && grep -q '$W/big.txt: File too large' '$W/big.err'"
 check "... and the old report is intact, no temporary file left" sh -c "cmp -s '$W/big.txt' '$W/big.ref' && ! ls '$W' | grep -q 'big.txt.tmp'"
