@@ -39,7 +39,17 @@
  *     name;
  *   - a snapshot stops and reads every followed process that still runs;
  *     one that has exited keeps the data of the snapshots taken while it
- *     ran (with the adaptive schedule, those that are kept);
+ *     ran: those kept, and always its last one.  The adaptive schedule
+ *     (prof_run.c: thin(), finish_pending()) drops whole snapshots, and a
+ *     short-lived process may have been read only by dropped ones; so a
+ *     snapshot dropped when it was the last to read a process (with live
+ *     allocations) that has exited since (at the end: any process) stays
+ *     kept for that process alone (pf_psnap.last, pf_snap_kept()): its
+ *     raw sample is cut to that process's pieces at once, it no longer
+ *     counts among the schedule's pending ones, and for every other
+ *     process it is dropped, so the main process keeps its N evenly spaced
+ *     snapshots as before.  The memory this holds is at most one
+ *     snapshot's sample of each exited process;
  *   - the report has one table per process: the text a section each, the
  *     JSON an entry each of "processes" (in the order they took their
  *     slots); the top level (text and JSON) is the main process's
@@ -181,6 +191,8 @@ struct pf_alloc {
 /* One followed process in one snapshot. */
 struct pf_psnap {
 	bool read;			/* it was live and stopped: read */
+	bool last;			/* thinned out, but the last snapshot
+					 * that read it: kept for it alone */
 	unsigned int not_stopped;	/* its threads not stopped in time */
 	uint64_t allocs, bytes, readable, sampled, stale, unread;
 	uint64_t stride;		/* the largest of its allocations' */
@@ -192,6 +204,8 @@ struct pf_proc {
 	unsigned long long start;	/* its start time (/proc/PID/stat) */
 	bool gone;			/* a snapshot found it exited: it is
 					 * not read any more */
+	unsigned int last_read;		/* id + 1 of the last snapshot that
+					 * read it, 0: none */
 	struct bprof_proc final;	/* its counters at the end */
 };
 
@@ -210,7 +224,9 @@ struct pf_snap {
 	uint64_t unread;		/* bytes that could not be read */
 	unsigned int not_stopped;	/* threads not stopped in time */
 	bool requested;			/* by signal or the program */
-	bool dropped;			/* thinned out (adaptive timer) */
+	bool dropped;			/* thinned out (adaptive schedule);
+					 * still kept for the processes whose
+					 * pp[].last is set */
 	struct pf_psnap *pp;		/* per process (run->procs index) */
 	unsigned int npp;
 };
@@ -276,6 +292,12 @@ int pf_report(struct pf_run *r);
  */
 const char *pf_empty_reason(const struct pf_run *r, char *buf, size_t len);
 
+/*
+ * pf_snap_kept() - whether snapshot @s is kept for process @proc: not
+ * thinned out, or the last that read @proc (pf_psnap.last); for -1, kept
+ * for any process.
+ */
+bool pf_snap_kept(const struct pf_run *r, unsigned int s, int proc);
 /* pf_nr_alloc() - tracked allocations of process @proc (-1: of all). */
 uint64_t pf_nr_alloc(const struct pf_run *r, int proc);
 /*

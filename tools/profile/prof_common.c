@@ -79,7 +79,19 @@ uint64_t pf_nr_alloc(const struct pf_run *r, int proc)
 	return n;
 }
 
-/* Whether process @p has an allocation in a kept snapshot. */
+bool pf_snap_kept(const struct pf_run *r, unsigned int s, int proc)
+{
+	const struct pf_snap *sn = &r->snaps[s];
+
+	if (!sn->dropped)
+		return true;
+	for (unsigned int p = 0; p < sn->npp; p++)
+		if (sn->pp[p].last && (proc < 0 || (unsigned int)proc == p))
+			return true;
+	return false;
+}
+
+/* Whether process @p has an allocation in a snapshot kept for it. */
 static bool has_kept(const struct pf_run *r, unsigned int p)
 {
 	for (size_t i = 0; i < r->nallocs; i++) {
@@ -88,7 +100,7 @@ static bool has_kept(const struct pf_run *r, unsigned int p)
 		if (a->proc != (int)p)
 			continue;
 		for (unsigned int j = 0; j < a->nobs; j++)
-			if (!r->snaps[a->obs[j].snap].dropped)
+			if (pf_snap_kept(r, a->obs[j].snap, p))
 				return true;
 	}
 	return false;

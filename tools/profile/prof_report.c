@@ -417,8 +417,10 @@ static int build(struct rep *rp)
 	if (!rp->final_of || !rp->snap_of)
 		return -ENOMEM;
 	for (s = 0; s < r->nsnaps; s++) {
-		rp->final_of[s] = r->snaps[s].dropped ? -1 : (int)k;
-		if (!r->snaps[s].dropped)
+		bool kept = pf_snap_kept(r, s, rp->proc);
+
+		rp->final_of[s] = kept ? (int)k : -1;
+		if (kept)
 			rp->snap_of[k++] = s;
 	}
 	rp->nsnap = k;
@@ -793,7 +795,8 @@ static void report_body(FILE *f, struct rep *rp)
 			s, sn->t, (unsigned long long)pp.allocs, pp.bytes / MIB,
 			pp.sampled / MIB, (unsigned long long)pp.stride,
 			sn->stopped_ms, a, rp->series[s].frac * 100,
-			sn->requested ? "  (requested)" : "");
+			sn->requested ? "  (requested)" :
+			sn->dropped ? "  (its last, dropped for the others)" : "");
 	}
 
 	fprintf(f, "\nFig. 3  optimistic ratio (entry sizes 0/8/16/32/64/80/96/128 B):\n ");
@@ -1022,7 +1025,7 @@ static void json_figures(struct json_object *root, struct rep *rp)
 		x = json_object_new_object();
 		jadd(x, "index", json_object_new_int(rp->final_of[s]));
 		jadd(x, "t_s", jfrac(sn->t));
-		jadd(x, "kept", json_object_new_boolean(!sn->dropped));
+		jadd(x, "kept", json_object_new_boolean(rp->final_of[s] >= 0));
 		jadd(x, "requested", json_object_new_boolean(sn->requested));
 		jadd(x, "allocations", json_object_new_int64(pp.allocs));
 		jadd(x, "bytes", json_object_new_int64(pp.bytes));

@@ -42,8 +42,11 @@
  * header while the program is still stopped, so the next points are the
  * same on every run); at the end N evenly spaced ones are kept (raw samples
  * are kept in memory until then and classified at the end, so the program
- * is not slowed by classification).  With --clock wall or cpu the same
- * adaptive spacing runs on seconds (--first, 1 s at first) of wall-clock or
+ * is not slowed by classification).  A snapshot dropped so that was the
+ * last to read a process that has exited since stays kept for that
+ * process alone, its sample cut to that process's data (hold_last(),
+ * buddyprof.h).  With --clock wall or cpu the same adaptive spacing runs
+ * on seconds (--first, 1 s at first) of wall-clock or
  * of the first followed process's CPU time; --interval takes one every SEC seconds (N at
  * most; 0 = no limit), --at at given times.  --every-allocs/--every-bytes
  * take one at fixed progress steps, all kept.  --free-bytes takes one
@@ -969,6 +972,7 @@ static int snapshot(struct pf_state *st, bool requested)
 		sn->not_stopped += running;
 		sn->pp[p].not_stopped = running;
 		sn->pp[p].read = true;
+		r->procs[p].last_read = sn->id + 1;
 		maps[p] = read_maps(r->procs[p].pid, &nmaps[p]);
 		scan_table(st, p, &lv, &nlv, &caplv);
 	}
@@ -1112,7 +1116,59 @@ static int snapshot(struct pf_state *st, bool requested)
 	return 1;
 }
 
-/* Adaptive spacing: at 2N timer snapshots drop every other one. */
+/*
+ * Pending snapshot @raw is being thinned out (already marked dropped): it
+ * stays kept for each process it was the last to read, with allocations
+ * in it (pf_psnap.last), when that process has exited (@gone_only; at the
+ * end, always), so that a process that exited keeps the data of its last
+ * snapshot.  The raw sample is cut to those processes' pieces: the other
+ * processes' data is freed now, the schedule (pending_kept()) no longer
+ * counts it.  Returns true when @raw is held so (classify it at the end),
+ * false when it was freed.
+ */
+static bool hold_last(struct pf_run *r, struct pf_raw *raw, bool gone_only)
+{
+	struct pf_snap *sn = &r->snaps[raw->snap];
+	uint64_t pos = 0;
+	size_t i, j;
+	bool any = false;
+	uint8_t *buf;
+
+	for (unsigned int p = 0; p < sn->npp && p < r->nprocs; p++) {
+		struct pf_proc *pr = &r->procs[p];
+
+		if (sn->pp[p].read && sn->pp[p].allocs &&
+		    pr->last_read == sn->id + 1 && (pr->gone || !gone_only)) {
+			sn->pp[p].last = true;
+			any = true;
+		}
+	}
+	if (!any) {
+		free_raw(raw, false);
+		return false;
+	}
+	/* the pieces are in buffer order: move the kept ones down */
+	for (i = 0, j = 0; i < raw->npieces; i++) {
+		struct pf_piece *pc = &raw->pieces[i];
+
+		if (!sn->pp[r->allocs[pc->alloc].proc].last)
+			continue;
+		memmove(raw->buf + pos, raw->buf + pc->off, pc->len);
+		pc->off = pos;
+		pos += pc->len;
+		raw->pieces[j++] = *pc;
+	}
+	raw->npieces = j;
+	buf = realloc(raw->buf, pos ? pos : 1);
+	if (buf)
+		raw->buf = buf;
+	return true;
+}
+
+/*
+ * Adaptive spacing: at 2N timer snapshots drop every other one (those
+ * held for an exited process by hold_last() stay, outside the count).
+ */
 static void thin(struct pf_state *st)
 {
 	struct pf_run *r = st->r;
@@ -1124,10 +1180,10 @@ static void thin(struct pf_state *st)
 	for (i = 0, j = 0; i < st->npending; i++) {
 		struct pf_raw *p = &st->pending[i];
 
-		if ((keep++ & 1) == 0) {
+		if (!r->snaps[p->snap].dropped && (keep++ & 1) == 0) {
 			r->snaps[p->snap].dropped = true;
-			free_raw(p, false);
-			continue;
+			if (!hold_last(r, p, true))
+				continue;
 		}
 		st->pending[j++] = *p;
 	}
@@ -1135,11 +1191,15 @@ static void thin(struct pf_state *st)
 	st->delta *= 2;
 }
 
-/* At the end: keep N evenly spaced pending snapshots, classify them. */
+/*
+ * At the end: keep N evenly spaced pending snapshots (of those not held
+ * by hold_last()), classify them, and what is held for processes that
+ * were last read by a snapshot not kept.
+ */
 static void finish_pending(struct pf_state *st)
 {
 	struct pf_run *r = st->r;
-	size_t m = st->npending, n = r->o->points, i;
+	size_t m = pending_kept(st), n = r->o->points, i, k;
 	bool *keep = calloc(m + 1, 1);
 
 	if (!keep)
@@ -1151,13 +1211,16 @@ static void finish_pending(struct pf_state *st)
 		for (i = 0; i < n; i++)
 			keep[((i + 1) * m + n - 1) / n - 1] = true;
 	}
-	for (i = 0; i < m; i++) {
+	for (i = 0, k = 0; i < st->npending; i++) {
 		struct pf_raw *p = &st->pending[i];
+		struct pf_snap *sn = &r->snaps[p->snap];
 
-		if (keep[i])
-			classify(r, p);
-		else
-			r->snaps[p->snap].dropped = true;
+		if (!sn->dropped && !keep[k++]) {
+			sn->dropped = true;
+			if (!hold_last(r, p, false))
+				continue;
+		}
+		classify(r, p);
 		free_raw(p, false);
 	}
 	st->npending = 0;
