@@ -20,6 +20,15 @@
  *                    two processes): all zero in the parent, xorshift
  *                    bytes in the child; the parent asks for one snapshot.
  *
+ *   family early     a forked child allocates 2 MiB of a uint32 ramp
+ *                    (-> 4x, BPC c8), says "ready" and waits; the parent
+ *                    then allocates 4 MiB (the snapshot at --first-bytes
+ *                    4M, the last to see the child, comes from there),
+ *                    lets the child free and exit, reaps it, and goes on
+ *                    with 30 more 4 MiB buffers, each zeroed and freed:
+ *                    the adaptive schedule thins several times after the
+ *                    child is gone.
+ *
  * Each process prints a checksum of its buffer, the same with or without
  * the profiler.
  */
@@ -97,6 +106,24 @@ static __attribute__((noinline)) void *shared_site(int child)
 	return p;
 }
 
+static __attribute__((noinline)) void *early_ramp(void)
+{
+	uint32_t *p = malloc(2 * MIB);
+
+	for (size_t i = 0; p && i < 2 * MIB / 4; i++)
+		p[i] = i;
+	return p;
+}
+
+static __attribute__((noinline)) void *late_chunk(void)
+{
+	char *p = malloc(4 * MIB);
+
+	if (p)
+		memset(p, 0, 4 * MIB);
+	return p;
+}
+
 /* Wait for EOF on @fd: the parent closed "go". */
 static void wait_go(int fd)
 {
@@ -164,6 +191,54 @@ static int shared(void)
 	return !(WIFEXITED(st) && !WEXITSTATUS(st));
 }
 
+static int early(void)
+{
+	int ready[2], go[2], st, i;
+	uint64_t s = 0;
+	void *p;
+	pid_t c;
+	char b;
+
+	if (pipe(ready) || pipe(go))
+		return 1;
+	fflush(stdout);
+	c = fork();
+	if (c < 0)
+		return 1;
+	if (!c) {
+		p = early_ramp();
+		close(go[1]);
+		if (!p)
+			_exit(1);
+		printf("family: early child %016llx\n",
+		       (unsigned long long)sum(p, 2 * MIB));
+		fflush(stdout);
+		if (write(ready[1], "c", 1) != 1)
+			_exit(1);
+		wait_go(go[0]);
+		free(p);
+		_exit(0);
+	}
+	if (read(ready[0], &b, 1) != 1)
+		return 1;
+	p = late_chunk();	/* the child's last snapshot */
+	if (!p)
+		return 1;
+	s = sum(p, 4 * MIB);
+	free(p);
+	close(go[1]);
+	waitpid(c, &st, 0);
+	for (i = 0; i < 30; i++) {
+		p = late_chunk();
+		if (!p)
+			return 1;
+		s += sum(p, 4 * MIB);
+		free(p);
+	}
+	printf("family: early parent %016llx\n", (unsigned long long)s);
+	return !(WIFEXITED(st) && !WEXITSTATUS(st));
+}
+
 int main(int argc, char **argv)
 {
 	const char *exe = argc > 1 ? argv[1] : "/proc/self/exe";
@@ -176,6 +251,8 @@ int main(int argc, char **argv)
 		return execd_child(atoi(argv[2]), atoi(argv[3]));
 	if (argc > 1 && !strcmp(argv[1], "shared"))
 		return shared();
+	if (argc > 1 && !strcmp(argv[1], "early"))
+		return early();
 	if (pipe(ready) || pipe(go))
 		return 1;
 	p = parent_zero();

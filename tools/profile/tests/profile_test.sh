@@ -281,6 +281,50 @@ grep -q '^  not followed: 1 process found no process slot left (2: --processes),
 check "--processes 0: exit 2, naming the option and its range" \
 	sh -c "test $? -eq 2 && grep -q -- '--processes: 0 is not in 1..1024' '$W/opt.err'"
 
+# family early: a forked child with 2 MiB of ramp, read by the first
+# snapshot (--first-bytes 4M) only, then gone; its parent allocates on,
+# and --points 2 thins that snapshot out long before the end.  The child
+# keeps the data of its last snapshot; the parent's table keeps N = 2.
+./family early >"$W/fe-plain.out" 2>/dev/null
+prof --points 2 --first-bytes 4M -o "$W/fe.txt" --json-out "$W/fe.json" -- \
+	./family early >"$W/fe.out" 2>/dev/null
+rc=$?
+check "family early: exits 0, output unchanged" \
+	sh -c "test $rc -eq 0 && cmp '$W/fe-plain.out' '$W/fe.out'"
+check "family early: the child that exited keeps its last snapshot, thinned out for the others" pyj "$W/fe.json" '
+S = d["snapshots"]
+assert len(S) >= 6 and len([s for s in S if s["kept"]]) == 2, S
+C = [p for p in d["processes"] if not p["main"]]
+assert len(C) == 1 and C[0]["exited"], d["processes"]
+c = C[0]
+kept = [i for i, s in enumerate(c["snapshots"]) if s["kept"] and s["allocations"]]
+assert len(kept) == 1 and not S[kept[0]]["kept"], (kept, c["snapshots"])
+s = c["snapshots"][kept[0]]
+assert s["allocations"] == 1 and s["bytes"] == 2 << 20 and s["sampled_bytes"] == 2 << 20, s
+assert len(c["labels"]) == 1, c["labels"]
+l = c["labels"][0]
+assert "early_ramp" in l["stack"][0] and l["size"] == 2 << 20 and l["target"] == "4x", l
+h = l["histogram"]["bpc"]
+assert h["c8"] == 16384 and sum(h.values()) == 16384, h
+assert c["fig3"]["bpc"] == 16.0, c["fig3"]
+'
+check "... and its section of the text report has it" sh -c "
+! grep -q 'no allocation of it was live at a kept snapshot' '$W/fe.txt' &&
+grep -q '^== process [12] of 2: pid [0-9]* (family), exited before the last snapshot' '$W/fe.txt' &&
+test \$(grep -c '^   0 .*  (its last, dropped for the others)$' '$W/fe.txt') -eq 1"
+# --points 20: no thinning (31 snapshots), the end keeps 20 of them, not
+# the first.
+prof --points 20 --first-bytes 4M -j -o "$W/fe2.json" -- ./family early >/dev/null 2>&1
+check "family early --points 20: the snapshot the end leaves out is kept for the child" pyj "$W/fe2.json" '
+S = d["snapshots"]
+assert len(S) == 31 and len([s for s in S if s["kept"]]) == 20 and not S[0]["kept"], S
+c = [p for p in d["processes"] if not p["main"]][0]
+assert c["snapshots"][0]["kept"] and c["snapshots"][0]["allocations"] == 1, c["snapshots"]
+assert [s["allocations"] for s in c["snapshots"] if s["kept"]] == [1] + [0] * 20, c["snapshots"]
+h = c["labels"][0]["histogram"]["bpc"]
+assert h["c8"] == 16384 and sum(h.values()) == 16384, h
+'
+
 # --- timer, signals, errors --------------------------------------------------
 prof -n 4 --first 0.05 -j -o "$W/a.json" -- ./threaded 1.2 1 >/dev/null 2>&1
 check "adaptive: at most N=4 snapshots kept, spread over the run" pyj "$W/a.json" '
