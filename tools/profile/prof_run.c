@@ -275,23 +275,38 @@ static int set_env(const char *lib, const char *shm)
 
 /* ---- stopping and reading ------------------------------------------------------ */
 
-static char task_state(pid_t pid, const char *tid)
+/*
+ * The fields after the command name of a /proc stat file, read into @buf
+ * (@len bytes): "S ..." (field 3, the state, on); NULL when it cannot be
+ * read (the task is gone), "" when it does not look like one.
+ */
+static char *stat_fields(const char *path, char *buf, size_t len)
 {
-	char path[320], buf[512], *p;
+	char *p;
 	ssize_t n;
 	int fd;
 
-	snprintf(path, sizeof(path), "/proc/%d/task/%s/stat", (int)pid, tid);
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
-		return 'X';	/* gone */
-	n = read(fd, buf, sizeof(buf) - 1);
+		return NULL;
+	n = read(fd, buf, len - 1);
 	close(fd);
 	if (n <= 0)
-		return 'X';
+		return NULL;
 	buf[n] = 0;
 	p = strrchr(buf, ')');
-	return p && p[1] == ' ' ? p[2] : '?';
+	return p && p[1] == ' ' ? p + 2 : buf + n;
+}
+
+static char task_state(pid_t pid, const char *tid)
+{
+	char path[320], buf[512], *p;
+
+	snprintf(path, sizeof(path), "/proc/%d/task/%s/stat", (int)pid, tid);
+	p = stat_fields(path, buf, sizeof(buf));
+	if (!p)
+		return 'X';	/* gone */
+	return *p ? *p : '?';
 }
 
 /*
@@ -757,32 +772,23 @@ static void progress_step(struct pf_state *st)
  */
 static char proc_stat(pid_t pid, unsigned long long *start)
 {
-	char path[64], buf[1024], *p;
+	char path[64], buf[1024], *p, st;
 	unsigned long long v = 0;
-	ssize_t n;
-	int fd, f;
+	int f;
 
 	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
+	p = stat_fields(path, buf, sizeof(buf));
+	if (!p || !*p)
 		return 'X';
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return 'X';
-	buf[n] = 0;
-	p = strrchr(buf, ')');
-	if (!p || p[1] != ' ')
-		return 'X';
+	st = *p;
 	/* field 3 is the state; 22 the start time */
-	for (f = 3, p += 2; *p && f < 22; p++)
+	for (f = 3; *p && f < 22; p++)
 		if (*p == ' ')
 			f++;
 	if (f == 22)
 		v = strtoull(p, NULL, 10);
 	*start = v;
-	p = strrchr(buf, ')');
-	return p[2];
+	return st;
 }
 
 /* run->procs: every process slot claimed so far, by its index. */

@@ -62,26 +62,36 @@ static __attribute__((noinline)) void *parent_zero(void)
 	return p;
 }
 
-static __attribute__((noinline)) void *forked_random(void)
+/* @bytes of xorshift64 words (incompressible), or of zeros; NULL passes */
+static void *fill_random(uint64_t *p, size_t bytes, int zero)
 {
-	uint64_t *p = malloc(2 * MIB), x = 0x9e3779b97f4a7c15ULL;
+	uint64_t x = 0x9e3779b97f4a7c15ULL;
 
-	for (size_t i = 0; p && i < 2 * MIB / 8; i++) {
+	for (size_t i = 0; p && i < bytes / 8; i++) {
 		x ^= x << 13;
 		x ^= x >> 7;
 		x ^= x << 17;
-		p[i] = x;
+		p[i] = zero ? 0 : x;
 	}
 	return p;
 }
 
-static __attribute__((noinline)) void *execd_ramp(void)
+/* @bytes of 32-bit words 0, 1, 2, ... (a ramp: 16x); NULL passes */
+static void *fill_ramp(uint32_t *p, size_t bytes)
 {
-	uint32_t *p = malloc(3 * MIB);
-
-	for (size_t i = 0; p && i < 3 * MIB / 4; i++)
+	for (size_t i = 0; p && i < bytes / 4; i++)
 		p[i] = i;
 	return p;
+}
+
+static __attribute__((noinline)) void *forked_random(void)
+{
+	return fill_random(malloc(2 * MIB), 2 * MIB, 0);
+}
+
+static __attribute__((noinline)) void *execd_ramp(void)
+{
+	return fill_ramp(malloc(3 * MIB), 3 * MIB);
 }
 
 static __attribute__((noinline)) void *before_exec(void)
@@ -95,24 +105,12 @@ static __attribute__((noinline)) void *before_exec(void)
 
 static __attribute__((noinline)) void *shared_site(int child)
 {
-	uint64_t *p = malloc(MIB), x = 0x9e3779b97f4a7c15ULL;
-
-	for (size_t i = 0; p && i < MIB / 8; i++) {
-		x ^= x << 13;
-		x ^= x >> 7;
-		x ^= x << 17;
-		p[i] = child ? x : 0;
-	}
-	return p;
+	return fill_random(malloc(MIB), MIB, !child);
 }
 
 static __attribute__((noinline)) void *early_ramp(void)
 {
-	uint32_t *p = malloc(2 * MIB);
-
-	for (size_t i = 0; p && i < 2 * MIB / 4; i++)
-		p[i] = i;
-	return p;
+	return fill_ramp(malloc(2 * MIB), 2 * MIB);
 }
 
 static __attribute__((noinline)) void *late_chunk(void)
@@ -191,6 +189,26 @@ static int shared(void)
 	return !(WIFEXITED(st) && !WEXITSTATUS(st));
 }
 
+/*
+ * A forked child's life: its buffer @p of @bytes (NULL: exit 1), its sum
+ * printed as "family: WHAT %016llx", then ready, hold until go, free, exit.
+ */
+static __attribute__((noreturn)) void child_hold(void *p, size_t bytes,
+						 const char *what, int ready,
+						 int go[2])
+{
+	close(go[1]);
+	if (!p)
+		_exit(1);
+	printf("family: %s %016llx\n", what, (unsigned long long)sum(p, bytes));
+	fflush(stdout);
+	if (write(ready, "c", 1) != 1)
+		_exit(1);
+	wait_go(go[0]);
+	free(p);
+	_exit(0);
+}
+
 static int early(void)
 {
 	int ready[2], go[2], st, i;
@@ -205,20 +223,8 @@ static int early(void)
 	c = fork();
 	if (c < 0)
 		return 1;
-	if (!c) {
-		p = early_ramp();
-		close(go[1]);
-		if (!p)
-			_exit(1);
-		printf("family: early child %016llx\n",
-		       (unsigned long long)sum(p, 2 * MIB));
-		fflush(stdout);
-		if (write(ready[1], "c", 1) != 1)
-			_exit(1);
-		wait_go(go[0]);
-		free(p);
-		_exit(0);
-	}
+	if (!c)
+		child_hold(early_ramp(), 2 * MIB, "early child", ready[1], go);
 	if (read(ready[0], &b, 1) != 1)
 		return 1;
 	p = late_chunk();	/* the child's last snapshot */
@@ -261,21 +267,8 @@ int main(int argc, char **argv)
 	fflush(stdout);
 
 	a = fork();
-	if (!a) {
-		void *q = forked_random();
-
-		close(go[1]);
-		if (!q)
-			_exit(1);
-		printf("family: forked child %016llx\n",
-		       (unsigned long long)sum(q, 2 * MIB));
-		fflush(stdout);
-		if (write(ready[1], "a", 1) != 1)
-			_exit(1);
-		wait_go(go[0]);
-		free(q);
-		_exit(0);
-	}
+	if (!a)
+		child_hold(forked_random(), 2 * MIB, "forked child", ready[1], go);
 	if (read(ready[0], &c, 1) != 1)
 		ok = 0;
 
