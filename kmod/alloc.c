@@ -18,6 +18,7 @@
 #include <linux/cred.h>
 #include <linux/file.h>
 #include <linux/fs.h>
+#include <linux/highmem.h>
 #include <linux/mm.h>
 #include <linux/mount.h>
 #include <linux/overflow.h>
@@ -505,6 +506,85 @@ int buddy_stripe_io(struct buddy_allocation *a, u64 pos, u8 *buf,
 	return ret;
 }
 
+/*
+ * The user address the next byte of @iter goes to (a user-backed iter).
+ */
+static unsigned long iter_user_addr(const struct iov_iter *iter)
+{
+	if (iter_is_ubuf(iter))
+		return (unsigned long)iter->ubuf + iter->iov_offset;
+	return (unsigned long)iter->iov->iov_base + iter->iov_offset;
+}
+
+/*
+ * Whole pages of a read straight into the reader's memory: the entries of
+ * @pos.. (page-aligned, @len a multiple of PAGE_SIZE, at most BOUNCE_BYTES)
+ * are decoded into the pages behind @iter instead of a bounce buffer and
+ * then copied.  Taken when the user address is page-aligned too and every
+ * page is anonymous memory: a page of a buddy mapping (or of any file) is
+ * left to copy_to_iter(), which goes through its fault handler and so its
+ * dirty tracking.  The pages are taken (iov_iter_get_pages2(), which
+ * faults them in writable) before any lock, and marked dirty after, as
+ * direct I/O does.
+ *
+ * Return: bytes moved (@iter advanced by as many), 0 when not taken (@iter
+ * untouched), or -errno with nothing moved; *@err gets the error that
+ * stopped a partial move.
+ */
+static ssize_t buddy_read_direct(struct buddy_allocation *a, u64 pos,
+				 unsigned int len, struct iov_iter *iter,
+				 bool nowait, struct buddy_io_acct *acct,
+				 int *err)
+{
+	struct page *pages[BOUNCE_BYTES / PAGE_SIZE];
+	unsigned int nr, k, done = 0;
+	size_t start;
+	ssize_t got;
+	int ret = 0;
+
+	BUILD_BUG_ON(PAGE_SIZE % STRIPE_BYTES);
+	if (!user_backed_iter(iter) || offset_in_page(iter_user_addr(iter)))
+		return 0;
+	got = iov_iter_get_pages2(iter, pages, len, ARRAY_SIZE(pages), &start);
+	if (got <= 0)
+		return 0;	/* a bad address: copy_to_iter() says -EFAULT */
+	nr = DIV_ROUND_UP(got, PAGE_SIZE);
+	/* a short segment (iovec): its whole pages only */
+	len = start ? 0 : got & PAGE_MASK;
+	for (k = 0; k < nr && len; k++)
+		if (!PageAnon(pages[k]))
+			len = 0;
+	if (got != len)
+		iov_iter_revert(iter, got - len);
+	for (k = 0; k < len / PAGE_SIZE && !ret; k++) {
+		u8 *addr = kmap_local_page(pages[k]);
+		unsigned int n, off;
+
+		for (off = 0; off < PAGE_SIZE; off += n) {
+			n = buddy_stripe_end(pos + off, pos + PAGE_SIZE) -
+			    (pos + off);
+			ret = buddy_win_stripe_io(a, pos + off, addr + off, n,
+						  false, nowait, acct);
+			if (ret)
+				break;
+			done += n;
+		}
+		kunmap_local(addr);
+		pos += PAGE_SIZE;
+	}
+	for (k = 0; k < nr; k++) {
+		if (k < len / PAGE_SIZE && !PageDirty(pages[k]))
+			set_page_dirty_lock(pages[k]);
+		put_page(pages[k]);
+	}
+	if (ret) {
+		iov_iter_revert(iter, len - done);
+		*err = ret;
+		return done ? done : ret;
+	}
+	return len;
+}
+
 static ssize_t buddy_rw(struct kiocb *iocb, struct iov_iter *iter, bool write)
 {
 	struct buddy_allocation *a = iocb->ki_filp->private_data;
@@ -565,6 +645,32 @@ static ssize_t buddy_rw(struct kiocb *iocb, struct iov_iter *iter, bool write)
 		unsigned int piece = piece_end - pos, k, n;
 		u64 p;
 
+		if (!write && !(pos & ~PAGE_MASK) && piece >= PAGE_SIZE) {
+			ssize_t moved = buddy_read_direct(a, pos,
+							  piece & PAGE_MASK,
+							  iter, nowait, &acct,
+							  &ret);
+
+			if (moved < 0 && moved != -EAGAIN) {
+				ret = moved;
+				break;
+			}
+			if (moved > 0) {
+				pos += moved;
+				done += moved;
+			}
+			if (ret == -EAGAIN || moved == -EAGAIN) {
+				/* as below: the caller retries it all */
+				ret = -EAGAIN;
+				pos = iocb->ki_pos;
+				done = 0;
+				break;
+			}
+			if (ret)
+				break;
+			if (moved > 0)
+				goto next;
+		}
 		if (write && copy_from_iter(bounce, piece, iter) != piece) {
 			ret = -EFAULT;
 			break;
@@ -612,6 +718,7 @@ static ssize_t buddy_rw(struct kiocb *iocb, struct iov_iter *iter, bool write)
 		}
 		pos += piece;
 		done += piece;
+next:
 		if (fatal_signal_pending(current)) {
 			ret = -EINTR;
 			break;

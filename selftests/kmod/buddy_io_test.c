@@ -8,9 +8,12 @@
  * zero, compressible and incompressible entries, unaligned and partial-entry
  * I/O, chunk boundaries, growth past the device share and back, readv/writev.
  */
+#define _GNU_SOURCE
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/mman.h>
 #include <sys/uio.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <kselftest_harness.h>
@@ -106,31 +109,51 @@ static void wr(struct __test_metadata *_metadata, int afd, struct model *m,
 	}
 }
 
-/* pread() through both and compare the bytes. */
-static void rd(struct __test_metadata *_metadata, int afd, struct model *m,
-	       size_t len, uint64_t off)
+/*
+ * One pread() into @got (@len bytes and a guard byte after them) through
+ * both, comparing the bytes; the guard must stay.
+ */
+static void rd_into(struct __test_metadata *_metadata, int afd,
+		    struct model *m, uint8_t *got, size_t len, uint64_t off,
+		    const char *how)
 {
-	uint8_t *got = malloc(len + 1), *want = malloc(len + 1);
+	uint8_t *want = malloc(len + 1);
 	ssize_t n, w;
 	long d;
 
-	ASSERT_NE(NULL, got);
 	ASSERT_NE(NULL, want);
 	memset(got, 0xcc, len + 1);
 	w = model_read(m, want, len, off);
 	errno = 0;
 	n = pread(afd, got, len, off);
-	EXPECT_EQ(w, n) TH_LOG("pread %zu at %llu: %s", len,
-			       (unsigned long long)off, strerror(errno));
+	EXPECT_EQ(w, n) TH_LOG("pread %zu at %llu into %s memory: %s", len,
+			       (unsigned long long)off, how, strerror(errno));
 	if (n == w && w > 0) {
 		d = first_diff(want, got, w);
-		EXPECT_EQ(-1, d) TH_LOG("pread %zu at %llu: byte %ld (entry %llu) is %#x, want %#x",
-					len, (unsigned long long)off, d,
+		EXPECT_EQ(-1, d) TH_LOG("pread %zu at %llu into %s memory: byte %ld (entry %llu) is %#x, want %#x",
+					len, (unsigned long long)off, how, d,
 					(unsigned long long)(off + d) / 128,
 					d >= 0 ? got[d] : 0, d >= 0 ? want[d] : 0);
 	}
-	free(got);
+	EXPECT_EQ(0xcc, got[len]) TH_LOG("pread %zu at %llu into %s memory wrote past the end",
+					 len, (unsigned long long)off, how);
 	free(want);
+}
+
+/*
+ * pread() through both and compare the bytes, twice: into page-aligned
+ * memory (whole pages at a page-aligned position decode straight into
+ * it) and into memory one byte off (always through the bounce buffer).
+ */
+static void rd(struct __test_metadata *_metadata, int afd, struct model *m,
+	       size_t len, uint64_t off)
+{
+	uint8_t *got;
+
+	ASSERT_EQ(0, posix_memalign((void **)&got, 4096, len + 2));
+	rd_into(_metadata, afd, m, got, len, off, "page-aligned");
+	rd_into(_metadata, afd, m, got + 1, len, off, "unaligned");
+	free(got);
 }
 
 /* ALLOC_STAT and GET_MAP against the model: codes and exact counters. */
@@ -515,6 +538,118 @@ TEST_F(io, readv_writev)
 	for (k = 0; k < BUDDY_CODE_SLOTS; k++) {
 		EXPECT_EQ(codes[k], st.codes[k]) TH_LOG("code %d", k);
 	}
+}
+
+/*
+ * Whole-page reads at a page-aligned position into page-aligned anonymous
+ * memory decode straight into its pages; the bytes must be the same as
+ * through the bounce buffer, in every case where the two part ways:
+ *   - the whole allocation, its tail (300 bytes) past the last page;
+ *   - memory shared copy-on-write with a forked child, which keeps its
+ *     bytes (the read takes the parent's pages writable first);
+ *   - preadv() segments that end inside a page (whole pages of each
+ *     segment straight, the rest bounced);
+ *   - a shared memfd mapping (no anonymous memory: bounced);
+ *   - a buffer whose second page is read-only: the first page is read,
+ *     a short count (progress before the fault is reported).
+ * The access counters must agree with the model's before the last.
+ */
+TEST_F(io, direct_read_destinations)
+{
+	const size_t pg = 4096, npg = 24;
+	const uint64_t size = npg * pg + 300;
+	uint8_t *src, *want, *anon, *shm;
+	struct iovec iov[3];
+	int pfd[2], status, mfd;
+	char c = 0;
+	pid_t pid;
+
+	SETUP_DONE();
+	OPEN_ALLOC(size);
+	src = malloc(size);
+	want = malloc(size);
+	ASSERT_NE(NULL, src);
+	ASSERT_NE(NULL, want);
+	fill_class(DATAGEN_MIXED, 404 + variant->target, src, size);
+	wr(_metadata, self->afd, &self->m, src, size, 0);
+	anon = mmap(NULL, (npg + 1) * pg, PROT_READ | PROT_WRITE,
+		    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, anon);
+
+	rd_into(_metadata, self->afd, &self->m, anon, size, 0, "anonymous");
+	rd_into(_metadata, self->afd, &self->m, anon, 3 * pg, 5 * pg,
+		"anonymous");
+
+	/* copy-on-write: the child's view of the pages must not change */
+	memset(anon, 0x5a, 4 * pg);
+	ASSERT_EQ(0, pipe(pfd));
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid) {
+		size_t k;
+
+		close(pfd[1]);
+		if (read(pfd[0], &c, 1) != 1)
+			_exit(2);
+		for (k = 0; k < 4 * pg; k++)
+			if (anon[k] != 0x5a)
+				_exit(1);
+		_exit(0);
+	}
+	close(pfd[0]);
+	model_read(&self->m, want, 4 * pg, 8 * pg);
+	EXPECT_RET(4 * pg, pread(self->afd, anon, 4 * pg, 8 * pg));
+	EXPECT_EQ(-1, first_diff(want, anon, 4 * pg))
+		TH_LOG("the parent's pages after a copy-on-write read");
+	ASSERT_EQ(1, write(pfd[1], &c, 1));
+	close(pfd[1]);
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0)
+		TH_LOG("the forked child saw the parent's read (status %#x)",
+		       status);
+
+	/* segments ending inside a page */
+	memset(anon, 0xcc, (npg + 1) * pg);
+	iov[0] = (struct iovec){ .iov_base = anon, .iov_len = pg + 50 };
+	iov[1] = (struct iovec){ .iov_base = anon + 2 * pg, .iov_len = 50 };
+	iov[2] = (struct iovec){ .iov_base = anon + 4 * pg,
+				 .iov_len = 2 * pg };
+	model_read(&self->m, want, 3 * pg + 100, pg);
+	EXPECT_RET(3 * pg + 100, preadv(self->afd, iov, 3, pg));
+	EXPECT_EQ(-1, first_diff(want, anon, pg + 50));
+	EXPECT_EQ(-1, first_diff(want + pg + 50, anon + 2 * pg, 50));
+	EXPECT_EQ(-1, first_diff(want + pg + 100, anon + 4 * pg, 2 * pg));
+	EXPECT_EQ(0xcc, anon[pg + 50]);
+	EXPECT_EQ(0xcc, anon[2 * pg + 50]);
+	EXPECT_EQ(0xcc, anon[6 * pg]);
+
+
+	/* a shared file mapping */
+	mfd = memfd_create("buddy-io", 0);
+	ASSERT_LE(0, mfd);
+	ASSERT_EQ(0, ftruncate(mfd, (npg + 1) * pg));
+	shm = mmap(NULL, (npg + 1) * pg, PROT_READ | PROT_WRITE, MAP_SHARED,
+		   mfd, 0);
+	ASSERT_NE(MAP_FAILED, shm);
+	rd_into(_metadata, self->afd, &self->m, shm, npg * pg, 0, "memfd");
+	ASSERT_EQ(0, munmap(shm, (npg + 1) * pg));
+	close(mfd);
+
+	check_state(_metadata, self->afd, &self->m, "direct reads");
+
+	/*
+	 * The second page read-only: one page, a short count (the entries
+	 * of the page that could not be copied were read all the same, so
+	 * no counters after this).
+	 */
+	ASSERT_EQ(0, mprotect(anon + pg, pg, PROT_READ));
+	model_read(&self->m, want, pg, 0);
+	EXPECT_RET(pg, pread(self->afd, anon, 2 * pg, 0));
+	EXPECT_EQ(-1, first_diff(want, anon, pg));
+	EXPECT_ERRNO(EFAULT, pread(self->afd, anon + pg, pg, 0));
+	ASSERT_EQ(0, munmap(anon, (npg + 1) * pg));
+	free(src);
+	free(want);
 }
 
 /* Many entries grow past the device share at once, then shrink back. */

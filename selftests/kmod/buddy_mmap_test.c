@@ -595,6 +595,135 @@ TEST_F(mm, dirty_survives)
 	}
 }
 
+/*
+ * pread() into a mapping of an allocation, another one's and its own: the
+ * pages are no anonymous memory, so the read goes through the bounce
+ * buffer and the mapping's fault handler, which tracks them dirty.  The
+ * bytes must reach the entries (evicted, then read back), with no
+ * deadlock when the destination is a page of the allocation being read.
+ */
+TEST_F(mm, pread_into_a_mapping)
+{
+	const unsigned int t = self->info.buddy_bytes ? BUDDY_TARGET_2X :
+			       BUDDY_TARGET_1X;
+	struct buddy_alloc b = alloc_req(8 * PG, t, BUDDY_CODEC_BPC);
+	uint8_t buf[PG], want[PG], *src, *mb, *ma;
+	volatile uint8_t sink = 0;
+	uint64_t p;
+
+	SETUP_DONE();
+	OPEN_ALLOC(16 * PG, t);
+	src = malloc(16 * PG);
+	ASSERT_NE(NULL, src);
+	for (p = 0; p < 16; p++)
+		page_bytes(p, 11, src + p * PG);
+	ASSERT_RET(16 * PG, pwrite(self->afd, src, 16 * PG, 0));
+	ASSERT_EQ(0, ioctl(self->fd, BUDDY_IOC_ALLOC, &b))
+		TH_LOG("ALLOC: %s", strerror(errno));
+	mb = mmap(NULL, 8 * PG, PROT_READ | PROT_WRITE, MAP_SHARED, b.fd, 0);
+	ASSERT_NE(MAP_FAILED, mb);
+	/* resident and clean first: the read must make them dirty */
+	for (p = 0; p < 8; p++)
+		sink += mb[p * PG];
+	EXPECT_RET(8 * PG, pread(self->afd, mb, 8 * PG, 4 * PG));
+	EXPECT_EQ(-1, first_diff(src + 4 * PG, mb, 8 * PG));
+	/* a page of the allocation read into another page of its own */
+	ma = mmap(NULL, 16 * PG, PROT_READ | PROT_WRITE, MAP_SHARED,
+		  self->afd, 0);
+	ASSERT_NE(MAP_FAILED, ma);
+	sink += ma[3 * PG];
+	EXPECT_RET(2 * PG, pread(self->afd, ma + 3 * PG, 2 * PG, 9 * PG));
+	EXPECT_EQ(-1, first_diff(src + 9 * PG, ma + 3 * PG, 2 * PG));
+	ASSERT_EQ(0, munmap(ma, 16 * PG));
+	ASSERT_EQ(0, munmap(mb, 8 * PG));
+	evict_all(_metadata, self->fd);
+	for (p = 0; p < 8; p++) {
+		ASSERT_RET(PG, pread(b.fd, buf, PG, p * PG));
+		EXPECT_EQ(0, memcmp(src + (4 + p) * PG, buf, PG))
+			TH_LOG("page %llu of the other allocation lost the pread's bytes",
+			       (unsigned long long)p);
+	}
+	for (p = 3; p < 5; p++) {
+		memcpy(want, src + (6 + p) * PG, PG);
+		ASSERT_RET(PG, pread(self->afd, buf, PG, p * PG));
+		EXPECT_EQ(0, memcmp(want, buf, PG))
+			TH_LOG("page %llu lost the pread's bytes", (unsigned long long)p);
+	}
+	close(b.fd);
+	free(src);
+	(void)sink;
+}
+
+struct syncer {
+	uint8_t *map;
+	size_t len;
+	int stop;
+	unsigned long rounds;
+};
+
+static void *syncer(void *arg)
+{
+	struct syncer *s = arg;
+
+	while (!__atomic_load_n(&s->stop, __ATOMIC_RELAXED)) {
+		msync(s->map, s->len, MS_SYNC);
+		s->rounds++;
+	}
+	return NULL;
+}
+
+/*
+ * pread() into a mapping while another thread writes the mapping back over
+ * and over: a write-back unmaps the page and marks it clean, so the bytes
+ * the read stores after it must fault and dirty the page again.  Were the
+ * entries decoded straight into the window's pages (rather than copied
+ * through the mapping), a page written back mid-read would keep the rest
+ * of the read in a clean page, lost at eviction.  Each page is read once,
+ * so each read is the last word on its page.
+ */
+TEST_F(mm, pread_into_a_mapping_being_synced)
+{
+	const unsigned int np = 48;
+	struct buddy_alloc b = alloc_req(np * PG, BUDDY_TARGET_1X,
+					 BUDDY_CODEC_BPC);
+	struct syncer s = { 0 };
+	uint8_t buf[PG], *src;
+	pthread_t th;
+	unsigned int p;
+
+	SETUP_DONE();
+	OPEN_ALLOC(np * PG, self->info.buddy_bytes ? BUDDY_TARGET_2X :
+		   BUDDY_TARGET_1X);
+	src = malloc(np * PG);
+	ASSERT_NE(NULL, src);
+	for (p = 0; p < np; p++)
+		page_bytes(p, 13, src + p * PG);
+	ASSERT_RET(np * PG, pwrite(self->afd, src, np * PG, 0));
+	ASSERT_EQ(0, ioctl(self->fd, BUDDY_IOC_ALLOC, &b))
+		TH_LOG("ALLOC: %s", strerror(errno));
+	s.len = np * PG;
+	s.map = mmap(NULL, s.len, PROT_READ | PROT_WRITE, MAP_SHARED, b.fd, 0);
+	ASSERT_NE(MAP_FAILED, s.map);
+	ASSERT_EQ(0, pthread_create(&th, NULL, syncer, &s));
+	for (p = 0; p < np; p++) {
+		EXPECT_RET(PG, pread(self->afd, s.map + p * PG, PG, p * PG));
+		usleep(1000);	/* let the syncer run a few times */
+	}
+	__atomic_store_n(&s.stop, 1, __ATOMIC_RELAXED);
+	ASSERT_EQ(0, pthread_join(th, NULL));
+	EXPECT_EQ(-1, first_diff(src, s.map, np * PG));
+	ASSERT_EQ(0, munmap(s.map, s.len));
+	evict_all(_metadata, self->fd);
+	for (p = 0; p < np; p++) {
+		ASSERT_RET(PG, pread(b.fd, buf, PG, p * PG));
+		EXPECT_EQ(0, memcmp(src + p * PG, buf, PG))
+			TH_LOG("page %u lost the pread's bytes (%lu syncs)", p,
+			       s.rounds);
+	}
+	close(b.fd);
+	free(src);
+}
+
 /* Shrinking window_mb evicts down to it, writing dirty pages back. */
 TEST_F(mm, shrink_window)
 {
