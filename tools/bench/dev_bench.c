@@ -4,7 +4,7 @@
  * allocation, memcpy and zram, all in the same (guest) kernel.
  *
  *   dev_bench [-m MIB] [-r KIB] [-k KIB] [-c CLASS,...] [-t TARGET,...]
- *             [-z /dev/zramN] [-a ALG] [-R ROUNDS] [-q]
+ *             [-z /dev/zramN] [-a ALG] [-R ROUNDS] [-B BLOCKS] [-O OPS] [-q]
  *
  * Cells are (system, data class).  Systems: one buddy allocation of MIB MiB
  * per target (default codec, i.e. BPC), a 1x allocation with codec none,
@@ -34,18 +34,40 @@
  * from mm_stat).
  *
  * The table goes to stdout between "=== dev_bench table ===" and
- * "=== end dev_bench table ===", progress to stderr.  With zram and the
- * mixed class in the run, the table ends with the goals of the data path
- * (issue 16), each a ratio of two rows of this same run, "met" or "NOT
- * met": buddy 1x/none at least zram-lz4's seq-rd, rd4K and wr4K; buddy
- * 2x/bpc at least 0.5x zram's rd4K and 1x its seq-wr; every buddy target's
- * rd128 kIOPS at least 3x zram's (whose small reads are 4 KiB pages).
+ * "=== end dev_bench table ===", progress to stderr.
  *
  * -R ROUNDS measures every cell of the table ROUNDS times, the cells of odd
- * rounds in reverse order, and prints each cell's median.  A goal's ratio
- * is taken within each round and judged on the median of the rounds, with
- * their range: under TCG a single short cell can be off by 3x when the
- * host's or the guest's scheduler interrupts it.
+ * rounds in reverse order, and prints each cell's median: under TCG a
+ * single short cell can be off by 3x when the host's or the guest's
+ * scheduler interrupts it.
+ *
+ * With zram and the mixed class in the run, the table ends with the goals
+ * of the data path (issue 16), each "met" or "NOT met": buddy 1x/none at
+ * least zram-lz4's seq-rd, rd4K and wr4K; buddy 2x/bpc at least 0.5x
+ * zram's rd4K and 1x its seq-wr; every compressed buddy target's rd128
+ * kIOPS at least 3x zram's kIOPS of small reads (its 4 KiB pages).  The
+ * goals are not judged on the table, whose cells ran tens of seconds
+ * apart under whatever load the host had then, but in a paired pass after
+ * it: the buddy allocation (that target and codec) and the zram device,
+ * both written with the mixed data, are open at the same time, and
+ * BLOCKS (-B, default 128) block pairs alternate between them, each block
+ * OPS (-O, default 256) ops of the goal's operation timed on its own:
+ * block i runs on buddy then on zram, block i+1 on zram then on buddy,
+ * both at the same offsets (random 4 KiB ones for rd4K/wr4K; 128-byte ones
+ * for rd128, which zram reads as the 4 KiB page that holds them; for
+ * seq-rd/seq-wr OPS/32 consecutive 128 KiB ops, the same bytes as OPS
+ * 4 KiB ops, the blocks walking through the cell).  Each pair gives one
+ * ratio, buddy's rate over zram's; the goal is judged on the median of
+ * the ratios and printed with their interquartile range (stats.h,
+ * buddy_paired_judge()).  A load that slows both blocks of a pair leaves
+ * its ratio alone, one that hits one block moves one ratio only.  One
+ * untimed pair goes first.  The paired writes overwrite the data already
+ * there with the same data (zram, too, was filled first).  Reads are
+ * compared with what was written, and after a write goal both sides are
+ * read back whole, so a wrong read exits 1 here as well.  Below the goals,
+ * the same ratios from the table's cells (the median of the rounds', with
+ * their range) are printed for comparison, not judged.  -B 0 skips the
+ * pass and the goals.
  *
  * With BUDDY_FEAT_MMAP, a second table ("=== dev_bench mmap table ===",
  * issue 13) gives per target and class, next to a 1x allocation with codec
@@ -627,6 +649,203 @@ static void bench_zram(const char *dev, const char *alg, enum datagen_class c,
 	progress(" %.1fs\n", now() - t);
 }
 
+/* ---- goals: buddy and zram in alternating blocks (issue 16) ---- */
+
+static unsigned int pair_blocks = 128;	/* -B: block pairs per goal */
+static unsigned int pair_ops = 256;	/* -O: ops per block */
+#define PAIR_MAX_BLOCKS	4096
+#define PAIR_MAX_OPS	(1u << 20)	/* (blocks + 1) x ops */
+
+struct goal {
+	unsigned int target, codec;	/* the buddy allocation */
+	unsigned int col;		/* the operation, a column of the table */
+	double factor;			/* goal: buddy >= factor x zram */
+	char sys[24];			/* "buddy 2x bpc": known once allocated */
+	unsigned int ops;		/* per block, on each side */
+	int state;			/* G_* */
+	struct buddy_paired res;
+};
+
+enum { G_TODO, G_JUDGED, G_UNMEASURED, G_SKIP };
+
+#define MAX_GOALS	16
+static struct goal goals[MAX_GOALS];
+static unsigned int nr_goals;
+static char pair_zsys[24];		/* "zram lz4" */
+static u64 *pair_oa, *pair_ob;		/* offsets: buddy's, zram's */
+static double *pair_ra, *pair_rb, *pair_ratio;
+
+static void add_goal(unsigned int target, unsigned int codec,
+		     unsigned int col, double factor)
+{
+	if (nr_goals == MAX_GOALS)
+		die("too many goals");
+	goals[nr_goals++] = (struct goal){ .target = target, .codec = codec,
+					   .col = col, .factor = factor };
+}
+
+/*
+ * One block: @k ops of @len bytes at the offsets @o on @fd, timed alone;
+ * a read's destination is poisoned before and checked after the clock.
+ */
+static double pair_block(int fd, bool write, const u64 *o, unsigned int k,
+			 size_t len, const char *what)
+{
+	unsigned int i;
+	double t;
+
+	if (!write)
+		for (i = 0; i < k; i++)
+			memset(dst + o[i], 0x5a, len);
+	t = now();
+	for (i = 0; i < k; i++)
+		io_full(fd, write, (write ? src : dst) + o[i], len, o[i], what);
+	t = now() - t;
+	if (!write)
+		check(o, k, len, what);
+	return t;
+}
+
+/* The whole of @fd read back and compared with src (untimed). */
+static void verify_fd(int fd, const char *what)
+{
+	memset(dst, 0xa5, cell_bytes);
+	run_seq(fd, false);
+	if (memcmp(dst, src, cell_bytes))
+		die("%s: read-back after the paired writes differs", what);
+}
+
+/* Goal @g on the buddy allocation @bfd against zram's @zfd. */
+static void pair_goal(struct goal *g, int bfd, int zfd)
+{
+	bool write = g->col == C_SEQ_WR || g->col == C_WR4K;
+	unsigned int k = pair_ops, nb = pair_blocks, i;
+	size_t la = BLK, lb = BLK, n;
+	char wa[64], wb[64];
+	double ta = 0, tb = 0, t = now();
+
+	if (g->col == C_SEQ_RD || g->col == C_SEQ_WR) {
+		/* the bytes of @pair_ops 4 KiB ops, front to back, wrapping */
+		size_t slots = cell_bytes / SEQ_IO;
+
+		k = pair_ops / (SEQ_IO / BLK) ? pair_ops / (SEQ_IO / BLK) : 1;
+		la = lb = SEQ_IO;
+		for (n = 0; n < (size_t)(nb + 1) * k; n++)
+			pair_oa[n] = pair_ob[n] = n % slots * SEQ_IO;
+	} else if (g->col == C_KIOPS) {
+		/* 128-byte reads; zram reads the block that holds each */
+		la = BUDDY_ENTRY_SIZE;
+		lb = zram_small;
+		gen_offsets(pair_oa, (size_t)(nb + 1) * k, BUDDY_ENTRY_SIZE,
+			    SEED ^ 0x9a17ed ^ g->target);
+		for (n = 0; n < (size_t)(nb + 1) * k; n++)
+			pair_ob[n] = pair_oa[n] - pair_oa[n] % zram_small;
+	} else {
+		gen_offsets(pair_oa, (size_t)(nb + 1) * k, BLK,
+			    SEED ^ 0x9a17ed ^ g->col);
+		memcpy(pair_ob, pair_oa, (size_t)(nb + 1) * k * sizeof(*pair_ob));
+	}
+	g->ops = k;
+	snprintf(wa, sizeof(wa), "paired %s on %s", col_names[g->col], g->sys);
+	snprintf(wb, sizeof(wb), "paired %s on %s", col_names[g->col],
+		 pair_zsys);
+
+	/* pair 0 is untimed; then pair i: buddy first when i is odd */
+	for (i = 0; i <= nb; i++) {
+		const u64 *oa = pair_oa + (size_t)i * k;
+		const u64 *ob = pair_ob + (size_t)i * k;
+		double a, b;
+
+		if (i % 2 == 0) {
+			b = pair_block(zfd, write, ob, k, lb, wb);
+			a = pair_block(bfd, write, oa, k, la, wa);
+		} else {
+			a = pair_block(bfd, write, oa, k, la, wa);
+			b = pair_block(zfd, write, ob, k, lb, wb);
+		}
+		if (!i)
+			continue;
+		/* ops/s; a block the clock did not see is INFINITY: skipped */
+		pair_ra[i - 1] = a > 0 ? k / a : INFINITY;
+		pair_rb[i - 1] = b > 0 ? k / b : INFINITY;
+		ta += a;
+		tb += b;
+	}
+	if (write) {
+		verify_fd(bfd, wa);
+		verify_fd(zfd, wb);
+	}
+	g->state = buddy_paired_judge(pair_ra, pair_rb, nb, g->factor,
+				      pair_ratio, &g->res) ? G_UNMEASURED :
+							      G_JUDGED;
+	progress("# paired %-14s %-6s: %u blocks of %u ops, %.2f / %.2f ms a block (buddy / zram), %.1fs\n",
+		 g->sys, col_names[g->col], nb, k, ta / nb * 1e3, tb / nb * 1e3,
+		 now() - t);
+}
+
+/*
+ * The paired pass: zram set up once with the mixed data, then each buddy
+ * allocation the goals name, written with the same data and kept open
+ * while it runs its goals against zram.
+ */
+static void pair_goals(int devfd, const char *zdev, const char *alg)
+{
+	size_t nops = (size_t)(pair_blocks + 1) * pair_ops;
+	struct buddy_alloc_stat st;
+	unsigned int i, j;
+	int zfd, bfd, ret;
+
+	pair_oa = calloc(nops, sizeof(*pair_oa));
+	pair_ob = calloc(nops, sizeof(*pair_ob));
+	pair_ra = calloc(pair_blocks, sizeof(*pair_ra));
+	pair_rb = calloc(pair_blocks, sizeof(*pair_rb));
+	pair_ratio = calloc(pair_blocks, sizeof(*pair_ratio));
+	if (!pair_oa || !pair_ob || !pair_ra || !pair_rb || !pair_ratio)
+		die("out of memory (paired pass, %zu ops)", nops);
+
+	datagen_fill(DATAGEN_MIXED, SEED + DATAGEN_MIXED, src, cell_bytes);
+	snprintf(pair_zsys, sizeof(pair_zsys), "zram %s", alg);
+	zram_setup(alg);
+	zfd = open(zdev, O_RDWR | O_DIRECT | O_CLOEXEC);
+	if (zfd < 0)
+		die("open %s O_DIRECT: %s", zdev, strerror(errno));
+	run_seq(zfd, true);
+
+	for (i = 0; i < nr_goals; i++) {
+		if (goals[i].state != G_TODO)
+			continue;
+		bfd = buddy_alloc_simple(devfd, cell_bytes, goals[i].target,
+					 goals[i].codec, "dev_bench-paired",
+					 NULL);
+		if (bfd < 0)
+			die("allocation of %zu bytes at %s: %s", cell_bytes,
+			    buddy_target_name(goals[i].target),
+			    buddy_strerror(-bfd, BUDDY_OP_ALLOC));
+		ret = buddy_alloc_stat(bfd, &st);
+		if (ret)
+			die("BUDDY_IOC_ALLOC_STAT: %s",
+			    buddy_strerror(-ret, BUDDY_OP_STAT));
+		run_seq(bfd, true);
+		for (j = i; j < nr_goals; j++) {
+			struct goal *g = &goals[j];
+
+			if (g->state != G_TODO || g->target != goals[i].target ||
+			    g->codec != goals[i].codec)
+				continue;
+			snprintf(g->sys, sizeof(g->sys), "buddy %s %s",
+				 buddy_target_name(st.target),
+				 buddy_codec_name(st.codec));
+			/* the small-read goal is the compressed targets' */
+			if (g->col == C_KIOPS && st.codec == BUDDY_CODEC_NONE)
+				g->state = G_SKIP;
+			else
+				pair_goal(g, bfd, zfd);
+		}
+		close(bfd);
+	}
+	close(zfd);
+}
+
 /* ---- memcpy ---- */
 
 static double memcpy_seq(void)
@@ -723,67 +942,102 @@ static const struct row *find_row(const char *sys, const char *cls)
 }
 
 /*
- * One goal: @what of @sys is at least @factor x zram's @zcol.  The ratio is
- * taken within each round (both cells ran minutes apart at most, under the
- * same host load) and the goal is judged on the median of the rounds.
+ * The ratio of @col of @sys to zram's @zcol in the table's cells, taken
+ * within each round: their median, lowest and highest into @med, @lo and
+ * @hi; the number of rounds, 0 when a cell is missing.
  */
-static void goal(FILE *f, const struct row *z, const char *sys,
-		 unsigned int col, unsigned int zcol, double factor)
+static unsigned int table_ratio(const struct row *z, const char *sys,
+				unsigned int col, unsigned int zcol,
+				double *med, double *lo, double *hi)
 {
 	const struct row *r = find_row(sys, z->cls);
-	double ratio[MAX_ROUNDS], med, lo, hi;
+	double ratio[MAX_ROUNDS];
 	unsigned int j, n = 0;
 
 	for (j = 0; r && j < nr_rounds; j++)
 		if (r->rv[j][col] != NA && z->rv[j][zcol] != NA &&
 		    z->rv[j][zcol] > 0)
 			ratio[n++] = r->rv[j][col] / z->rv[j][zcol];
-	if (!n || n != nr_rounds) {
-		fprintf(f, "goal: %s %s >= %.1fx zram %s: not measured\n", sys,
-			col_names[col], factor, col_names[zcol]);
-		return;
-	}
-	med = buddy_median(ratio, n);		/* sorts ratio[] */
-	lo = ratio[0];
-	hi = ratio[n - 1];
-	fprintf(f, "goal: %-14s %-6s >= %.1fx %s %-6s: %6.2fx  %s", sys,
-		col_names[col], factor, z->sys, col_names[zcol], med,
-		med >= factor ? "met" : "NOT met");
-	if (n > 1)
-		fprintf(f, "  (%u rounds: %.2f-%.2fx)", n, lo, hi);
-	fputc('\n', f);
+	if (!n || n != nr_rounds)
+		return 0;
+	*med = buddy_median(ratio, n);		/* sorts ratio[] */
+	*lo = ratio[0];
+	*hi = ratio[n - 1];
+	return n;
 }
 
-/* The goals of issue 16, on the mixed class, against zram in this run. */
-static void print_goals(FILE *f)
+/* One goal's line: the paired judgement. */
+static void print_goal(FILE *f, const struct goal *g)
 {
-	static const unsigned int cols[] = { C_SEQ_RD, C_RD4K, C_WR4K };
-	const struct row *z = NULL;
-	unsigned int i;
+	const struct buddy_paired *p = &g->res;
+	char blk[32];
 
-	for (i = 0; i < nr_rows; i++)
-		if (!strncmp(rows[i].sys, "zram ", 5) &&
-		    !strcmp(rows[i].cls, "mixed"))
-			z = &rows[i];
-	if (!z) {
-		fprintf(f, "goals: need zram (-z) and the mixed class in the run\n");
+	if (g->col == C_SEQ_RD || g->col == C_SEQ_WR)
+		snprintf(blk, sizeof(blk), "%u x %u KiB", g->ops, SEQ_IO >> 10);
+	else
+		snprintf(blk, sizeof(blk), "%u ops", g->ops);
+	fprintf(f, "goal: %-14s %-6s >= %.1fx %s %-6s:", g->sys,
+		col_names[g->col], g->factor, pair_zsys, col_names[g->col]);
+	if (g->state != G_JUDGED) {
+		fprintf(f, " not measured (%u of %u blocks without a rate)\n",
+			p->skipped, pair_blocks);
 		return;
 	}
-	if (nr_rounds > 1)
-		fprintf(f, "goals (mixed data, against %s in this run; the median of %u rounds' ratios):\n",
-			z->sys, nr_rounds);
-	else
-		fprintf(f, "goals (mixed data, ratios against %s in this run):\n",
-			z->sys);
-	for (i = 0; i < ARRAY_SIZE(cols); i++)
-		goal(f, z, "buddy 1x none", cols[i], cols[i], 1.0);
-	goal(f, z, "buddy 2x bpc", C_RD4K, C_RD4K, 0.5);
-	goal(f, z, "buddy 2x bpc", C_SEQ_WR, C_SEQ_WR, 1.0);
+	fprintf(f, " %6.2fx  %s  (paired, %u blocks of %s: IQR %.2f-%.2fx",
+		p->median, p->met ? "met" : "NOT met", p->n, blk, p->q1, p->q3);
+	if (p->skipped)
+		fprintf(f, "; %u skipped", p->skipped);
+	fprintf(f, ")\n");
+}
+
+/*
+ * The goals of issue 16, judged on the paired pass (pair_goals()); then,
+ * for comparison only, the same ratios from the table's cells.
+ */
+static void print_goals(FILE *f)
+{
+	const struct row *z = NULL;
+	double med, lo, hi;
+	unsigned int i, n;
+
+	if (!nr_goals) {
+		fprintf(f, pair_blocks ?
+			"goals: need zram (-z) and the mixed class in the run\n" :
+			"goals: not judged (-B 0)\n");
+		return;
+	}
+	fprintf(f, "goals (mixed data, against %s: %u block pairs per goal, each the same ops on\n"
+		"  buddy and on zram back to back; judged on the median of the pairs' ratios):\n",
+		pair_zsys, pair_blocks);
+	for (i = 0; i < nr_goals; i++)
+		if (goals[i].state != G_SKIP)
+			print_goal(f, &goals[i]);
+
 	for (i = 0; i < nr_rows; i++)
-		if (!strncmp(rows[i].sys, "buddy ", 6) &&
-		    !strcmp(rows[i].cls, "mixed") &&
-		    !strstr(rows[i].sys, " none"))
-			goal(f, z, rows[i].sys, C_KIOPS, C_KIOPS, 3.0);
+		if (!strcmp(rows[i].sys, pair_zsys) &&
+		    !strcmp(rows[i].cls, "mixed"))
+			z = &rows[i];
+	if (!z)
+		return;
+	fprintf(f, "the same ratios from the table's cells (not judged; %s):\n",
+		nr_rounds > 1 ? "the median of the rounds' ratios, their range" :
+				"one round");
+	for (i = 0; i < nr_goals; i++) {
+		const struct goal *g = &goals[i];
+
+		if (g->state == G_SKIP)
+			continue;
+		n = table_ratio(z, g->sys, g->col, g->col, &med, &lo, &hi);
+		fprintf(f, "  table: %-14s %-6s / %s %-6s:", g->sys,
+			col_names[g->col], z->sys, col_names[g->col]);
+		if (!n)
+			fprintf(f, " not in the table\n");
+		else if (n > 1)
+			fprintf(f, " %6.2fx  (%u rounds: %.2f-%.2fx)\n", med, n,
+				lo, hi);
+		else
+			fprintf(f, " %6.2fx\n", med);
+	}
 }
 
 static void print_table(FILE *f, const char *params, const char *zram_note)
@@ -845,7 +1099,8 @@ static void usage(void)
 {
 	fprintf(stderr,
 		"usage: dev_bench [-m MIB] [-r KIB] [-k KIB] [-c CLASS,...]\n"
-		"                 [-t TARGET,...] [-z /dev/zramN] [-a ALG] [-R N] [-q]\n"
+		"                 [-t TARGET,...] [-z /dev/zramN] [-a ALG] [-R N]\n"
+		"                 [-B BLOCKS] [-O OPS] [-q]\n"
 		"  -m MIB   bytes per cell: allocation/disk size and sequential\n"
 		"           volume (default 16)\n"
 		"  -r KIB   volume of each 4 KiB random phase (default 8192)\n"
@@ -856,7 +1111,13 @@ static void usage(void)
 		"  -a ALG   zram comp_algorithm (default lz4)\n"
 		"  -N NODE  run on the CPUs of NUMA node NODE (libnuma)\n"
 		"  -R N     measure every cell N times (at most 15), odd rounds in\n"
-		"           reverse order; figures and goals are the medians\n"
+		"           reverse order; the table's figures are the medians\n"
+		"  -B N     goals (with -z and the mixed class): N block pairs per\n"
+		"           goal, buddy and zram alternating, judged on the median\n"
+		"           of the pairs' rate ratios (default 128, at most 4096;\n"
+		"           0: no goals)\n"
+		"  -O N     ops per block (default 256): 4 KiB or small reads, or\n"
+		"           N/32 sequential 128 KiB ops; (N + 1) x OPS <= 1048576\n"
 		"  -q       no progress on stderr\n");
 	exit(2);
 }
@@ -872,12 +1133,12 @@ int main(int argc, char **argv)
 	char params[1024], znote[512] = "";
 	struct buddy_info info;
 	struct utsname uts;
-	double t0 = now();
+	double t0 = now(), t;
 	int opt, devfd, ret, group = 0, node = -1;
 	unsigned int mmap_window = 0, ncells = 0;
 	struct cell cells[8 * DATAGEN_NR + 2 * DATAGEN_NR + 1];
 
-	while ((opt = getopt(argc, argv, "m:r:k:c:t:z:a:N:R:qh")) != -1) {
+	while ((opt = getopt(argc, argv, "m:r:k:c:t:z:a:N:R:B:O:qh")) != -1) {
 		switch (opt) {
 		case 'm':
 			cell_bytes = strtoul(optarg, NULL, 0) << 20;
@@ -908,6 +1169,16 @@ int main(int argc, char **argv)
 			if (!nr_rounds || nr_rounds > MAX_ROUNDS)
 				usage();
 			break;
+		case 'B':
+			pair_blocks = strtoul(optarg, NULL, 10);
+			if (pair_blocks > PAIR_MAX_BLOCKS)
+				usage();
+			break;
+		case 'O':
+			pair_ops = strtoul(optarg, NULL, 10);
+			if (!pair_ops || pair_ops > PAIR_MAX_OPS)
+				usage();
+			break;
 		case 'N':
 			node = atoi(optarg);
 			if (node < 0)
@@ -919,7 +1190,8 @@ int main(int argc, char **argv)
 	}
 	if (optind != argc || !cell_bytes || cell_bytes > (1ul << 30) ||
 	    rand_bytes < BLK || rand_bytes > cell_bytes ||
-	    small_bytes < BLK || small_bytes > cell_bytes)
+	    small_bytes < BLK || small_bytes > cell_bytes ||
+	    (size_t)(pair_blocks + 1) * pair_ops > PAIR_MAX_OPS)
 		usage();
 	ret = bench_numa_place("dev_bench", node);
 	if (ret)
@@ -1031,6 +1303,23 @@ int main(int argc, char **argv)
 	}
 	round_idx = 0;
 	rows_median();
+
+	/* the goals of issue 16, in the order they are printed */
+	for (j = 0; zdev && pair_blocks && j < ncls; j++)
+		if (cls[j] == DATAGEN_MIXED)
+			break;
+	if (zdev && pair_blocks && j < ncls) {
+		add_goal(BUDDY_TARGET_1X, BUDDY_CODEC_NONE, C_SEQ_RD, 1.0);
+		add_goal(BUDDY_TARGET_1X, BUDDY_CODEC_NONE, C_RD4K, 1.0);
+		add_goal(BUDDY_TARGET_1X, BUDDY_CODEC_NONE, C_WR4K, 1.0);
+		add_goal(BUDDY_TARGET_2X, BUDDY_CODEC_DEFAULT, C_RD4K, 0.5);
+		add_goal(BUDDY_TARGET_2X, BUDDY_CODEC_DEFAULT, C_SEQ_WR, 1.0);
+		for (i = 0; i < ntgt; i++)
+			add_goal(tgt[i], BUDDY_CODEC_DEFAULT, C_KIOPS, 3.0);
+		t = now();
+		pair_goals(devfd, zdev, alg);
+		progress("# paired pass (goals) done in %.1fs\n", now() - t);
+	}
 	if (zdev) {
 		snprintf(znote, sizeof(znote),
 			 "zram: O_DIRECT on %s, comp_algorithm %s, disksize %zu MiB, reset per row.\n"
