@@ -49,9 +49,10 @@ static inline u64 buddy_link_ps(const struct buddy_counters *c,
 
 	if (!bud && !dev)
 		return 0;
-	return div_u64(bud, link_gbps) +
+	/* a term that is zero costs no division */
+	return (bud ? div_u64(bud, link_gbps) : 0) +
 	       link_requests * (u64)link_latency_ns * 1000 +
-	       div_u64(dev, device_gbps);
+	       (dev ? div_u64(dev, device_gbps) : 0);
 }
 
 /*

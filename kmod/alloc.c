@@ -450,7 +450,10 @@ static int buddy_alloc_release(struct inode *inode, struct file *file)
 
 /* ---- the data path ---- */
 
-/* Add @acct to the counters; returns the modeled picoseconds it adds. */
+/*
+ * Add @acct to the counters; returns the modeled picoseconds it adds.
+ * @acct is spent: every caller flushes it once, at the end of its call.
+ */
 u64 buddy_acct_flush(struct buddy_allocation *a, struct buddy_io_acct *acct)
 {
 	const __u64 *c = (const __u64 *)&acct->c;
@@ -470,7 +473,6 @@ u64 buddy_acct_flush(struct buddy_allocation *a, struct buddy_io_acct *acct)
 			break;
 		}
 	}
-	memset(acct, 0, sizeof(*acct));
 	return ps;
 }
 
