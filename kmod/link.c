@@ -14,6 +14,7 @@
 #include <linux/hrtimer.h>
 #include <linux/math64.h>
 #include <linux/moduleparam.h>
+#include <linux/percpu.h>
 #include <linux/sched.h>
 
 #include "buddy.h"
@@ -23,7 +24,8 @@ static unsigned int link_gbps = BUDDY_LINK_GBPS_DEFAULT;
 static unsigned int link_latency_ns = BUDDY_LINK_LATENCY_NS_DEFAULT;
 static unsigned int device_gbps = BUDDY_DEVICE_GBPS_DEFAULT;
 static unsigned int link_delay;
-static atomic64_t device_link_ps = ATOMIC64_INIT(0);
+/* per CPU: every call of every CPU adds to it, no shared cache line */
+static DEFINE_PER_CPU(u64, device_link_ps);
 
 /* The longest real wait of one call: a model must not hang a task. */
 #define LINK_DELAY_MAX_NS	(100 * NSEC_PER_MSEC)
@@ -72,14 +74,19 @@ u64 buddy_link_account(struct buddy_allocation *a,
 	if (!ps)
 		return 0;
 	atomic64_add(ps, &a->win.link_ps);
-	atomic64_add(ps, &device_link_ps);
+	this_cpu_add(device_link_ps, ps);
 	return ps;
 }
 
 /* Modeled nanoseconds of all allocations, ever. */
 u64 buddy_link_device_ns(void)
 {
-	return div_u64(atomic64_read(&device_link_ps), 1000);
+	u64 ps = 0;
+	int cpu;
+
+	for_each_possible_cpu(cpu)
+		ps += READ_ONCE(*per_cpu_ptr(&device_link_ps, cpu));
+	return div_u64(ps, 1000);
 }
 
 /* A bandwidth: 1..1000000 GB/s. */
