@@ -83,6 +83,10 @@ static inline u64 get_unaligned_be64(const void *p)
 #ifndef __always_inline
 #define __always_inline inline __attribute__((__always_inline__))
 #endif
+/* the kernel's: no -ftrivial-auto-var-init fill for this buffer */
+#ifndef __uninitialized
+#define __uninitialized
+#endif
 #ifndef ARRAY_SIZE
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 #endif

@@ -35,7 +35,7 @@ static __always_inline int fetch(const struct buddy_extent *x, unsigned int i,
 		 unsigned int code, u8 *entry)
 {
 	unsigned int stored, t = x->target;
-	u8 buf[BUDDY_STREAM_MAX];
+	u8 buf[BUDDY_STREAM_MAX] __uninitialized;	/* what is read is copied */
 
 	switch (code) {
 	case BUDDY_CODE_ZERO:
@@ -70,7 +70,7 @@ static __always_inline int fetch(const struct buddy_extent *x, unsigned int i,
 static unsigned int store(const struct buddy_extent *x, unsigned int i,
 			  const u8 *entry)
 {
-	u8 buf[BUDDY_STREAM_MAX];
+	u8 buf[BUDDY_STREAM_MAX] __uninitialized;	/* encoded into */
 	unsigned int code, stored;
 
 	if (x->target == BUDDY_TARGET_1X) {
@@ -406,8 +406,8 @@ static int span_rw(const struct buddy_extent *x, unsigned int i,
 		   struct buddy_io_acct *acct)
 {
 	unsigned int last = i + (off + len - 1) / BUDDY_ENTRY_BYTES, b;
-	u8 tmp[BUDDY_ENTRY_BYTES];
-	struct span s;
+	u8 tmp[BUDDY_ENTRY_BYTES] __uninitialized;	/* a whole entry fetched */
+	struct span s __uninitialized;			/* every field set below */
 	int ret = 0;
 
 	s.b0 = i / 2;

@@ -594,7 +594,8 @@ static ssize_t buddy_rw(struct kiocb *iocb, struct iov_iter *iter, bool write)
 	struct buddy_io_acct acct = {};
 	u64 pos = iocb->ki_pos, end, ps;
 	size_t done = 0, len = iov_iter_count(iter);
-	u8 small[2 * BUDDY_ENTRY_BYTES];
+	/* only bytes a stripe or the user wrote are ever read from it */
+	u8 small[2 * BUDDY_ENTRY_BYTES] __uninitialized;
 	u8 *bounce;
 	int ret = 0;
 

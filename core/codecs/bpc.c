@@ -313,7 +313,8 @@ static __always_inline unsigned int bpc_encode(const u8 *src, u8 *dst,
 	struct bpc_cols c;
 	struct bpc_masks m;
 	struct bitw o;
-	u64 x[17], e, sg, base, nz, all, s5, s10, lit, lit2;
+	u64 x[17] __uninitialized;	/* every word set before it is read */
+	u64 e, sg, base, nz, all, s5, s10, lit, lit2;
 	s64 w0 = bpc_word(src, 0), d0 = bpc_word(src, 1) - w0, w, d;
 	unsigned int run, low;
 	int i, j;
@@ -492,8 +493,9 @@ static __always_inline int bpc_words(u8 *dst, s32 w, const u64 *x, u32 sg,
 static int bpc_decompress(const u8 *src, unsigned int srclen, u8 *dst)
 {
 	struct bitr r;
-	u32 p[BPC_PLANES + 1], up = 0;
-	u64 x[16], v;
+	/* every plane and word is set before it is read */
+	u32 p[BPC_PLANES + 1] __uninitialized, up = 0;
+	u64 x[16] __uninitialized, v;
 	unsigned int lit = 0;
 	s64 w, d;
 	int k, i;
