@@ -509,25 +509,52 @@ int buddy_stripe_io(struct buddy_allocation *a, u64 pos, u8 *buf,
 }
 
 /*
- * The user address the next byte of @iter goes to (a user-backed iter).
+ * A whole stripe at @pos read into two pieces: its first @n1 bytes to @d1,
+ * the rest to @d2 (a page-aligned stripe into a user buffer that is not,
+ * so across two of its pages).  Every entry is read once, the one across
+ * the cut through a temporary, and the stripe counts one link request at
+ * most, as one call over it would.  The caller holds the stripe's page
+ * mutex (buddy_win_stripe_read2()), so the three calls see one stripe.
  */
-static unsigned long iter_user_addr(const struct iov_iter *iter)
+int buddy_stripe_read2(struct buddy_allocation *a, u64 pos, u8 *d1,
+		       unsigned int n1, u8 *d2, bool nowait,
+		       struct buddy_io_acct *acct)
 {
-	if (iter_is_ubuf(iter))
-		return (unsigned long)iter->ubuf + iter->iov_offset;
-	return (unsigned long)iter->iov->iov_base + iter->iov_offset;
+	unsigned int head = round_down(n1, BUDDY_ENTRY_BYTES), cut = n1 - head;
+	unsigned int tail = cut ? head + BUDDY_ENTRY_BYTES : head;
+	u8 tmp[BUDDY_ENTRY_BYTES] __uninitialized;	/* a whole entry read */
+	u64 req = acct->link_requests;
+	int ret = 0;
+
+	if (head)
+		ret = buddy_stripe_io(a, pos, d1, head, false, nowait, acct);
+	if (!ret && cut) {
+		ret = buddy_stripe_io(a, pos + head, tmp, BUDDY_ENTRY_BYTES,
+				      false, nowait, acct);
+		if (!ret) {
+			memcpy(d1 + head, tmp, cut);
+			memcpy(d2, tmp + cut, BUDDY_ENTRY_BYTES - cut);
+		}
+	}
+	if (!ret && tail < STRIPE_BYTES)
+		ret = buddy_stripe_io(a, pos + tail, d2 + (tail - n1),
+				      STRIPE_BYTES - tail, false, nowait, acct);
+	if (acct->link_requests > req)
+		acct->link_requests = req + 1;
+	return ret;
 }
 
 /*
  * Whole pages of a read straight into the reader's memory: the entries of
  * @pos.. (page-aligned, @len a multiple of PAGE_SIZE, at most BOUNCE_BYTES)
  * are decoded into the pages behind @iter instead of a bounce buffer and
- * then copied.  Taken when the user address is page-aligned too and every
- * page is anonymous memory: a page of a buddy mapping (or of any file) is
- * left to copy_to_iter(), which goes through its fault handler and so its
- * dirty tracking.  The pages are taken (iov_iter_get_pages2(), which
- * faults them in writable) before any lock, and marked dirty after, as
- * direct I/O does.
+ * then copied.  A user address that is not page-aligned (malloc()'s) puts
+ * each stripe across two user pages: buddy_win_stripe_read2().  Taken when
+ * every page is anonymous memory: a page of a buddy mapping (or of any
+ * file) is left to copy_to_iter(), which goes through its fault handler
+ * and so its dirty tracking.  The pages are taken (iov_iter_get_pages2(),
+ * which faults them in writable) before any lock, and marked dirty after,
+ * as direct I/O does.
  *
  * Return: bytes moved (@iter advanced by as many), 0 when not taken (@iter
  * untouched), or -errno with nothing moved; *@err gets the error that
@@ -538,44 +565,47 @@ static ssize_t buddy_read_direct(struct buddy_allocation *a, u64 pos,
 				 bool nowait, struct buddy_io_acct *acct,
 				 int *err)
 {
-	struct page *pages[BOUNCE_BYTES / PAGE_SIZE];
-	unsigned int nr, k, done = 0;
+	struct page *pages[BOUNCE_BYTES / PAGE_SIZE + 1];
+	unsigned int nr, used, k, done = 0;
 	size_t start;
 	ssize_t got;
 	int ret = 0;
 
-	BUILD_BUG_ON(PAGE_SIZE % STRIPE_BYTES);
-	if (!user_backed_iter(iter) || offset_in_page(iter_user_addr(iter)))
+	BUILD_BUG_ON(STRIPE_BYTES != PAGE_SIZE);
+	if (!user_backed_iter(iter))
 		return 0;
 	got = iov_iter_get_pages2(iter, pages, len, ARRAY_SIZE(pages), &start);
 	if (got <= 0)
 		return 0;	/* a bad address: copy_to_iter() says -EFAULT */
-	nr = DIV_ROUND_UP(got, PAGE_SIZE);
-	/* a short segment (iovec): its whole pages only */
-	len = start ? 0 : got & PAGE_MASK;
-	for (k = 0; k < nr && len; k++)
+	nr = DIV_ROUND_UP(start + got, PAGE_SIZE);
+	/* a short segment (iovec): its whole stripes only */
+	len = got & PAGE_MASK;
+	used = len ? len / PAGE_SIZE + !!start : 0;
+	for (k = 0; k < used; k++)
 		if (!PageAnon(pages[k]))
-			len = 0;
+			len = used = 0;
 	if (got != len)
 		iov_iter_revert(iter, got - len);
 	for (k = 0; k < len / PAGE_SIZE && !ret; k++) {
-		u8 *addr = kmap_local_page(pages[k]);
-		unsigned int n, off;
+		u8 *d1 = kmap_local_page(pages[k]), *d2;
 
-		for (off = 0; off < PAGE_SIZE; off += n) {
-			n = buddy_stripe_end(pos + off, pos + PAGE_SIZE) -
-			    (pos + off);
-			ret = buddy_win_stripe_io(a, pos + off, addr + off, n,
-						  false, nowait, acct);
-			if (ret)
-				break;
-			done += n;
+		if (!start) {
+			ret = buddy_win_stripe_io(a, pos, d1, PAGE_SIZE, false,
+						  nowait, acct);
+		} else {
+			d2 = kmap_local_page(pages[k + 1]);
+			ret = buddy_win_stripe_read2(a, pos, d1 + start,
+						     PAGE_SIZE - start, d2,
+						     nowait, acct);
+			kunmap_local(d2);
 		}
-		kunmap_local(addr);
+		kunmap_local(d1);
+		if (!ret)
+			done += PAGE_SIZE;
 		pos += PAGE_SIZE;
 	}
 	for (k = 0; k < nr; k++) {
-		if (k < len / PAGE_SIZE && !PageDirty(pages[k]))
+		if (k < used && !PageDirty(pages[k]))
 			set_page_dirty_lock(pages[k]);
 		put_page(pages[k]);
 	}

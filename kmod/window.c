@@ -481,6 +481,14 @@ int buddy_flush(struct file *file, fl_owner_t id)
  *
  * Return: 0 or -errno.
  */
+/* Take a page's mutex for pread/pwrite: -EAGAIN or -EINTR instead of it. */
+static int win_io_lock(struct mutex *lock, bool nowait)
+{
+	if (nowait)
+		return mutex_trylock(lock) ? 0 : -EAGAIN;
+	return mutex_lock_killable(lock) ? -EINTR : 0;
+}
+
 int buddy_win_stripe_io(struct buddy_allocation *a, u64 pos, u8 *buf,
 			unsigned int len, bool write, bool nowait,
 			struct buddy_io_acct *acct)
@@ -488,14 +496,10 @@ int buddy_win_stripe_io(struct buddy_allocation *a, u64 pos, u8 *buf,
 	unsigned long idx = pos >> PAGE_SHIFT;
 	struct mutex *lock = win_lock(a, idx);
 	struct buddy_wpage *wp;
-	int ret = 0;
+	int ret = win_io_lock(lock, nowait);
 
-	if (nowait) {
-		if (!mutex_trylock(lock))
-			return -EAGAIN;
-	} else if (mutex_lock_killable(lock)) {
-		return -EINTR;
-	}
+	if (ret)
+		return ret;
 	wp = xa_load(&a->win.pages, idx);
 	if (wp) {
 		u8 *addr = kmap_local_page(wp->page);
@@ -510,6 +514,46 @@ int buddy_win_stripe_io(struct buddy_allocation *a, u64 pos, u8 *buf,
 		count(a, BUDDY_WIN_HITS);
 	} else {
 		ret = buddy_stripe_io(a, pos, buf, len, write, nowait, acct);
+	}
+	mutex_unlock(lock);
+	return ret;
+}
+
+/**
+ * buddy_win_stripe_read2() - pread of the whole page at @pos into two
+ * pieces, its first @n1 bytes to @d1 and the rest to @d2: from the window
+ * when the page is resident, else buddy_stripe_read2().
+ * @a:		the allocation.
+ * @pos:	page-aligned byte position.
+ * @d1:		kernel address of the first piece.
+ * @n1:		its length, 1..PAGE_SIZE - 1.
+ * @d2:		kernel address of the second, PAGE_SIZE - @n1 bytes.
+ * @nowait:	give up with -EAGAIN instead of waiting.
+ * @acct:	access counters to add to.
+ *
+ * Return: 0 or -errno.
+ */
+int buddy_win_stripe_read2(struct buddy_allocation *a, u64 pos, u8 *d1,
+			   unsigned int n1, u8 *d2, bool nowait,
+			   struct buddy_io_acct *acct)
+{
+	unsigned long idx = pos >> PAGE_SHIFT;
+	struct mutex *lock = win_lock(a, idx);
+	struct buddy_wpage *wp;
+	int ret = win_io_lock(lock, nowait);
+
+	if (ret)
+		return ret;
+	wp = xa_load(&a->win.pages, idx);
+	if (wp) {
+		u8 *addr = kmap_local_page(wp->page);
+
+		memcpy(d1, addr, n1);
+		memcpy(d2, addr + n1, PAGE_SIZE - n1);
+		kunmap_local(addr);
+		count(a, BUDDY_WIN_HITS);
+	} else {
+		ret = buddy_stripe_read2(a, pos, d1, n1, d2, nowait, acct);
 	}
 	mutex_unlock(lock);
 	return ret;

@@ -75,6 +75,9 @@ int buddy_win_writeback(struct buddy_allocation *a, u64 first, u64 last);
 int buddy_win_stripe_io(struct buddy_allocation *a, u64 pos, u8 *buf,
 			unsigned int len, bool write, bool nowait,
 			struct buddy_io_acct *acct);
+int buddy_win_stripe_read2(struct buddy_allocation *a, u64 pos, u8 *d1,
+			   unsigned int n1, u8 *d2, bool nowait,
+			   struct buddy_io_acct *acct);
 int buddy_mmap(struct file *file, struct vm_area_struct *vma);
 int buddy_fsync(struct file *file, loff_t start, loff_t end, int datasync);
 int buddy_flush(struct file *file, fl_owner_t id);

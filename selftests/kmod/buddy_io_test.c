@@ -544,7 +544,9 @@ TEST_F(io, readv_writev)
  * Whole-page reads at a page-aligned position into page-aligned anonymous
  * memory decode straight into its pages; the bytes must be the same as
  * through the bounce buffer, in every case where the two part ways:
- *   - the whole allocation, its tail (300 bytes) past the last page;
+ *   - the whole allocation, its tail (300 bytes) past the last page,
+ *     into page-aligned memory and 16 bytes off (each stripe across two
+ *     user pages, the entry on the cut read once);
  *   - memory shared copy-on-write with a forked child, which keeps its
  *     bytes (the read takes the parent's pages writable first);
  *   - preadv() segments that end inside a page (whole pages of each
@@ -577,6 +579,9 @@ TEST_F(io, direct_read_destinations)
 	ASSERT_NE(MAP_FAILED, anon);
 
 	rd_into(_metadata, self->afd, &self->m, anon, size, 0, "anonymous");
+	/* 16 bytes into a page, as malloc() gives: stripes across pages */
+	rd_into(_metadata, self->afd, &self->m, anon + 16, size, 0,
+		"anonymous, malloc-aligned");
 	rd_into(_metadata, self->afd, &self->m, anon, 3 * pg, 5 * pg,
 		"anonymous");
 
