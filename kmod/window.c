@@ -467,20 +467,6 @@ int buddy_flush(struct file *file, fl_owner_t id)
 	return buddy_win_writeback(file->private_data, 0, ULONG_MAX);
 }
 
-/**
- * buddy_win_stripe_io() - pread/pwrite of @len bytes at @pos, inside one
- * page: from or to the window when the page is resident (a hit, no entry
- * accesses; a write makes it dirty), else from or to the stored entries.
- * @a:		the allocation.
- * @pos:	byte position.
- * @buf:	kernel buffer (never user memory).
- * @len:	bytes, not crossing a page.
- * @write:	direction.
- * @nowait:	give up with -EAGAIN instead of waiting.
- * @acct:	access counters to add to.
- *
- * Return: 0 or -errno.
- */
 /* Take a page's mutex for pread/pwrite: -EAGAIN or -EINTR instead of it. */
 static int win_io_lock(struct mutex *lock, bool nowait)
 {
@@ -489,9 +475,14 @@ static int win_io_lock(struct mutex *lock, bool nowait)
 	return mutex_lock_killable(lock) ? -EINTR : 0;
 }
 
-int buddy_win_stripe_io(struct buddy_allocation *a, u64 pos, u8 *buf,
-			unsigned int len, bool write, bool nowait,
-			struct buddy_io_acct *acct)
+/*
+ * One page's pread/pwrite under its mutex: @len bytes at @pos from or to
+ * @buf; or, with @d2 (a read of the whole page), its first @len bytes to
+ * @buf and the rest to @d2.
+ */
+static int win_stripe_io(struct buddy_allocation *a, u64 pos, u8 *buf,
+			 unsigned int len, u8 *d2, bool write, bool nowait,
+			 struct buddy_io_acct *acct)
 {
 	unsigned long idx = pos >> PAGE_SHIFT;
 	struct mutex *lock = win_lock(a, idx);
@@ -503,20 +494,47 @@ int buddy_win_stripe_io(struct buddy_allocation *a, u64 pos, u8 *buf,
 	wp = xa_load(&a->win.pages, idx);
 	if (wp) {
 		u8 *addr = kmap_local_page(wp->page);
+		u8 *at = addr + offset_in_page(pos);
 
 		if (write) {
-			memcpy(addr + offset_in_page(pos), buf, len);
+			memcpy(at, buf, len);
 			wp->dirty = true;
 		} else {
-			memcpy(buf, addr + offset_in_page(pos), len);
+			memcpy(buf, at, len);
+			if (d2)
+				memcpy(d2, at + len, PAGE_SIZE - len);
 		}
 		kunmap_local(addr);
 		count(a, BUDDY_WIN_HITS);
+	} else if (d2) {
+		ret = buddy_stripe_read2(a, pos, buf, len, d2, nowait, acct);
 	} else {
 		ret = buddy_stripe_io(a, pos, buf, len, write, nowait, acct);
 	}
 	mutex_unlock(lock);
 	return ret;
+}
+
+/**
+ * buddy_win_stripe_io() - pread/pwrite of @len bytes at @pos, inside one
+ * page: from or to the window when the page is resident (a hit, no entry
+ * accesses; a write makes it dirty), else from or to the stored entries.
+ * @a:		the allocation.
+ * @pos:	byte position.
+ * @buf:	kernel address: a bounce buffer, or a user page that
+ *		buddy_read_direct() took (never a user address).
+ * @len:	bytes, not crossing a page.
+ * @write:	direction.
+ * @nowait:	give up with -EAGAIN instead of waiting.
+ * @acct:	access counters to add to.
+ *
+ * Return: 0 or -errno.
+ */
+int buddy_win_stripe_io(struct buddy_allocation *a, u64 pos, u8 *buf,
+			unsigned int len, bool write, bool nowait,
+			struct buddy_io_acct *acct)
+{
+	return win_stripe_io(a, pos, buf, len, NULL, write, nowait, acct);
 }
 
 /**
@@ -537,26 +555,7 @@ int buddy_win_stripe_read2(struct buddy_allocation *a, u64 pos, u8 *d1,
 			   unsigned int n1, u8 *d2, bool nowait,
 			   struct buddy_io_acct *acct)
 {
-	unsigned long idx = pos >> PAGE_SHIFT;
-	struct mutex *lock = win_lock(a, idx);
-	struct buddy_wpage *wp;
-	int ret = win_io_lock(lock, nowait);
-
-	if (ret)
-		return ret;
-	wp = xa_load(&a->win.pages, idx);
-	if (wp) {
-		u8 *addr = kmap_local_page(wp->page);
-
-		memcpy(d1, addr, n1);
-		memcpy(d2, addr + n1, PAGE_SIZE - n1);
-		kunmap_local(addr);
-		count(a, BUDDY_WIN_HITS);
-	} else {
-		ret = buddy_stripe_read2(a, pos, d1, n1, d2, nowait, acct);
-	}
-	mutex_unlock(lock);
-	return ret;
+	return win_stripe_io(a, pos, d1, n1, d2, false, nowait, acct);
 }
 
 void buddy_win_fill_stat(struct buddy_allocation *a,
