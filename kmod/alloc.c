@@ -185,7 +185,6 @@ static void free_allocation(struct buddy_allocation *a)
 	kfree(a);
 }
 
-/* Add @delta (BUDDY_CODE_SLOTS, sums to 0) to an allocation's histogram. */
 /*
  * The device's histogram: a delta goes to this CPU's part, so that writers
  * on different CPUs share no cache line (struct buddy_pcpu).  Process
@@ -223,6 +222,7 @@ void buddy_dev_codes_read(s64 *codes)
 	}
 }
 
+/* Add @delta (BUDDY_CODE_SLOTS, sums to 0) to an allocation's histogram. */
 void buddy_codes_add(struct buddy_allocation *a, const s64 *delta)
 {
 	unsigned int i;
@@ -556,14 +556,14 @@ int buddy_stripe_read2(struct buddy_allocation *a, u64 pos, u8 *d1,
  * which faults them in writable) before any lock, and marked dirty after,
  * as direct I/O does.
  *
- * Return: bytes moved (@iter advanced by as many), 0 when not taken (@iter
- * untouched), or -errno with nothing moved; *@err gets the error that
- * stopped a partial move.
+ * Return: bytes moved (@iter advanced by as many); *@err gets 0 or the
+ * error that stopped the move.  0 bytes with no error: not taken (@iter
+ * untouched).
  */
-static ssize_t buddy_read_direct(struct buddy_allocation *a, u64 pos,
-				 unsigned int len, struct iov_iter *iter,
-				 bool nowait, struct buddy_io_acct *acct,
-				 int *err)
+static unsigned int buddy_read_direct(struct buddy_allocation *a, u64 pos,
+				      unsigned int len, struct iov_iter *iter,
+				      bool nowait, struct buddy_io_acct *acct,
+				      int *err)
 {
 	struct page *pages[BOUNCE_BYTES / PAGE_SIZE + 1];
 	unsigned int nr, used, k, done = 0;
@@ -572,6 +572,7 @@ static ssize_t buddy_read_direct(struct buddy_allocation *a, u64 pos,
 	int ret = 0;
 
 	BUILD_BUG_ON(STRIPE_BYTES != PAGE_SIZE);
+	*err = 0;
 	if (!user_backed_iter(iter))
 		return 0;
 	got = iov_iter_get_pages2(iter, pages, len, ARRAY_SIZE(pages), &start);
@@ -612,9 +613,8 @@ static ssize_t buddy_read_direct(struct buddy_allocation *a, u64 pos,
 	if (ret) {
 		iov_iter_revert(iter, len - done);
 		*err = ret;
-		return done ? done : ret;
 	}
-	return len;
+	return done;
 }
 
 static ssize_t buddy_rw(struct kiocb *iocb, struct iov_iter *iter, bool write)
@@ -679,29 +679,13 @@ static ssize_t buddy_rw(struct kiocb *iocb, struct iov_iter *iter, bool write)
 		u64 p;
 
 		if (!write && !(pos & ~PAGE_MASK) && piece >= PAGE_SIZE) {
-			ssize_t moved = buddy_read_direct(a, pos,
-							  piece & PAGE_MASK,
-							  iter, nowait, &acct,
-							  &ret);
-
-			if (moved < 0 && moved != -EAGAIN) {
-				ret = moved;
-				break;
-			}
-			if (moved > 0) {
-				pos += moved;
-				done += moved;
-			}
-			if (ret == -EAGAIN || moved == -EAGAIN) {
-				/* as below: the caller retries it all */
-				ret = -EAGAIN;
-				pos = iocb->ki_pos;
-				done = 0;
-				break;
-			}
+			n = buddy_read_direct(a, pos, piece & PAGE_MASK, iter,
+					      nowait, &acct, &ret);
+			pos += n;
+			done += n;
 			if (ret)
 				break;
-			if (moved > 0)
+			if (n)
 				goto next;
 		}
 		if (write && copy_from_iter(bounce, piece, iter) != piece) {
@@ -716,22 +700,8 @@ static ssize_t buddy_rw(struct kiocb *iocb, struct iov_iter *iter, bool write)
 			if (ret)
 				break;
 		}
-		if (ret == -EAGAIN) {
-			/*
-			 * IOCB_NOWAIT met a busy page or chunk lock after
-			 * progress.  A short count here would reach the
-			 * program as is (io_uring completes short I/O on
-			 * files that are not regular), so take the progress
-			 * back: the position stays, the caller retries the
-			 * whole request (io_uring from io-wq, with its iter
-			 * restored), and the bytes already moved are moved
-			 * again with the same data.  The counters keep what
-			 * the first attempt really did.
-			 */
-			pos = iocb->ki_pos;
-			done = 0;
-			break;
-		}
+		if (ret == -EAGAIN)
+			break;		/* no progress to count: below */
 		if (ret) {
 			if (write) {
 				/* what was stored before the failure counts */
@@ -757,6 +727,20 @@ next:
 			break;
 		}
 		cond_resched();
+	}
+	if (ret == -EAGAIN) {
+		/*
+		 * IOCB_NOWAIT met a busy page or chunk lock after progress.
+		 * A short count here would reach the program as is (io_uring
+		 * completes short I/O on files that are not regular), so
+		 * take the progress back: the position stays, the caller
+		 * retries the whole request (io_uring from io-wq, with its
+		 * iter restored), and the bytes already moved are moved
+		 * again with the same data.  The counters keep what the
+		 * first attempt really did.
+		 */
+		pos = iocb->ki_pos;
+		done = 0;
 	}
 	/* back as the spare of the CPU we are on, unless it has one */
 	if (bounce != small &&
