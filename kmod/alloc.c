@@ -202,6 +202,21 @@ void buddy_dev_codes_add(const s64 *delta)
 	put_cpu_ptr(buddy_dev->pcpu);
 }
 
+/*
+ * The device's total of the u64 at @off in struct buddy_pcpu (a counter):
+ * every CPU's part added up, exact once the calls that add to it are done.
+ */
+u64 buddy_pcpu_sum(size_t off)
+{
+	u64 sum = 0;
+	int cpu;
+
+	for_each_possible_cpu(cpu)
+		sum += READ_ONCE(*(u64 *)((u8 *)per_cpu_ptr(buddy_dev->pcpu,
+							    cpu) + off));
+	return sum;
+}
+
 /* The device's histogram of live entries: each CPU's part read whole. */
 void buddy_dev_codes_read(s64 *codes)
 {

@@ -106,6 +106,7 @@ struct buddy_allocation {
  *		owner may sleep and move, the slot is only a free list.
  * @win_counters: the resident window's device-wide counters (enum
  *		buddy_win_counter), CPU by CPU; summed on read.
+ * @link_ps:	the modeled link time of every allocation, ever.
  * @codes_seq:	@codes changes as one delta, with preemption off.
  * @codes:	the size-code histogram's changes made on this CPU: the
  *		device's histogram of live entries is their sum.  Every
@@ -119,6 +120,7 @@ struct buddy_pcpu {
 	u64 counters[BUDDY_NR_COUNTERS];
 	u8 *bounce;
 	u64 win_counters[BUDDY_WIN_NR];
+	u64 link_ps;
 	seqcount_t codes_seq;
 	s64 codes[BUDDY_CODE_NR];
 };
@@ -179,6 +181,7 @@ struct buddy_allocation *buddy_alloc_get(u64 id);
 void buddy_alloc_put(struct buddy_allocation *a);
 void buddy_codes_add(struct buddy_allocation *a, const s64 *delta);
 void buddy_dev_codes_add(const s64 *delta);
+u64 buddy_pcpu_sum(size_t off);
 void buddy_dev_codes_read(s64 *codes);
 void buddy_user_adjust(struct buddy_allocation *a, s64 bytes);
 

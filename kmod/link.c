@@ -14,7 +14,6 @@
 #include <linux/hrtimer.h>
 #include <linux/math64.h>
 #include <linux/moduleparam.h>
-#include <linux/percpu.h>
 #include <linux/sched.h>
 
 #include "buddy.h"
@@ -24,8 +23,6 @@ static unsigned int link_gbps = BUDDY_LINK_GBPS_DEFAULT;
 static unsigned int link_latency_ns = BUDDY_LINK_LATENCY_NS_DEFAULT;
 static unsigned int device_gbps = BUDDY_DEVICE_GBPS_DEFAULT;
 static unsigned int link_delay;
-/* per CPU: every call of every CPU adds to it, no shared cache line */
-static DEFINE_PER_CPU(u64, device_link_ps);
 
 /* The longest real wait of one call: a model must not hang a task. */
 #define LINK_DELAY_MAX_NS	(100 * NSEC_PER_MSEC)
@@ -74,19 +71,16 @@ u64 buddy_link_account(struct buddy_allocation *a,
 	if (!ps)
 		return 0;
 	atomic64_add(ps, &a->win.link_ps);
-	this_cpu_add(device_link_ps, ps);
+	/* the device's: this CPU's part, no line shared with other CPUs */
+	this_cpu_add(buddy_dev->pcpu->link_ps, ps);
 	return ps;
 }
 
 /* Modeled nanoseconds of all allocations, ever. */
 u64 buddy_link_device_ns(void)
 {
-	u64 ps = 0;
-	int cpu;
-
-	for_each_possible_cpu(cpu)
-		ps += READ_ONCE(*per_cpu_ptr(&device_link_ps, cpu));
-	return div_u64(ps, 1000);
+	return div_u64(buddy_pcpu_sum(offsetof(struct buddy_pcpu, link_ps)),
+		       1000);
 }
 
 /* A bandwidth: 1..1000000 GB/s. */

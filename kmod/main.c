@@ -246,15 +246,13 @@ static DEVICE_ATTR_RO(mm_stat);
 static ssize_t io_stat_show(struct device *dev, struct device_attribute *attr,
 			    char *buf)
 {
-	int len = 0, cpu;
 	unsigned int i;
+	int len = 0;
 
 	for (i = 0; i < BUDDY_NR_COUNTERS; i++) {
-		u64 sum = 0;
+		u64 sum = buddy_pcpu_sum(offsetof(struct buddy_pcpu,
+						  counters[i]));
 
-		for_each_possible_cpu(cpu)
-			sum += READ_ONCE(per_cpu_ptr(buddy_dev->pcpu,
-						     cpu)->counters[i]);
 		len += sysfs_emit_at(buf, len, "%s%lld", i ? " " : "",
 				     (long long)sum);
 	}

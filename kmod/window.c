@@ -590,18 +590,16 @@ void buddy_win_show_fdinfo(struct seq_file *m, struct buddy_allocation *a)
 int buddy_window_stat(char *buf)
 {
 	unsigned long nr, orphans;
-	u64 c[BUDDY_WIN_NR] = {};
+	u64 c[BUDDY_WIN_NR];
 	unsigned int i;
-	int cpu;
 
 	spin_lock(&win.lock);
 	nr = win.nr;
 	orphans = win.nr_orphans;
 	spin_unlock(&win.lock);
-	for_each_possible_cpu(cpu)
-		for (i = 0; i < BUDDY_WIN_NR; i++)
-			c[i] += READ_ONCE(per_cpu_ptr(buddy_dev->pcpu,
-						      cpu)->win_counters[i]);
+	for (i = 0; i < BUDDY_WIN_NR; i++)
+		c[i] = buddy_pcpu_sum(offsetof(struct buddy_pcpu,
+					       win_counters[i]));
 	BUILD_BUG_ON(BUDDY_WIN_NR != 4);
 	return sysfs_emit(buf, "%lu %lu %lu %llu %llu %llu %llu\n",
 			  window_limit(), nr, orphans, c[0], c[1], c[2], c[3]);
