@@ -8,19 +8,11 @@ workload is run).  TAP on stdout.
 import importlib.util
 import sys
 
+from tap import check, totals
+
 spec = importlib.util.spec_from_file_location("buddy_eval", sys.argv[1])
 ev = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(ev)
-
-n = fails = 0
-
-
-def check(name, cond):
-    global n, fails
-    n += 1
-    if not cond:
-        fails += 1
-    print(f"{'ok' if cond else 'not ok'} {n} - {name}")
 
 
 def run(final, frac, fig3, sweep_tag):
@@ -73,6 +65,4 @@ check("group means: one row when only small inputs ran",
       [(len(sel), kind) for sel, kind in ev.input_sets(mixed[:1])] ==
       [(1, "")])
 check("group means: no row without programs", ev.input_sets([]) == [])
-print(f"1..{n}")
-print(f"# Totals: pass:{n - fails} fail:{fails} xfail:0 xpass:0 skip:0 error:0")
-sys.exit(1 if fails else 0)
+sys.exit(totals())

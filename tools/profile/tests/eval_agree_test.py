@@ -10,16 +10,9 @@ import subprocess
 import sys
 import tempfile
 
+from tap import check, totals
+
 agree = sys.argv[1]
-n = fails = 0
-
-
-def check(name, cond):
-    global n, fails
-    n += 1
-    if not cond:
-        fails += 1
-    print(f"{'ok' if cond else 'not ok'} {n} - {name}")
 
 
 def write(d, name, results):
@@ -65,6 +58,4 @@ with tempfile.TemporaryDirectory() as d:
           rc == 2 and "bad.json: not an eval results.json" in out)
     rc, out = run(a, os.path.join(d, "missing.json"))
     check("a missing file: exit 2", rc == 2 and "missing.json" in out)
-print(f"1..{n}")
-print(f"# Totals: pass:{n - fails} fail:{fails} xfail:0 xpass:0 skip:0 error:0")
-sys.exit(1 if fails else 0)
+sys.exit(totals())
