@@ -151,6 +151,19 @@ static int execd_child(int rfd, int gfd)
 	return 0;
 }
 
+/*
+ * Fork a child with the two pipes of the ready/go handshake (stdout
+ * flushed first, so nothing buffered is printed twice): the pid, 0 in the
+ * child, -1 on failure.
+ */
+static pid_t start_child(int ready[2], int go[2])
+{
+	if (pipe(ready) || pipe(go))
+		return -1;
+	fflush(stdout);
+	return fork();
+}
+
 static int shared(void)
 {
 	int (*snap)(void) = (int (*)(void))dlsym(RTLD_DEFAULT,
@@ -160,10 +173,7 @@ static int shared(void)
 	void *p;
 	char b;
 
-	if (pipe(ready) || pipe(go))
-		return 1;
-	fflush(stdout);
-	c = fork();
+	c = start_child(ready, go);
 	if (c < 0)
 		return 1;
 	p = shared_site(!c);	/* one call site in both processes */
@@ -173,6 +183,7 @@ static int shared(void)
 	       (unsigned long long)sum(p, MIB));
 	fflush(stdout);
 	if (!c) {
+		/* unlike child_hold(), no free: the buffer lives to the exit */
 		close(go[1]);
 		if (write(ready[1], "c", 1) != 1)
 			_exit(1);
@@ -217,10 +228,7 @@ static int early(void)
 	pid_t c;
 	char b;
 
-	if (pipe(ready) || pipe(go))
-		return 1;
-	fflush(stdout);
-	c = fork();
+	c = start_child(ready, go);
 	if (c < 0)
 		return 1;
 	if (!c)
