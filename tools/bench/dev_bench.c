@@ -246,6 +246,21 @@ static double run_seq(int fd, bool write)
 	return mbps(cell_bytes, now() - t);
 }
 
+/*
+ * The whole of @fd read sequentially and compared with src: MB/s; a
+ * difference exits, naming the system @sys and the data class @cls.
+ */
+static double read_back(int fd, const char *sys, const char *cls)
+{
+	double r;
+
+	memset(dst, 0xa5, cell_bytes);
+	r = run_seq(fd, false);
+	if (memcmp(dst, src, cell_bytes))
+		die("%s/%s: sequential read-back differs", sys, cls);
+	return r;
+}
+
 static double run_rand(int fd, bool write, const u64 *o, size_t n, size_t len)
 {
 	double t = now();
@@ -365,10 +380,7 @@ static void measure_fd(struct row *r, int fd, size_t small)
 	double t;
 
 	r->v[C_SEQ_WR] = run_seq(fd, true);
-	memset(dst, 0xa5, cell_bytes);
-	r->v[C_SEQ_RD] = run_seq(fd, false);
-	if (memcmp(dst, src, cell_bytes))
-		die("%s/%s: sequential read-back differs", r->sys, r->cls);
+	r->v[C_SEQ_RD] = read_back(fd, r->sys, r->cls);
 
 	/* each random write phase is checked by the read phase after it */
 	gen_offsets(offs4k, n4k, BLK, SEED ^ 1);
@@ -706,15 +718,6 @@ static double pair_block(int fd, bool write, const u64 *o, unsigned int k,
 	return t;
 }
 
-/* The whole of @fd read back and compared with src (untimed). */
-static void verify_fd(int fd, const char *what)
-{
-	memset(dst, 0xa5, cell_bytes);
-	run_seq(fd, false);
-	if (memcmp(dst, src, cell_bytes))
-		die("%s: read-back after the paired writes differs", what);
-}
-
 /* Goal @g on the buddy allocation @bfd against zram's @zfd. */
 static void pair_goal(struct goal *g, int bfd, int zfd)
 {
@@ -772,8 +775,9 @@ static void pair_goal(struct goal *g, int bfd, int zfd)
 		tb += b;
 	}
 	if (write) {
-		verify_fd(bfd, wa);
-		verify_fd(zfd, wb);
+		/* after the paired writes: both hold the mixed data still */
+		read_back(bfd, wa, datagen_class_name(DATAGEN_MIXED));
+		read_back(zfd, wb, datagen_class_name(DATAGEN_MIXED));
 	}
 	g->state = buddy_paired_judge(pair_ra, pair_rb, nb, g->factor,
 				      pair_ratio, &g->res) ? G_UNMEASURED :
