@@ -353,7 +353,6 @@ static void row_keep(struct row *r)
 	memcpy(r->rv[round_idx], r->v, sizeof(r->v));
 }
 
-
 /* Each cell's figure is the median of its rounds. */
 static void rows_median(void)
 {

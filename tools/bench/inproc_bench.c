@@ -261,7 +261,6 @@ static double threads_rate(int devfd, const struct buddy_codec *c,
 	return rate;
 }
 
-
 #define SCALE_ROUNDS	9
 
 /*
