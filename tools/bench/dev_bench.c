@@ -1125,6 +1125,23 @@ static void usage(void)
 	exit(2);
 }
 
+/* Option -@opt's @arg as a whole number from @min to @max, or exit 2. */
+static unsigned int opt_count(int opt, const char *arg, unsigned int min,
+			      unsigned int max)
+{
+	unsigned long v;
+	char *end;
+
+	errno = 0;
+	v = strtoul(arg, &end, 10);
+	if (errno || end == arg || *end || *arg == '-' || v < min || v > max) {
+		fprintf(stderr, "dev_bench: -%c %s: not a whole number from %u to %u\n",
+			opt, arg, min, max);
+		exit(2);
+	}
+	return v;
+}
+
 int main(int argc, char **argv)
 {
 	const char *classes = "zero,ramp,float32,relu50,random,mixed";
@@ -1168,19 +1185,14 @@ int main(int argc, char **argv)
 			quiet = true;
 			break;
 		case 'R':
-			nr_rounds = strtoul(optarg, NULL, 10);
-			if (!nr_rounds || nr_rounds > MAX_ROUNDS)
-				usage();
+			nr_rounds = opt_count(opt, optarg, 1, MAX_ROUNDS);
 			break;
 		case 'B':
-			pair_blocks = strtoul(optarg, NULL, 10);
-			if (pair_blocks > PAIR_MAX_BLOCKS)
-				usage();
+			pair_blocks = opt_count(opt, optarg, 0,
+						PAIR_MAX_BLOCKS);
 			break;
 		case 'O':
-			pair_ops = strtoul(optarg, NULL, 10);
-			if (!pair_ops || pair_ops > PAIR_MAX_OPS)
-				usage();
+			pair_ops = opt_count(opt, optarg, 1, PAIR_MAX_OPS);
 			break;
 		case 'N':
 			node = atoi(optarg);
