@@ -36,6 +36,9 @@ options:
   --host-rw DIR        with --host-root: export the host directory DIR
                        writable, mounted at DIR both in the guest and in
                        /host (repeatable); results come back through it
+  --cpu MODEL          QEMU CPU model (default qemu64; max with --host-root).
+                       The kernel's copy routines follow it: rep movsb,
+                       slow under TCG, where the model has ERMS (max)
   --kernel FILE        boot FILE (bzImage or ELF vmlinux; default: $KERNEL,
                        else Debian's kernel that prepare.sh fetches)
   -v, --verbose        stream the whole console (boot included) live
@@ -53,6 +56,7 @@ EOF
 die() { echo "run.sh: error: $*" >&2; exit 2; }
 
 nodes=2 mem='' far_mem='' timeout_s=300 log='' verbose=0 quiet=0 append=''
+cpu=''
 kernel=${KERNEL:-}
 host_root=0 files=() allow=() host_rw=()
 while [ $# -gt 0 ]; do
@@ -74,6 +78,7 @@ while [ $# -gt 0 ]; do
 	--append) append=${2?}; shift 2 ;;
 	--append=*) append=${1#*=}; shift ;;
 	--host-root) host_root=1; shift ;;
+	--cpu) cpu=${2:?}; shift 2 ;;
 	--host-rw) host_rw+=("${2:?}"); shift 2 ;;
 	--host-rw=*) host_rw+=("${1#*=}"); shift ;;
 	--kernel) kernel=${2:?}; shift 2 ;;
@@ -293,8 +298,11 @@ kcmdline+=" log_buf_len=4M printk.devkmsg=on rdinit=/init"
 [ -n "$append" ] && kcmdline+=" $append"
 
 # --host-root runs the host's programs: torch dies of SIGILL on qemu64.
-cpu=qemu64
-[ "$host_root" = 1 ] && cpu=max
+# --cpu overrides (make profile-guest: qemu64, as make bench-guest boots).
+if [ -z "$cpu" ]; then
+	cpu=qemu64
+	[ "$host_root" = 1 ] && cpu=max
+fi
 # shellcheck disable=SC2054 # commas are qemu's
 qargs=(-nodefaults -no-user-config -machine pc -cpu "$cpu" -accel tcg
 	-display none -no-reboot

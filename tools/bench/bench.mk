@@ -13,6 +13,12 @@
 #                      together, 128 block pairs of 256 ops alternating
 #                      between them, "met" on the median of the pairs' rate
 #                      ratios (printed with its IQR); about 20-30 s more.
+#                      Then, in the same guest, the static inproc_bench
+#                      measures buddy.ko's two-thread scaling (goal: two
+#                      threads on allocations of their own >= 1.8x one;
+#                      inproc_bench -D /dev/buddy -s -t
+#                      BENCH_GUEST_SCALE_SECONDS, default 8), added to the
+#                      same file.
 #
 # The guest has no libc: dev_bench is linked -static, with liburing's static
 # library (liburing-dev ships liburing.a) and libbuddytools.a (libbuddy +
@@ -23,9 +29,10 @@
 # the goals do not depend on it), DEV_BENCH_ARGS (extra dev_bench options,
 # e.g. -c mixed,random; -B BLOCKS and -O OPS for the goals' paired pass),
 # BENCH_GUEST_MEM (MiB per guest node), BENCH_GUEST_DEVICE_MB (buddy.ko
-# device_mb), BENCH_GUEST_TIMEOUT.
+# device_mb), BENCH_GUEST_TIMEOUT, BENCH_GUEST_SCALE_SECONDS.
 
 DEV_BENCH            := $(B)/guest/bench/dev_bench
+GUEST_INPROC_BENCH   := $(B)/guest/bench/inproc_bench
 DEV_BENCH_CFLAGS     ?= -O2 -g
 DEV_BENCH_MIB        ?= 16
 DEV_BENCH_ROUNDS     ?= 5
@@ -33,6 +40,7 @@ DEV_BENCH_ARGS       ?=
 BENCH_GUEST_MEM      ?= 512
 BENCH_GUEST_DEVICE_MB ?= 128
 BENCH_GUEST_TIMEOUT  ?= 900
+BENCH_GUEST_SCALE_SECONDS ?= 8
 
 $(DEV_BENCH): tools/bench/dev_bench.c tools/lib/libbuddy.h tools/lib/datagen.h \
 		tools/lib/stats.h \
@@ -44,11 +52,13 @@ $(DEV_BENCH): tools/bench/dev_bench.c tools/lib/libbuddy.h tools/lib/datagen.h \
 	    $(B)/opt/libbuddytools.a $(B)/opt/libbuddycore.a -luring -lnuma -lm
 
 .PHONY: bench-guest
-bench-guest: $(DEV_BENCH)
+bench-guest: $(DEV_BENCH) $(GUEST_INPROC_BENCH)
 	$(MAKE) module
 	tools/bench/guest-bench.sh --bench $(DEV_BENCH) --ko kmod/buddy.ko \
 	    --mem $(BENCH_GUEST_MEM) --device-mb $(BENCH_GUEST_DEVICE_MB) \
 	    --timeout $(BENCH_GUEST_TIMEOUT) --out $(B)/results/bench-guest.txt \
+	    --scaling $(GUEST_INPROC_BENCH) \
+	    --scaling-secs $(BENCH_GUEST_SCALE_SECONDS) \
 	    -- -m $(DEV_BENCH_MIB) -R $(DEV_BENCH_ROUNDS) $(DEV_BENCH_ARGS)
 
 # --- natively: libbuddy's data path on the in-process device ----------------
@@ -68,11 +78,11 @@ $(INPROC_BENCH): tools/bench/inproc_bench.c tools/lib/libbuddy.h tools/lib/stats
 	    $(B)/opt/libbuddytools.a $(B)/opt/libbuddycore.a -luring -lnuma -lm -lpthread
 
 # The same program, static, for the guest: `inproc_bench -D /dev/buddy -s`
-# there measures buddy.ko's two-thread scaling (the guest has 2 vCPUs):
+# there measures buddy.ko's two-thread scaling (the guest has 2 vCPUs);
+# make bench-guest runs it after dev_bench.  By hand:
 #   make $(B)/guest/bench/inproc_bench module
 #   scripts/guest/run.sh --file DIR:/opt/b -- 'insmod /opt/b/buddy.ko; \
-#       /opt/b/inproc_bench -D /dev/buddy -s -t 3'
-GUEST_INPROC_BENCH := $(B)/guest/bench/inproc_bench
+#       /opt/b/inproc_bench -D /dev/buddy -s -t 8'
 
 $(GUEST_INPROC_BENCH): tools/bench/inproc_bench.c tools/lib/libbuddy.h tools/lib/stats.h \
 		tools/lib/datagen.h $(CORE_HDRS) $(B)/opt/libbuddytools.a \
@@ -109,15 +119,19 @@ profile-path: $(INPROC_BENCH)
 #                      run through the guest's chroot of the host root,
 #                      samples inproc_bench -D /dev/buddy -l (kernel and user
 #                      frames); tools/bench/profile-guest.sh; to stdout and
-#                      $(B)/results/profile-guest.txt.  PROFILE_GUEST_CASES.
+#                      $(B)/results/profile-guest.txt.  PROFILE_GUEST_CASES;
+#                      PROFILE_GUEST_CPU, the guest's CPU model (default
+#                      qemu64, as bench-guest boots).
 PROFILE_GUEST_CASES ?= none:1x:pread:128 bpc:2x:pread:128 \
 		       none:1x:pread:4096 bpc:2x:pread:4096
+PROFILE_GUEST_CPU   ?= qemu64
 
 .PHONY: profile-guest
 profile-guest: $(GUEST_INPROC_BENCH)
 	$(MAKE) module
 	@mkdir -p $(B)/results
-	tools/bench/profile-guest.sh $(CURDIR) $(GUEST_INPROC_BENCH) \
+	PROFILE_GUEST_CPU=$(PROFILE_GUEST_CPU) \
+	    tools/bench/profile-guest.sh $(CURDIR) $(GUEST_INPROC_BENCH) \
 	    kmod/buddy.ko $(PROFILE_SECONDS) $(PROFILE_TOP) \
 	    $(PROFILE_GUEST_CASES) >$(B)/results/profile-guest.txt; \
 	    rc=$$?; cat $(B)/results/profile-guest.txt; exit $$rc

@@ -13,19 +13,28 @@
  * the goal is <= 1.2.  Each figure is the best of ROUNDS interleaved runs.
  *
  * Then the scaling: two threads, each on an allocation of its own, pread
- * (and pwrite) 4 KiB pieces for the same time as one thread does; the
- * goal is two threads >= 1.8x one thread's calls per second.  On a shared
- * machine two threads may not get two CPUs: the CPUs they got are printed,
- * and so is the scaling per CPU second (each thread's calls over its own
- * CPU time, summed), which cache-line bouncing lowers but a busy machine
- * does not.  The goal is judged on wall-clock time when the two threads
- * got 1.8 CPUs or more, else on the per-CPU figure, and says which.  Each
- * thread cycles over an allocation of -S KiB (default 256), so that the
- * two threads' data stay in their own cores' caches and the figure is the
- * path's own (shared cache lines, locks).  With larger sets the memory
- * bus decides: on the 2-CPU VM this was written on, plain memcpy of 4 KiB
- * pieces from two 8 MiB buffers scales 1.1-1.4x.  The memcpy line prints
- * that ceiling for the same size, for reference.
+ * (and pwrite) 4 KiB pieces; the goal is two threads >= 1.8x one thread's
+ * calls per second.  The two threads stay alive for the whole case, each
+ * pinned to a CPU of its own (the first two the process may use; -P
+ * leaves them to the scheduler), and run SCALE_PAIRS block pairs: a block
+ * with one of them alone (either in turn) next to a block with both, in
+ * turn first.  Each pair gives one ratio and the case's scaling is their
+ * median (buddy_paired_judge(), printed with its quartiles), so a host
+ * hiccup that hits one block moves one ratio, not the figure.  Separate
+ * runs a second apart, each with threads started afresh and left
+ * unpinned, had put the same guest case anywhere from 1.45x to 2.5x.
+ * On a shared machine two threads may not get two CPUs: the CPUs they
+ * got are printed, and so is the scaling per CPU second (each thread's
+ * calls over its own CPU time, summed), which cache-line bouncing lowers
+ * but a busy machine does not.  The goal is judged on wall-clock time
+ * when the two threads got 1.8 CPUs or more, else on the per-CPU figure,
+ * and says which.  Each thread cycles over an allocation of -S KiB
+ * (default 256), so that the two threads' data stay in their own cores'
+ * caches and the figure is the path's own (shared cache lines, locks).
+ * With larger sets the memory bus decides: on the 2-CPU VM this was
+ * written on, plain memcpy of 4 KiB pieces from two 8 MiB buffers scales
+ * 1.1-1.4x.  The memcpy line prints that ceiling for the same size, for
+ * reference.
  *
  * The closing lines print each goal of the native data path (issue 16)
  * with "met" or "NOT met": a 4 KiB pread at 2x/bpc at most 1.2x the codec
@@ -40,13 +49,14 @@
  * -l only loops the path for SECONDS (OP pread or pwrite, SIZE in bytes),
  * for a profiler to watch: `make profile-path` runs it under perf.
  */
+#define _GNU_SOURCE	/* pthread_setaffinity_np(), CPU_SET() */
 #include <errno.h>
 #include <getopt.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/resource.h>
 #include <time.h>
 
 #include "codec.h"
@@ -148,17 +158,39 @@ static double path_ns(int afd, u8 *data, u8 *dst, unsigned int piece,
 
 /* ---- scaling: threads on allocations of their own ---- */
 
+/*
+ * Block pairs per case: one block with one thread next to one with two, in
+ * turn first.  Each pair gives one ratio; the case's scaling is their
+ * median (buddy_paired_judge()), so a host hiccup that hits one block
+ * moves one ratio, not the figure.
+ */
+#define SCALE_PAIRS	32
+
+struct scaler;
+
 struct worker {
 	pthread_t tid;
-	pthread_barrier_t *go;
-	int afd;
+	struct scaler *s;
+	unsigned int k;		/* worker 0 or 1 */
+	int cpu;		/* the CPU it is pinned to, or -1 */
+	int afd;		/* -1: memcpy, the machine's own ceiling */
 	u8 *data, *dst;
-	bool write;
-	double secs;
-	size_t area;	/* bytes the thread cycles over */
+	u64 off;
+	/* of the last block it ran */
 	u64 calls;
-	double cpu;	/* CPU seconds of the thread */
+	double wall, cpu_secs;
 } __attribute__((aligned(64)));	/* no line shared by the two threads */
+
+struct scaler {
+	pthread_barrier_t start, end;	/* of each block, all three threads */
+	bool write, quit;
+	unsigned int active;	/* bit k: worker k runs this block */
+	double block;		/* seconds per block */
+	struct worker w[2];
+};
+
+/* CPUs the scaling threads are pinned to (-1: not pinned, -P or 1 CPU). */
+static int scale_cpu[2] = { -1, -1 };
 
 static double thread_cpu(void)
 {
@@ -168,137 +200,195 @@ static double thread_cpu(void)
 	return ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 
-static void *worker_run(void *arg)
+/* One block: 4 KiB calls, cycling over the worker's area, for s->block. */
+static void worker_block(struct worker *w)
 {
-	struct worker *w = arg;
-	u64 off = 0, calls = 0;	/* counted here: w is written at the end */
-	double t0;
+	const struct scaler *s = w->s;
+	u64 calls = 0;	/* counted here: w is written at the end */
+	double t0 = now(), c0 = thread_cpu(), t;
 
-	pthread_barrier_wait(w->go);
-	w->cpu = thread_cpu();
-	t0 = now();
 	do {
 		unsigned int k;
 
 		for (k = 0; k < 64; k++) {
 			ssize_t r = 4096;
 
-			if (w->afd < 0)		/* the machine's own ceiling */
-				memcpy(w->dst, w->data + off, 4096);
-			else if (w->write)
-				r = buddy_pwrite(w->afd, w->data + off, 4096, off);
+			if (w->afd < 0)
+				memcpy(w->dst, w->data + w->off, 4096);
+			else if (s->write)
+				r = buddy_pwrite(w->afd, w->data + w->off,
+						 4096, w->off);
 			else
-				r = buddy_pread(w->afd, w->dst, 4096, off);
+				r = buddy_pread(w->afd, w->dst, 4096, w->off);
 			__asm__ volatile("" ::: "memory");
 			if (r != 4096) {
-				fprintf(stderr, "inproc_bench: thread: %s\n",
-					buddy_strerror((int)r, BUDDY_OP_READ));
+				fprintf(stderr, "inproc_bench: scaling thread %u: %s at %llu: %s\n",
+					w->k, s->write ? "pwrite" : "pread",
+					(unsigned long long)w->off,
+					r < 0 ? buddy_strerror((int)r, s->write ?
+							       BUDDY_OP_WRITE :
+							       BUDDY_OP_READ) :
+					"short count");
 				exit(1);
 			}
-			off = (off + 4096) % w->area;
+			w->off = (w->off + 4096) % scale_bytes;
 			calls++;
 		}
-	} while (now() - t0 < w->secs);
-	w->cpu = thread_cpu() - w->cpu;
+		t = now() - t0;
+	} while (t < s->block);
+	w->cpu_secs = thread_cpu() - c0;
+	w->wall = t;
 	w->calls = calls;
-	return NULL;
 }
 
-static double cpu_secs(void)
+static void *worker_run(void *arg)
 {
-	struct rusage ru;
+	struct worker *w = arg;
+	struct scaler *s = w->s;
 
-	getrusage(RUSAGE_SELF, &ru);
-	return ru.ru_utime.tv_sec + ru.ru_utime.tv_usec * 1e-6 +
-	       ru.ru_stime.tv_sec + ru.ru_stime.tv_usec * 1e-6;
+	if (w->cpu >= 0) {
+		cpu_set_t set;
+
+		CPU_ZERO(&set);
+		CPU_SET(w->cpu, &set);
+		pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
+	}
+	for (;;) {
+		pthread_barrier_wait(&s->start);
+		if (s->quit)
+			return NULL;
+		if (s->active & (1u << w->k))
+			worker_block(w);
+		pthread_barrier_wait(&s->end);
+	}
 }
 
 /*
- * Calls per second of @n threads, each on an allocation of its own at
- * @target, for @secs; *@cpus gets the CPUs they used on average.
+ * One block of the workers in @active; returns their calls per second
+ * (each worker's calls over its own time, summed); *@cpus gets the CPUs
+ * they used, *@per_cpu their calls per CPU second.
  */
-static double threads_rate(int devfd, const struct buddy_codec *c,
-			   unsigned int target, unsigned int n, bool write,
-			   u8 *data, double secs, double *cpus, double *per_cpu)
+static double scale_block(struct scaler *s, unsigned int active,
+			  double *cpus, double *per_cpu)
 {
-	struct worker w[2];
-	pthread_barrier_t go;
-	double t0, c0, rate = 0;
+	double rate = 0, cpu = 0, wall = 0;
 	unsigned int k;
 
+	s->active = active;
+	pthread_barrier_wait(&s->start);
+	pthread_barrier_wait(&s->end);
 	*per_cpu = 0;
-	pthread_barrier_init(&go, NULL, n + 1);
-	for (k = 0; k < n; k++) {
-		w[k] = (struct worker){ .go = &go, .write = write,
-					.secs = secs, .area = scale_bytes,
-					.data = data + k * scale_bytes };
-		/* no device: memcpy from a buffer of the thread's own */
-		w[k].afd = c ? buddy_alloc_simple(devfd, scale_bytes, target,
-						  c->id, "scale", NULL) : -1;
-		w[k].dst = malloc(4096);
-		if ((c && w[k].afd < 0) || !w[k].dst ||
-		    (c && buddy_pwrite(w[k].afd, w[k].data, scale_bytes, 0) !=
-		     (ssize_t)scale_bytes)) {
-			fprintf(stderr, "inproc_bench: scaling: allocation failed\n");
-			exit(1);
-		}
-		pthread_create(&w[k].tid, NULL, worker_run, &w[k]);
+	for (k = 0; k < 2; k++) {
+		const struct worker *w = &s->w[k];
+
+		if (!(active & (1u << k)))
+			continue;
+		rate += w->calls / w->wall;
+		if (w->cpu_secs > 0)
+			*per_cpu += w->calls / w->cpu_secs;
+		cpu += w->cpu_secs;
+		wall = w->wall > wall ? w->wall : wall;
 	}
-	c0 = cpu_secs();
-	t0 = now();
-	pthread_barrier_wait(&go);
-	for (k = 0; k < n; k++) {
-		pthread_join(w[k].tid, NULL);
-		rate += w[k].calls / secs;
-		if (w[k].cpu > 0)
-			*per_cpu += w[k].calls / w[k].cpu;
-		if (w[k].afd >= 0)
-			buddy_close(w[k].afd);
-		free(w[k].dst);
-	}
-	*cpus = (cpu_secs() - c0) / (now() - t0);
-	pthread_barrier_destroy(&go);
+	*cpus = cpu / wall;
 	return rate;
 }
 
-#define SCALE_ROUNDS	9
-
 /*
- * Two threads against one in SCALE_ROUNDS rounds, each a one-thread run
- * next to a two-thread run (in turn first), so that a drift of the host's
- * speed hits both; the scaling is the median of the rounds' ratios, the
- * rates printed the medians of the runs.  Prints the line and returns the
- * ratio the goal is judged on (*@per_cpu: whether that is the per-CPU one).
+ * Two threads against one, each on an allocation of its own at @target
+ * (none for @c NULL: memcpy), in SCALE_PAIRS block pairs over @secs.  The
+ * lone thread is worker 0 and worker 1 in turn, so that both CPUs serve
+ * it.  Prints the line and returns the ratio the goal is judged on
+ * (*@per_cpu: whether that is the per-CPU one).
  */
 static double scaling(int devfd, const struct buddy_codec *c,
 		      unsigned int target, bool write, u8 *data, double secs,
 		      bool *per_cpu)
 {
-	double rate[2][SCALE_ROUNDS], cpu[2][SCALE_ROUNDS], pc[2][SCALE_ROUNDS];
-	double x_wall[SCALE_ROUNDS], x_cpu[SCALE_ROUNDS], xw, xc, cpus2;
-	unsigned int k, i, n;
+	double rate[2][SCALE_PAIRS], cpus[2][SCALE_PAIRS], pc[2][SCALE_PAIRS];
+	double ratio[SCALE_PAIRS], med[2], cpus1, cpus2;
+	struct buddy_paired wall, cpu;
+	struct scaler s = { .write = write, .block = secs / (2 * SCALE_PAIRS) };
+	unsigned int k, p, i, n;
+	ssize_t r;
 
-	for (k = 0; k < SCALE_ROUNDS; k++) {
-		for (i = 0; i < 2; i++) {
-			n = k % 2 ? 1 - i : i;
-			rate[n][k] = threads_rate(devfd, c, target, n + 1,
-						  write, data,
-						  secs / SCALE_ROUNDS,
-						  &cpu[n][k], &pc[n][k]);
+	pthread_barrier_init(&s.start, NULL, 3);
+	pthread_barrier_init(&s.end, NULL, 3);
+	for (k = 0; k < 2; k++) {
+		struct worker *w = &s.w[k];
+
+		*w = (struct worker){ .s = &s, .k = k, .cpu = scale_cpu[k],
+				      .data = data + k * scale_bytes };
+		w->afd = c ? buddy_alloc_simple(devfd, scale_bytes, target,
+						c->id, "scale", NULL) : -1;
+		if (c && w->afd < 0) {
+			fprintf(stderr, "inproc_bench: scaling: %zu KiB at %s: %s\n",
+				scale_bytes >> 10, buddy_target_name(target),
+				buddy_strerror(w->afd, BUDDY_OP_ALLOC));
+			exit(1);
 		}
-		x_wall[k] = rate[1][k] / rate[0][k];
-		x_cpu[k] = pc[1][k] / pc[0][k];
+		r = c ? buddy_pwrite(w->afd, w->data, scale_bytes, 0) : 0;
+		if (r < 0) {
+			fprintf(stderr, "inproc_bench: scaling: filling %zu KiB at %s: %s\n",
+				scale_bytes >> 10, buddy_target_name(target),
+				buddy_strerror((int)r, BUDDY_OP_WRITE));
+			exit(1);
+		}
+		w->dst = malloc(4096);
+		if (!w->dst) {
+			fprintf(stderr, "inproc_bench: scaling: out of memory\n");
+			exit(1);
+		}
+		pthread_create(&w->tid, NULL, worker_run, w);
 	}
-	xw = buddy_median(x_wall, SCALE_ROUNDS);
-	xc = buddy_median(x_cpu, SCALE_ROUNDS);
-	cpus2 = buddy_median(cpu[1], SCALE_ROUNDS);
+	for (p = 0; p < SCALE_PAIRS; p++) {
+		for (i = 0; i < 2; i++) {
+			n = p % 2 ? 1 - i : i;	/* 0: one thread, 1: two */
+			rate[n][p] = scale_block(&s, n ? 3 : 1u << (p / 2 % 2),
+						 &cpus[n][p], &pc[n][p]);
+		}
+	}
+	s.quit = true;
+	pthread_barrier_wait(&s.start);
+	for (k = 0; k < 2; k++) {
+		pthread_join(s.w[k].tid, NULL);
+		if (s.w[k].afd >= 0)
+			buddy_close(s.w[k].afd);
+		free(s.w[k].dst);
+	}
+	pthread_barrier_destroy(&s.start);
+	pthread_barrier_destroy(&s.end);
+
+	buddy_paired_judge(rate[1], rate[0], SCALE_PAIRS, 1.8, ratio, &wall);
+	buddy_paired_judge(pc[1], pc[0], SCALE_PAIRS, 1.8, ratio, &cpu);
+	cpus1 = buddy_median(cpus[0], SCALE_PAIRS);
+	cpus2 = buddy_median(cpus[1], SCALE_PAIRS);
 	*per_cpu = cpus2 < 1.8;
-	printf("%-6s %-6s %9.0f %5.2f %9.0f %5.2f %6.2f %7.2f\n",
+	med[0] = buddy_median(rate[0], SCALE_PAIRS);
+	med[1] = buddy_median(rate[1], SCALE_PAIRS);
+	printf("%-6s %-6s %9.0f %5.2f %9.0f %5.2f %6.2f %7.2f  %.2f-%.2f\n",
 	       c ? buddy_target_name(target) : "-",
-	       !c ? "memcpy" : write ? "pwrite" : "pread",
-	       buddy_median(rate[0], SCALE_ROUNDS), buddy_median(cpu[0], SCALE_ROUNDS),
-	       buddy_median(rate[1], SCALE_ROUNDS), cpus2, xw, xc);
-	return *per_cpu ? xc : xw;
+	       !c ? "memcpy" : write ? "pwrite" : "pread", med[0], cpus1,
+	       med[1], cpus2, wall.median, cpu.median,
+	       *per_cpu ? cpu.q1 : wall.q1, *per_cpu ? cpu.q3 : wall.q3);
+	return *per_cpu ? cpu.median : wall.median;
+}
+
+/*
+ * The CPUs to pin the two scaling threads to: the first two this process
+ * may run on (after -N), unless @no_pin or it has only one.
+ */
+static void scale_pin(bool no_pin)
+{
+	cpu_set_t set;
+	int cpu, n = 0;
+
+	if (no_pin || sched_getaffinity(0, sizeof(set), &set))
+		return;
+	for (cpu = 0; cpu < CPU_SETSIZE && n < 2; cpu++)
+		if (CPU_ISSET(cpu, &set))
+			scale_cpu[n++] = cpu;
+	if (n < 2)
+		scale_cpu[0] = -1;
 }
 
 /*
@@ -419,7 +509,7 @@ int main(int argc, char **argv)
 {
 	const char *codec_name = "bpc", *class_name = "mixed", *loop = NULL;
 	const char *device = NULL;
-	bool scaling_only = false;
+	bool scaling_only = false, no_pin = false;
 	int node = -1;
 	double secs = 1.0, goal_2x = 0, scale, worst_scale = 1e30;
 	bool any_per_cpu = false, pc_memcpy;
@@ -429,7 +519,7 @@ int main(int argc, char **argv)
 	int devfd, cls, opt;
 	u8 *data, *copy, *dst;
 
-	while ((opt = getopt(argc, argv, "t:c:d:l:D:N:S:sh")) != -1) {
+	while ((opt = getopt(argc, argv, "t:c:d:l:D:N:S:sPh")) != -1) {
 		switch (opt) {
 		case 't':
 			secs = atof(optarg);
@@ -448,6 +538,9 @@ int main(int argc, char **argv)
 			break;
 		case 's':
 			scaling_only = true;
+			break;
+		case 'P':
+			no_pin = true;
 			break;
 		case 'S':
 			scale_bytes = strtoul(optarg, NULL, 0) << 10;
@@ -469,9 +562,10 @@ int main(int argc, char **argv)
 		default:
 			fprintf(stderr,
 				"usage: inproc_bench [-t SECONDS] [-c CODEC] [-d CLASS] [-D DEVICE] [-s]\n"
-				"                    [-l TARGET:OP:SIZE] [-N NODE] [-S KIB]\n"
+				"                    [-l TARGET:OP:SIZE] [-N NODE] [-S KIB] [-P]\n"
 				"  -N NODE  run every thread on the CPUs of NUMA node NODE (libnuma)\n"
-				"  -S KIB   bytes each scaling thread cycles over (default 256)\n");
+				"  -S KIB   bytes each scaling thread cycles over (default 256)\n"
+				"  -P       do not pin the two scaling threads to CPUs of their own\n");
 			return opt == 'h' ? 0 : 2;
 		}
 	}
@@ -504,13 +598,22 @@ int main(int argc, char **argv)
 		path_table(devfd, c, class_name, data, copy, dst, secs,
 			   &goal_2x);
 
+	scale_pin(no_pin);
 	printf("# scaling: 4 KiB calls per second, each thread on an allocation of its own\n"
 	       "# of %zu KiB (-S); memcpy: the same 4 KiB copies from a buffer of that size,\n"
 	       "# the machine's own ceiling (not a goal)\n", scale_bytes >> 10);
+	if (scale_cpu[0] >= 0)
+		printf("# the two threads pinned to CPUs %d and %d (-P: not pinned); the lone\n"
+		       "# thread is either in turn\n", scale_cpu[0], scale_cpu[1]);
+	else
+		printf("# the two threads not pinned (%s)\n",
+		       no_pin ? "-P" : "fewer than two CPUs allowed");
 	printf("# cpus: CPUs the threads got; x-wall: 2 threads / 1 thread; x-cpu: the same per CPU second;\n"
-	       "# medians of %u rounds, each one thread next to two\n", SCALE_ROUNDS);
-	printf("%-6s %-6s %9s %5s %9s %5s %6s %7s\n", "target", "op",
-	       "1 thread", "cpus", "2 threads", "cpus", "x-wall", "x-cpu");
+	       "# %u block pairs of %.0f ms, each one thread next to two: rates and ratios are\n"
+	       "# their medians, IQR the judged ratio's quartiles\n", SCALE_PAIRS,
+	       secs / (2 * SCALE_PAIRS) * 1e3);
+	printf("%-6s %-6s %9s %5s %9s %5s %6s %7s  %s\n", "target", "op",
+	       "1 thread", "cpus", "2 threads", "cpus", "x-wall", "x-cpu", "IQR");
 	ceiling = scaling(devfd, NULL, 0, false, data, secs, &pc_memcpy);
 	for (t = 0; t < 2; t++) {
 		unsigned int tg = t ? BUDDY_TARGET_2X : BUDDY_TARGET_1X;
@@ -525,9 +628,10 @@ int main(int argc, char **argv)
 		}
 	}
 
-	printf("# goals of the native data path (issue 16):\n");
+	printf("# goals of the data path on %s (issue 16):\n",
+	       device ?: "the in-process device");
 	if (scaling_only)
-		printf("goal: 2x bpc pread 4KiB <= 1.20x the codec alone: not measured (-s)\n");
+		;	/* -s: the table, and so this goal, not measured */
 	else if (c->id == BUDDY_CODEC_BPC)
 		printf("goal: 2x bpc pread 4KiB <= 1.20x the codec alone: %.2fx  %s\n",
 		       goal_2x, goal_2x <= 1.2 ? "met" : "NOT met");

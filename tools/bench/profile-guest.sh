@@ -16,9 +16,9 @@
 # REPO is the repository's absolute path (the guest's chroot sees the host's
 # files at the same paths).  Under TCG every figure is relative: compare the
 # shares within one run, not the times between machines.  The guest's CPU
-# model is QEMU's "max" here (--host-root: the host's programs need it),
-# where make bench-guest boots qemu64: the kernel's copy routines differ
-# (rep movsb with ERMS).
+# model is qemu64 (PROFILE_GUEST_CPU), as make bench-guest boots: with
+# "max" (ERMS) the kernel's copy routines are rep movsb, which TCG runs a
+# byte at a time, and copies then dwarf the rest of the profile.
 set -eu
 
 repo=$1 bench=$2 ko=$3 secs=$4 top=$5
@@ -48,5 +48,6 @@ chroot /host /usr/bin/perf report -i /tmp/p.data --stdio --no-children \
 EOS
 	done
 } >"$tmp/guest.sh"
-"$repo/scripts/guest/run.sh" --host-root --timeout 1200 \
+"$repo/scripts/guest/run.sh" --host-root --cpu "${PROFILE_GUEST_CPU:-qemu64}" \
+	--timeout 1200 \
 	--file "$tmp:/opt/pg" -- 'sh /opt/pg/guest.sh'
