@@ -491,7 +491,14 @@ static int win_stripe_io(struct buddy_allocation *a, u64 pos, u8 *buf,
 
 	if (ret)
 		return ret;
-	wp = xa_load(&a->win.pages, idx);
+	/*
+	 * A page goes in (and out) of the window under its mutex, which we
+	 * hold, and is counted in resident after going in (uncounted after
+	 * going out): none resident, so not ours, saves the lookup to the
+	 * allocations that were never mapped.
+	 */
+	wp = atomic64_read(&a->win.resident) ? xa_load(&a->win.pages, idx) :
+					       NULL;
 	if (wp) {
 		u8 *addr = kmap_local_page(wp->page);
 		u8 *at = addr + offset_in_page(pos);
