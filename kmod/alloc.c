@@ -35,7 +35,6 @@
 
 #define BUDDY_FS_MAGIC		0x42554459	/* "BUDY" */
 #define BOUNCE_BYTES		BUDDY_BOUNCE_BYTES
-#define STRIPE_BYTES		(BUDDY_STRIPE_ENTRIES * BUDDY_ENTRY_BYTES)
 
 /* ---- a pseudo filesystem, so each allocation has an inode of its own ---- */
 
@@ -466,100 +465,6 @@ static int buddy_alloc_release(struct inode *inode, struct file *file)
 /* ---- the data path ---- */
 
 /*
- * Add @acct to the counters; returns the modeled picoseconds it adds.
- * @acct is spent: every caller flushes it once, at the end of its call.
- */
-u64 buddy_acct_flush(struct buddy_allocation *a, struct buddy_io_acct *acct)
-{
-	const __u64 *c = (const __u64 *)&acct->c;
-	unsigned int i;
-	u64 ps;
-
-	for (i = 0; i < BUDDY_NR_COUNTERS; i++) {
-		if (!c[i])
-			continue;
-		atomic64_add(c[i], &a->counters[i]);
-		this_cpu_add(buddy_dev->pcpu->counters[i], c[i]);
-	}
-	ps = buddy_link_account(a, acct);
-	for (i = 0; i < BUDDY_CODE_NR; i++) {
-		if (acct->codes[i]) {
-			buddy_codes_add(a, acct->codes);
-			break;
-		}
-	}
-	return ps;
-}
-
-/*
- * Run one stripe: @pos..@pos+@len (inside one stripe) from or to @buf.
- * The caller, buddy_win_stripe_io(), holds the window mutex of the stripe's
- * page (a stripe is one page): every reader and writer of a stripe's
- * entries and metadata bytes holds it (window.c's page_entries_io() too),
- * so no stripe lock is taken here; only the chunk's semaphore, against a
- * re-stripe.
- */
-int buddy_stripe_io(struct buddy_allocation *a, u64 pos, u8 *buf,
-		    unsigned int len, bool write, bool nowait,
-		    struct buddy_io_acct *acct)
-{
-	unsigned int c, i, off;
-	struct buddy_chunk *ch;
-	int ret;
-
-	buddy_locate(pos, a->chunk_entries, &c, &i, &off);
-	ch = &a->chunks[c];
-	if (nowait) {
-		/* cannot fail: the caller holds rt_sem, no re-stripe runs */
-		if (!down_read_trylock(&ch->sem))
-			return -EAGAIN;
-	} else if (down_read_killable(&ch->sem)) {
-		return -EINTR;
-	}
-	if (write && !READ_ONCE(ch->e.written))
-		WRITE_ONCE(ch->e.written, true);
-	ret = buddy_stripe_rw_link(&ch->e.x, i, off, buf, len, write, acct);
-	up_read(&ch->sem);
-	return ret;
-}
-
-/*
- * A whole stripe at @pos read into two pieces: its first @n1 bytes to @d1,
- * the rest to @d2 (a page-aligned stripe into a user buffer that is not,
- * so across two of its pages).  Every entry is read once, the one across
- * the cut through a temporary, and the stripe counts one link request at
- * most, as one call over it would.  The caller holds the stripe's page
- * mutex (buddy_win_stripe_read2()), so the three calls see one stripe.
- */
-int buddy_stripe_read2(struct buddy_allocation *a, u64 pos, u8 *d1,
-		       unsigned int n1, u8 *d2, bool nowait,
-		       struct buddy_io_acct *acct)
-{
-	unsigned int head = round_down(n1, BUDDY_ENTRY_BYTES), cut = n1 - head;
-	unsigned int tail = cut ? head + BUDDY_ENTRY_BYTES : head;
-	u8 tmp[BUDDY_ENTRY_BYTES] __uninitialized;	/* a whole entry read */
-	u64 req = acct->link_requests;
-	int ret = 0;
-
-	if (head)
-		ret = buddy_stripe_io(a, pos, d1, head, false, nowait, acct);
-	if (!ret && cut) {
-		ret = buddy_stripe_io(a, pos + head, tmp, BUDDY_ENTRY_BYTES,
-				      false, nowait, acct);
-		if (!ret) {
-			memcpy(d1 + head, tmp, cut);
-			memcpy(d2, tmp + cut, BUDDY_ENTRY_BYTES - cut);
-		}
-	}
-	if (!ret && tail < STRIPE_BYTES)
-		ret = buddy_stripe_io(a, pos + tail, d2 + (tail - n1),
-				      STRIPE_BYTES - tail, false, nowait, acct);
-	if (acct->link_requests > req)
-		acct->link_requests = req + 1;
-	return ret;
-}
-
-/*
  * Whole pages of a read straight into the reader's memory: the entries of
  * @pos.. (page-aligned, @len a multiple of PAGE_SIZE, at most BOUNCE_BYTES)
  * are decoded into the pages behind @iter instead of a bounce buffer and
@@ -586,7 +491,7 @@ static unsigned int buddy_read_direct(struct buddy_allocation *a, u64 pos,
 	ssize_t got;
 	int ret = 0;
 
-	BUILD_BUG_ON(STRIPE_BYTES != PAGE_SIZE);
+	BUILD_BUG_ON(BUDDY_STRIPE_ENTRIES * BUDDY_ENTRY_BYTES != PAGE_SIZE);
 	*err = 0;
 	if (!user_backed_iter(iter))
 		return 0;

@@ -167,13 +167,6 @@ long buddy_alloc_file_ioctl(struct file *file, unsigned int cmd,
 extern const struct file_operations buddy_alloc_fops;
 
 void buddy_fill_stat(struct buddy_allocation *a, struct buddy_alloc_stat *st);
-int buddy_stripe_io(struct buddy_allocation *a, u64 pos, u8 *buf,
-		    unsigned int len, bool write, bool nowait,
-		    struct buddy_io_acct *acct);
-int buddy_stripe_read2(struct buddy_allocation *a, u64 pos, u8 *d1,
-		       unsigned int n1, u8 *d2, bool nowait,
-		       struct buddy_io_acct *acct);
-u64 buddy_acct_flush(struct buddy_allocation *a, struct buddy_io_acct *acct);
 long buddy_map_codes(struct buddy_allocation *a, struct buddy_map *m);
 int buddy_walk_check(void *ctx);
 extern const struct buddy_chunk_ops buddy_chunk_ops;

@@ -6,7 +6,8 @@
  * device.  It is summed in
  * picoseconds, rounded down once per I/O call (a pread or pwrite, a fault,
  * a write-back) with the parameters in force at that moment, and reported
- * in nanoseconds.
+ * in nanoseconds.  buddy_acct_flush() adds a call's counters and its
+ * modeled time at the end of the call, in one go.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -22,30 +23,17 @@
 static unsigned int link_gbps = BUDDY_LINK_GBPS_DEFAULT;
 static unsigned int link_latency_ns = BUDDY_LINK_LATENCY_NS_DEFAULT;
 static unsigned int device_gbps = BUDDY_DEVICE_GBPS_DEFAULT;
-static unsigned int link_delay;
+unsigned int buddy_link_delay_on;	/* the link_delay parameter */
 
 /* The longest real wait of one call: a model must not hang a task. */
 #define LINK_DELAY_MAX_NS	(100 * NSEC_PER_MSEC)
 
-/**
- * buddy_link_delay() - with the link_delay parameter on, really wait the
- * modeled time of one call (from buddy_link_account()); nothing otherwise.
- * @ps:	modeled picoseconds of the call.
- *
- * Context: process context that may sleep (no spinlock held): the end of a
- * pread/pwrite, a window fault or write-back, under mutexes at most.  Short
- * waits spin (ndelay), longer ones sleep killably, at most
- * LINK_DELAY_MAX_NS per call.  Counters and link_ns never depend on it.
- */
-void buddy_link_delay(u64 ps)
+/* buddy_link_delay() (window.h) when link_delay is on and @ps >= 1 ns. */
+void __buddy_link_delay(u64 ps)
 {
+	u64 ns = div_u64(ps, 1000);
 	ktime_t t;
-	u64 ns;
 
-	/* off by default: no division on every call (a helper under TCG) */
-	if (!READ_ONCE(link_delay) || ps < 1000)
-		return;
-	ns = div_u64(ps, 1000);
 	might_sleep();
 	ns = min_t(u64, ns, LINK_DELAY_MAX_NS);
 	if (ns < 10 * NSEC_PER_USEC) {
@@ -58,8 +46,9 @@ void buddy_link_delay(u64 ps)
 	__set_current_state(TASK_RUNNING);
 }
 
-u64 buddy_link_account(struct buddy_allocation *a,
-		       const struct buddy_io_acct *acct)
+/* Add @acct's modeled link time to @a and the device; returns it. */
+static u64 link_account(struct buddy_allocation *a,
+			const struct buddy_io_acct *acct)
 {
 	u64 ps = buddy_link_ps(&acct->c, acct->link_requests,
 			       READ_ONCE(link_gbps),
@@ -73,6 +62,32 @@ u64 buddy_link_account(struct buddy_allocation *a,
 	atomic64_add(ps, &a->win.link_ps);
 	/* the device's: this CPU's part, no line shared with other CPUs */
 	this_cpu_add(buddy_dev->pcpu->link_ps, ps);
+	return ps;
+}
+
+/*
+ * Add @acct to the counters; returns the modeled picoseconds it adds.
+ * @acct is spent: every caller flushes it once, at the end of its call.
+ */
+u64 buddy_acct_flush(struct buddy_allocation *a, struct buddy_io_acct *acct)
+{
+	const __u64 *c = (const __u64 *)&acct->c;
+	unsigned int i;
+	u64 ps;
+
+	for (i = 0; i < BUDDY_NR_COUNTERS; i++) {
+		if (!c[i])
+			continue;
+		atomic64_add(c[i], &a->counters[i]);
+		this_cpu_add(buddy_dev->pcpu->counters[i], c[i]);
+	}
+	ps = link_account(a, acct);
+	for (i = 0; i < BUDDY_CODE_NR; i++) {
+		if (acct->codes[i]) {
+			buddy_codes_add(a, acct->codes);
+			break;
+		}
+	}
 	return ps;
 }
 
@@ -108,7 +123,7 @@ MODULE_PARM_DESC(link_gbps,
 module_param(link_latency_ns, uint, 0644);
 MODULE_PARM_DESC(link_latency_ns,
 		 "Modeled latency of one buddy link request (a stripe touching buddy sectors) in ns (default: 500)");
-module_param(link_delay, uint, 0644);
+module_param_named(link_delay, buddy_link_delay_on, uint, 0644);
 MODULE_PARM_DESC(link_delay,
 		 "1: really wait each I/O call's modeled link time (at most 100 ms per call, killable; not for RWF_NOWAIT/io_uring inline), for runs on real hardware; 0: model only (default: 0)");
 module_param_cb(device_gbps, &gbps_ops, &device_gbps, 0644);

@@ -20,8 +20,8 @@
  *
  * Locking, in order: mmap_lock; a hashed page mutex of the allocation
  * (struct buddy_win.locks: a page's fault, write-back and eviction and
- * pread/pwrite of it); the page lock; the chunk semaphore and stripe
- * spinlock (alloc.c).  The window's spinlock guards only its lists.  No
+ * pread/pwrite of it); the page lock; the chunk semaphore (stripe_io()).
+ * The window's spinlock guards only its lists.  No
  * user copy happens under any of them.  Evicting takes a reference on the
  * victim's allocation and no other page mutex is held meanwhile.
  *
@@ -104,35 +104,64 @@ void buddy_win_init(struct buddy_allocation *a)
 		mutex_init(&a->win.locks[i]);
 }
 
+/* How stripe_io() waits for its chunk's semaphore. */
+enum stripe_wait {
+	STRIPE_NOWAIT,		/* IOCB_NOWAIT: -EAGAIN instead */
+	STRIPE_KILLABLE,	/* pread, pwrite: -EINTR on a fatal signal */
+	STRIPE_ALWAYS,		/* a fault-in or write-back: uninterruptibly */
+};
+
+/*
+ * Run one stripe: @pos..@pos+@len (inside one stripe) from or to @buf.
+ * The caller holds the mutex of the stripe's page (a stripe is one page):
+ * every reader and writer of a stripe's entries and metadata bytes holds
+ * it, so no stripe lock is taken here; only the chunk's semaphore, against
+ * a re-stripe.  Inlined: the pread/pwrite path pays no call for it.
+ */
+static __always_inline int stripe_io(struct buddy_allocation *a, u64 pos,
+				     u8 *buf, unsigned int len, bool write,
+				     enum stripe_wait wait,
+				     struct buddy_io_acct *acct)
+{
+	unsigned int c, i, off;
+	struct buddy_chunk *ch;
+	int ret;
+
+	buddy_locate(pos, a->chunk_entries, &c, &i, &off);
+	ch = &a->chunks[c];
+	if (wait == STRIPE_NOWAIT) {
+		/* cannot fail: the caller holds rt_sem, no re-stripe runs */
+		if (!down_read_trylock(&ch->sem))
+			return -EAGAIN;
+	} else if (wait == STRIPE_KILLABLE) {
+		if (down_read_killable(&ch->sem))
+			return -EINTR;
+	} else {
+		down_read(&ch->sem);
+	}
+	if (write && !READ_ONCE(ch->e.written))
+		WRITE_ONCE(ch->e.written, true);
+	ret = buddy_stripe_rw_link(&ch->e.x, i, off, buf, len, write, acct);
+	up_read(&ch->sem);
+	return ret;
+}
+
 /*
  * Move the entries of page @idx between the stored form and @addr (a whole
  * page; what lies past the last entry is zero on reading).  Whole entries
  * only: reading counts as pread, writing as a pwrite of whole entries.
  * Waits for the chunk uninterruptibly, so that a dying process's munmap
- * still writes its data back.
+ * still writes its data back.  The caller holds the page's mutex.
  */
 static int page_entries_io(struct buddy_allocation *a, unsigned long idx,
 			   u8 *addr, bool write, struct buddy_io_acct *acct)
 {
-	u64 pos = (u64)idx << PAGE_SHIFT;
 	u64 first = (u64)idx * BUDDY_STRIPE_ENTRIES;
 	unsigned int n = min_t(u64, BUDDY_STRIPE_ENTRIES, a->nr_entries - first);
-	unsigned int c, i, off;
-	struct buddy_chunk *ch;
 	int ret;
 
-	/*
-	 * a page is one stripe: it lies in one chunk, and its page mutex,
-	 * which the caller holds, is its lock (see buddy_stripe_io())
-	 */
-	buddy_locate(pos, a->chunk_entries, &c, &i, &off);
-	ch = &a->chunks[c];
-	down_read(&ch->sem);
-	if (write && !READ_ONCE(ch->e.written))
-		WRITE_ONCE(ch->e.written, true);
-	ret = buddy_stripe_rw_link(&ch->e.x, i, 0, addr,
-				   n * BUDDY_ENTRY_BYTES, write, acct);
-	up_read(&ch->sem);
+	ret = stripe_io(a, (u64)idx << PAGE_SHIFT, addr, n * BUDDY_ENTRY_BYTES,
+			write, STRIPE_ALWAYS, acct);
 	if (!write)
 		memset(addr + n * BUDDY_ENTRY_BYTES, 0,
 		       PAGE_SIZE - n * BUDDY_ENTRY_BYTES);
@@ -476,14 +505,56 @@ static int win_io_lock(struct mutex *lock, bool nowait)
 }
 
 /*
- * One page's pread/pwrite under its mutex: @len bytes at @pos from or to
- * @buf; or, with @d2 (a read of the whole page), its first @len bytes to
- * @buf and the rest to @d2.
+ * A whole stripe at @pos read into two pieces: its first @n1 bytes to @d1,
+ * the rest to @d2 (a page-aligned stripe into a user buffer that is not,
+ * so across two of its pages).  Every entry is read once, the one across
+ * the cut through a temporary, and the stripe counts one link request at
+ * most, as one call over it would.  The caller holds the stripe's page
+ * mutex, so the three calls see one stripe.
  */
-static int win_stripe_io(struct buddy_allocation *a, u64 pos, u8 *buf,
-			 unsigned int len, u8 *d2, bool write, bool nowait,
-			 struct buddy_io_acct *acct)
+static int stripe_read2(struct buddy_allocation *a, u64 pos, u8 *d1,
+			unsigned int n1, u8 *d2, enum stripe_wait wait,
+			struct buddy_io_acct *acct)
 {
+	unsigned int head = round_down(n1, BUDDY_ENTRY_BYTES), cut = n1 - head;
+	unsigned int tail = cut ? head + BUDDY_ENTRY_BYTES : head;
+	u8 tmp[BUDDY_ENTRY_BYTES] __uninitialized;	/* a whole entry read */
+	u64 req = acct->link_requests;
+	int ret = 0;
+
+	if (head)
+		ret = stripe_io(a, pos, d1, head, false, wait, acct);
+	if (!ret && cut) {
+		ret = stripe_io(a, pos + head, tmp, BUDDY_ENTRY_BYTES, false,
+				wait, acct);
+		if (!ret) {
+			memcpy(d1 + head, tmp, cut);
+			memcpy(d2, tmp + cut, BUDDY_ENTRY_BYTES - cut);
+		}
+	}
+	if (!ret && tail < PAGE_SIZE)
+		ret = stripe_io(a, pos + tail, d2 + (tail - n1),
+				PAGE_SIZE - tail, false, wait, acct);
+	if (acct->link_requests > req)
+		acct->link_requests = req + 1;
+	return ret;
+}
+
+/**
+ * buddy_win_io() - one page's pread/pwrite under its mutex: @len bytes at
+ * @pos from or to @buf; or, with @d2 (a read of the whole page), its first
+ * @len bytes to @buf and the rest to @d2.  From or to the window when the
+ * page is resident (a hit, no entry accesses; a write makes it dirty),
+ * else from or to the stored entries.  buddy_win_stripe_io() and
+ * buddy_win_stripe_read2() (window.h) say it for each use.
+ *
+ * Return: 0 or -errno.
+ */
+int buddy_win_io(struct buddy_allocation *a, u64 pos, u8 *buf,
+		 unsigned int len, u8 *d2, bool write, bool nowait,
+		 struct buddy_io_acct *acct)
+{
+	enum stripe_wait wait = nowait ? STRIPE_NOWAIT : STRIPE_KILLABLE;
 	unsigned long idx = pos >> PAGE_SHIFT;
 	struct mutex *lock = win_lock(a, idx);
 	struct buddy_wpage *wp;
@@ -514,55 +585,12 @@ static int win_stripe_io(struct buddy_allocation *a, u64 pos, u8 *buf,
 		kunmap_local(addr);
 		count(a, BUDDY_WIN_HITS);
 	} else if (d2) {
-		ret = buddy_stripe_read2(a, pos, buf, len, d2, nowait, acct);
+		ret = stripe_read2(a, pos, buf, len, d2, wait, acct);
 	} else {
-		ret = buddy_stripe_io(a, pos, buf, len, write, nowait, acct);
+		ret = stripe_io(a, pos, buf, len, write, wait, acct);
 	}
 	mutex_unlock(lock);
 	return ret;
-}
-
-/**
- * buddy_win_stripe_io() - pread/pwrite of @len bytes at @pos, inside one
- * page: from or to the window when the page is resident (a hit, no entry
- * accesses; a write makes it dirty), else from or to the stored entries.
- * @a:		the allocation.
- * @pos:	byte position.
- * @buf:	kernel address: a bounce buffer, or a user page that
- *		buddy_read_direct() took (never a user address).
- * @len:	bytes, not crossing a page.
- * @write:	direction.
- * @nowait:	give up with -EAGAIN instead of waiting.
- * @acct:	access counters to add to.
- *
- * Return: 0 or -errno.
- */
-int buddy_win_stripe_io(struct buddy_allocation *a, u64 pos, u8 *buf,
-			unsigned int len, bool write, bool nowait,
-			struct buddy_io_acct *acct)
-{
-	return win_stripe_io(a, pos, buf, len, NULL, write, nowait, acct);
-}
-
-/**
- * buddy_win_stripe_read2() - pread of the whole page at @pos into two
- * pieces, its first @n1 bytes to @d1 and the rest to @d2: from the window
- * when the page is resident, else buddy_stripe_read2().
- * @a:		the allocation.
- * @pos:	page-aligned byte position.
- * @d1:		kernel address of the first piece.
- * @n1:		its length, 1..PAGE_SIZE - 1.
- * @d2:		kernel address of the second, PAGE_SIZE - @n1 bytes.
- * @nowait:	give up with -EAGAIN instead of waiting.
- * @acct:	access counters to add to.
- *
- * Return: 0 or -errno.
- */
-int buddy_win_stripe_read2(struct buddy_allocation *a, u64 pos, u8 *d1,
-			   unsigned int n1, u8 *d2, bool nowait,
-			   struct buddy_io_acct *acct)
-{
-	return win_stripe_io(a, pos, d1, n1, d2, false, nowait, acct);
 }
 
 void buddy_win_fill_stat(struct buddy_allocation *a,

@@ -72,12 +72,9 @@ static inline void buddy_vm_flags_set(struct vm_area_struct *vma,
 void buddy_win_init(struct buddy_allocation *a);
 void buddy_win_release(struct buddy_allocation *a);
 int buddy_win_writeback(struct buddy_allocation *a, u64 first, u64 last);
-int buddy_win_stripe_io(struct buddy_allocation *a, u64 pos, u8 *buf,
-			unsigned int len, bool write, bool nowait,
-			struct buddy_io_acct *acct);
-int buddy_win_stripe_read2(struct buddy_allocation *a, u64 pos, u8 *d1,
-			   unsigned int n1, u8 *d2, bool nowait,
-			   struct buddy_io_acct *acct);
+int buddy_win_io(struct buddy_allocation *a, u64 pos, u8 *buf,
+		 unsigned int len, u8 *d2, bool write, bool nowait,
+		 struct buddy_io_acct *acct);
 int buddy_mmap(struct file *file, struct vm_area_struct *vma);
 int buddy_fsync(struct file *file, loff_t start, loff_t end, int datasync);
 int buddy_flush(struct file *file, fl_owner_t id);
@@ -87,10 +84,72 @@ void buddy_win_show_fdinfo(struct seq_file *m, struct buddy_allocation *a);
 int buddy_window_stat(char *buf);
 void buddy_window_exit(void);
 
+/**
+ * buddy_win_stripe_io() - pread/pwrite of @len bytes at @pos, inside one
+ * page: from or to the window when the page is resident (a hit, no entry
+ * accesses; a write makes it dirty), else from or to the stored entries.
+ * @a:		the allocation.
+ * @pos:	byte position.
+ * @buf:	kernel address: a bounce buffer, or a user page that
+ *		buddy_read_direct() took (never a user address).
+ * @len:	bytes, not crossing a page.
+ * @write:	direction.
+ * @nowait:	give up with -EAGAIN instead of waiting.
+ * @acct:	access counters to add to.
+ *
+ * Return: 0 or -errno.
+ */
+static inline int buddy_win_stripe_io(struct buddy_allocation *a, u64 pos,
+				      u8 *buf, unsigned int len, bool write,
+				      bool nowait, struct buddy_io_acct *acct)
+{
+	return buddy_win_io(a, pos, buf, len, NULL, write, nowait, acct);
+}
+
+/**
+ * buddy_win_stripe_read2() - pread of the whole page at @pos into two
+ * pieces, its first @n1 bytes to @d1 and the rest to @d2: from the window
+ * when the page is resident, else from the stored entries.
+ * @a:		the allocation.
+ * @pos:	page-aligned byte position.
+ * @d1:		kernel address of the first piece.
+ * @n1:		its length, 1..PAGE_SIZE - 1.
+ * @d2:		kernel address of the second, PAGE_SIZE - @n1 bytes.
+ * @nowait:	give up with -EAGAIN instead of waiting.
+ * @acct:	access counters to add to.
+ *
+ * Return: 0 or -errno.
+ */
+static inline int buddy_win_stripe_read2(struct buddy_allocation *a,
+					 u64 pos, u8 *d1, unsigned int n1,
+					 u8 *d2, bool nowait,
+					 struct buddy_io_acct *acct)
+{
+	return buddy_win_io(a, pos, d1, n1, d2, false, nowait, acct);
+}
+
 /* link.c */
-u64 buddy_link_account(struct buddy_allocation *a,
-		       const struct buddy_io_acct *acct);
-void buddy_link_delay(u64 ps);
+u64 buddy_acct_flush(struct buddy_allocation *a, struct buddy_io_acct *acct);
+extern unsigned int buddy_link_delay_on;
+void __buddy_link_delay(u64 ps);
+
+/**
+ * buddy_link_delay() - with the link_delay parameter on, really wait the
+ * modeled time of one call (from buddy_acct_flush()); nothing otherwise.
+ * @ps:	modeled picoseconds of the call.
+ *
+ * Context: process context that may sleep (no spinlock held): the end of a
+ * pread/pwrite, a window fault or write-back, under mutexes at most.  Short
+ * waits spin (ndelay), longer ones sleep killably, at most 100 ms per call
+ * (LINK_DELAY_MAX_NS).  Counters and link_ns never depend on it.
+ */
+static inline void buddy_link_delay(u64 ps)
+{
+	/* off by default: no call, no division on the data path */
+	if (unlikely(READ_ONCE(buddy_link_delay_on)) && ps >= 1000)
+		__buddy_link_delay(ps);
+}
+
 u64 buddy_link_device_ns(void);
 
 #endif /* BUDDY_KMOD_WINDOW_H */
