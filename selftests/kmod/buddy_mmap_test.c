@@ -407,6 +407,56 @@ TEST_F(mm, link_delay_changes_no_counter)
 	EXPECT_EQ(off.window_writebacks, on.window_writebacks);
 }
 
+static double mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1e9 + ts.tv_nsec;
+}
+
+/*
+ * With link_delay on, a pread really waits its modeled link time (at most
+ * 100 ms a call): with a 20 ms link latency, a read of a page whose
+ * entries spill into buddy memory (one link request) cannot return
+ * sooner.  A lower bound only, so no load can fail it.
+ */
+TEST_F(mm, link_delay_waits)
+{
+	long long d0 = kparam("link_delay");
+	long long lat0 = kparam("link_latency_ns");
+	struct buddy_alloc_stat st0, st1;
+	struct buddy_alloc b;
+	uint8_t buf[PG];
+	double t0, t1, modeled;
+
+	if (!self->info.buddy_bytes)
+		SKIP(return, "no carve-out: no link requests");
+	b = alloc_req(4 * PG, BUDDY_TARGET_4X, BUDDY_CODEC_BPC);
+	SETUP_DONE();
+	ASSERT_LE(0, d0);
+	ASSERT_LE(0, lat0);
+	ASSERT_EQ(0, ioctl(self->fd, BUDDY_IOC_ALLOC, &b));
+	datagen_fill(DATAGEN_RANDOM, 3, buf, PG);	/* spills at 4x */
+	ASSERT_EQ((ssize_t)PG, pwrite(b.fd, buf, PG, 0));
+	ASSERT_EQ(0, kparam_write("link_latency_ns", 20000000));
+	ASSERT_EQ(0, kparam_write("link_delay", 1));
+	get_stat(_metadata, b.fd, &st0);
+	t0 = mono_ns();
+	EXPECT_EQ((ssize_t)PG, pread(b.fd, buf, PG, 0));
+	t1 = mono_ns();
+	get_stat(_metadata, b.fd, &st1);
+	kparam_write("link_delay", d0);
+	kparam_write("link_latency_ns", lat0);
+	close(b.fd);
+	modeled = (double)(st1.link_ns - st0.link_ns);
+	EXPECT_EQ(1, st1.link_requests - st0.link_requests);
+	EXPECT_LE(20e6, modeled);
+	EXPECT_LE(modeled < 100e6 ? modeled : 100e6, t1 - t0)
+		TH_LOG("the read took %.0f ns, its modeled link time %.0f ns",
+		       t1 - t0, modeled);
+}
+
 static sigjmp_buf jump;
 static volatile int got_sig;
 
