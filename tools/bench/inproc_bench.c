@@ -20,7 +20,10 @@
  * with one of them alone (either in turn) next to a block with both, in
  * turn first.  Each pair gives one ratio and the case's scaling is their
  * median (buddy_paired_judge(), printed with its quartiles), so a host
- * hiccup that hits one block moves one ratio, not the figure.  Separate
+ * hiccup that hits one block moves one ratio, not the figure.  The pairs
+ * of every case are spread over SCALE_PASSES passes over all the cases,
+ * so that a longer burst of load (a second or two of a VM's neighbours)
+ * takes a few pairs from each case instead of all of one.  Separate
  * runs a second apart, each with threads started afresh and left
  * unpinned, had put the same guest case anywhere from 1.45x to 2.5x.
  * On a shared machine two threads may not get two CPUs: the CPUs they
@@ -165,6 +168,8 @@ static double path_ns(int afd, u8 *data, u8 *dst, unsigned int piece,
  * moves one ratio, not the figure.
  */
 #define SCALE_PAIRS	32
+#define SCALE_PASSES	4	/* each case's pairs are spread over these */
+#define NR_SCALE_CASES	5	/* memcpy; pwrite and pread at 1x and 2x */
 
 struct scaler;
 
@@ -294,21 +299,30 @@ static double scale_block(struct scaler *s, unsigned int active,
 }
 
 /*
- * Two threads against one, each on an allocation of its own at @target
- * (none for @c NULL: memcpy), in SCALE_PAIRS block pairs over @secs.  The
- * lone thread is worker 0 and worker 1 in turn, so that both CPUs serve
- * it.  Prints the line and returns the ratio the goal is judged on
- * (*@per_cpu: whether that is the per-CPU one).
+ * One case of the scaling: what runs (@c NULL: memcpy, the machine's own
+ * ceiling), and its block pairs so far.
  */
-static double scaling(int devfd, const struct buddy_codec *c,
-		      unsigned int target, bool write, u8 *data, double secs,
-		      bool *per_cpu)
-{
+struct scale_case {
+	const struct buddy_codec *c;
+	unsigned int target;
+	bool write;
+	unsigned int n;		/* pairs measured */
 	double rate[2][SCALE_PAIRS], cpus[2][SCALE_PAIRS], pc[2][SCALE_PAIRS];
-	double ratio[SCALE_PAIRS], med[2], cpus1, cpus2;
-	struct buddy_paired wall, cpu;
-	struct scaler s = { .write = write, .block = secs / (2 * SCALE_PAIRS) };
-	unsigned int k, p, i, n;
+};
+
+/*
+ * @pairs more block pairs of @sc, each a block of one thread next to a
+ * block of two, in turn first, @block seconds each: two threads, each on
+ * an allocation of its own at the case's target, alive for the pass.  The
+ * lone thread is worker 0 and worker 1 in turn, so that both CPUs serve
+ * it.
+ */
+static void scale_pass(int devfd, struct scale_case *sc, u8 *data,
+		       double block, unsigned int pairs)
+{
+	struct scaler s = { .write = sc->write, .block = block };
+	const struct buddy_codec *c = sc->c;
+	unsigned int k, i, n, p;
 	ssize_t r;
 
 	pthread_barrier_init(&s.start, NULL, 3);
@@ -318,18 +332,18 @@ static double scaling(int devfd, const struct buddy_codec *c,
 
 		*w = (struct worker){ .s = &s, .k = k, .cpu = scale_cpu[k],
 				      .data = data + k * scale_bytes };
-		w->afd = c ? buddy_alloc_simple(devfd, scale_bytes, target,
+		w->afd = c ? buddy_alloc_simple(devfd, scale_bytes, sc->target,
 						c->id, "scale", NULL) : -1;
 		if (c && w->afd < 0) {
 			fprintf(stderr, "inproc_bench: scaling: %zu KiB at %s: %s\n",
-				scale_bytes >> 10, buddy_target_name(target),
+				scale_bytes >> 10, buddy_target_name(sc->target),
 				buddy_strerror(w->afd, BUDDY_OP_ALLOC));
 			exit(1);
 		}
 		r = c ? buddy_pwrite(w->afd, w->data, scale_bytes, 0) : 0;
 		if (r < 0) {
 			fprintf(stderr, "inproc_bench: scaling: filling %zu KiB at %s: %s\n",
-				scale_bytes >> 10, buddy_target_name(target),
+				scale_bytes >> 10, buddy_target_name(sc->target),
 				buddy_strerror((int)r, BUDDY_OP_WRITE));
 			exit(1);
 		}
@@ -340,11 +354,13 @@ static double scaling(int devfd, const struct buddy_codec *c,
 		}
 		pthread_create(&w->tid, NULL, worker_run, w);
 	}
-	for (p = 0; p < SCALE_PAIRS; p++) {
+	for (p = 0; p < pairs && sc->n < SCALE_PAIRS; p++, sc->n++) {
 		for (i = 0; i < 2; i++) {
-			n = p % 2 ? 1 - i : i;	/* 0: one thread, 1: two */
-			rate[n][p] = scale_block(&s, n ? 3 : 1u << (p / 2 % 2),
-						 &cpus[n][p], &pc[n][p]);
+			n = sc->n % 2 ? 1 - i : i;	/* 0: one thread, 1: two */
+			sc->rate[n][sc->n] =
+				scale_block(&s, n ? 3 : 1u << (sc->n / 2 % 2),
+					    &sc->cpus[n][sc->n],
+					    &sc->pc[n][sc->n]);
 		}
 	}
 	s.quit = true;
@@ -357,18 +373,29 @@ static double scaling(int devfd, const struct buddy_codec *c,
 	}
 	pthread_barrier_destroy(&s.start);
 	pthread_barrier_destroy(&s.end);
+}
 
-	buddy_paired_judge(rate[1], rate[0], SCALE_PAIRS, 1.8, ratio, &wall);
-	buddy_paired_judge(pc[1], pc[0], SCALE_PAIRS, 1.8, ratio, &cpu);
-	cpus1 = buddy_median(cpus[0], SCALE_PAIRS);
-	cpus2 = buddy_median(cpus[1], SCALE_PAIRS);
+/*
+ * Prints @sc's line and returns the ratio its goal is judged on (*@per_cpu:
+ * whether that is the per-CPU one): the median of its pairs' ratios.
+ */
+static double scale_report(struct scale_case *sc, bool *per_cpu)
+{
+	double ratio[SCALE_PAIRS], med[2], cpus1, cpus2;
+	struct buddy_paired wall, cpu;
+	unsigned int n = sc->n;
+
+	buddy_paired_judge(sc->rate[1], sc->rate[0], n, 1.8, ratio, &wall);
+	buddy_paired_judge(sc->pc[1], sc->pc[0], n, 1.8, ratio, &cpu);
+	cpus1 = buddy_median(sc->cpus[0], n);
+	cpus2 = buddy_median(sc->cpus[1], n);
 	*per_cpu = cpus2 < 1.8;
-	med[0] = buddy_median(rate[0], SCALE_PAIRS);
-	med[1] = buddy_median(rate[1], SCALE_PAIRS);
+	med[0] = buddy_median(sc->rate[0], n);
+	med[1] = buddy_median(sc->rate[1], n);
 	printf("%-6s %-6s %9.0f %5.2f %9.0f %5.2f %6.2f %7.2f  %.2f-%.2f\n",
-	       c ? buddy_target_name(target) : "-",
-	       !c ? "memcpy" : write ? "pwrite" : "pread", med[0], cpus1,
-	       med[1], cpus2, wall.median, cpu.median,
+	       sc->c ? buddy_target_name(sc->target) : "-",
+	       !sc->c ? "memcpy" : sc->write ? "pwrite" : "pread", med[0],
+	       cpus1, med[1], cpus2, wall.median, cpu.median,
 	       *per_cpu ? cpu.q1 : wall.q1, *per_cpu ? cpu.q3 : wall.q3);
 	return *per_cpu ? cpu.median : wall.median;
 }
@@ -515,6 +542,7 @@ int main(int argc, char **argv)
 	bool any_per_cpu = false, pc_memcpy;
 	double ceiling;
 	const struct buddy_codec *c;
+	static struct scale_case cases[NR_SCALE_CASES];
 	unsigned int t, d;
 	int devfd, cls, opt;
 	u8 *data, *copy, *dst;
@@ -599,6 +627,11 @@ int main(int argc, char **argv)
 			   &goal_2x);
 
 	scale_pin(no_pin);
+	for (d = 0; d < NR_SCALE_CASES; d++)	/* memcpy, then 1x and 2x */
+		cases[d] = (struct scale_case){
+			.c = d ? c : NULL,
+			.target = d > 2 ? BUDDY_TARGET_2X : BUDDY_TARGET_1X,
+			.write = d % 2 };
 	printf("# scaling: 4 KiB calls per second, each thread on an allocation of its own\n"
 	       "# of %zu KiB (-S); memcpy: the same 4 KiB copies from a buffer of that size,\n"
 	       "# the machine's own ceiling (not a goal)\n", scale_bytes >> 10);
@@ -609,23 +642,29 @@ int main(int argc, char **argv)
 		printf("# the two threads not pinned (%s)\n",
 		       no_pin ? "-P" : "fewer than two CPUs allowed");
 	printf("# cpus: CPUs the threads got; x-wall: 2 threads / 1 thread; x-cpu: the same per CPU second;\n"
-	       "# %u block pairs of %.0f ms, each one thread next to two: rates and ratios are\n"
-	       "# their medians, IQR the judged ratio's quartiles\n", SCALE_PAIRS,
-	       secs / (2 * SCALE_PAIRS) * 1e3);
+	       "# %u block pairs of %.0f ms, each one thread next to two, in %u passes over\n"
+	       "# the cases: rates and ratios are their medians, IQR the judged ratio's quartiles\n",
+	       SCALE_PAIRS, secs / (2 * SCALE_PAIRS) * 1e3, SCALE_PASSES);
 	printf("%-6s %-6s %9s %5s %9s %5s %6s %7s  %s\n", "target", "op",
 	       "1 thread", "cpus", "2 threads", "cpus", "x-wall", "x-cpu", "IQR");
-	ceiling = scaling(devfd, NULL, 0, false, data, secs, &pc_memcpy);
-	for (t = 0; t < 2; t++) {
-		unsigned int tg = t ? BUDDY_TARGET_2X : BUDDY_TARGET_1X;
+	/*
+	 * Every case in SCALE_PASSES passes, each a share of its pairs, so
+	 * that a burst of load on the host (a VM's neighbours, a second or
+	 * two) hits some pairs of every case, not all the pairs of one.
+	 */
+	for (t = 0; t < SCALE_PASSES; t++)
+		for (d = 0; d < NR_SCALE_CASES; d++)
+			scale_pass(devfd, &cases[d], data,
+				   secs / (2 * SCALE_PAIRS),
+				   SCALE_PAIRS / SCALE_PASSES);
+	ceiling = scale_report(&cases[0], &pc_memcpy);
+	for (d = 1; d < NR_SCALE_CASES; d++) {
+		bool pc;
 
-		for (d = 0; d < 2; d++) {
-			bool pc;
-
-			scale = scaling(devfd, c, tg, d == 0, data, secs, &pc);
-			any_per_cpu |= pc;
-			if (scale < worst_scale)
-				worst_scale = scale;
-		}
+		scale = scale_report(&cases[d], &pc);
+		any_per_cpu |= pc;
+		if (scale < worst_scale)
+			worst_scale = scale;
 	}
 
 	printf("# goals of the data path on %s (issue 16):\n",
