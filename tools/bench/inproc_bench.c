@@ -179,7 +179,7 @@ struct worker {
 	unsigned int k;		/* worker 0 or 1 */
 	int cpu;		/* the CPU it is pinned to, or -1 */
 	int afd;		/* -1: memcpy, the machine's own ceiling */
-	u8 *data, *dst;
+	u8 *data, *dst, *page;	/* dst: 16 bytes into page */
 	u64 off;
 	/* of the last block it ran */
 	u64 calls;
@@ -347,8 +347,14 @@ static void scale_pass(int devfd, struct scale_case *sc, u8 *data,
 				buddy_strerror((int)r, BUDDY_OP_WRITE));
 			exit(1);
 		}
-		w->dst = malloc(4096);
-		if (!w->dst) {
+		/*
+		 * Pages of its own, so that the two threads' reads never
+		 * land in one page (two malloc(4096)s share one), at
+		 * malloc()'s offset into them: 16 bytes.
+		 */
+		w->page = aligned_alloc(4096, 2 * 4096);
+		w->dst = w->page + 16;
+		if (!w->page) {
 			fprintf(stderr, "inproc_bench: scaling: out of memory\n");
 			exit(1);
 		}
@@ -369,7 +375,7 @@ static void scale_pass(int devfd, struct scale_case *sc, u8 *data,
 		pthread_join(s.w[k].tid, NULL);
 		if (s.w[k].afd >= 0)
 			buddy_close(s.w[k].afd);
-		free(s.w[k].dst);
+		free(s.w[k].page);
 	}
 	pthread_barrier_destroy(&s.start);
 	pthread_barrier_destroy(&s.end);
