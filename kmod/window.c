@@ -541,12 +541,20 @@ static int stripe_read2(struct buddy_allocation *a, u64 pos, u8 *d1,
 }
 
 /**
- * buddy_win_io() - one page's pread/pwrite under its mutex: @len bytes at
- * @pos from or to @buf; or, with @d2 (a read of the whole page), its first
- * @len bytes to @buf and the rest to @d2.  From or to the window when the
- * page is resident (a hit, no entry accesses; a write makes it dirty),
- * else from or to the stored entries.  buddy_win_stripe_io() and
- * buddy_win_stripe_read2() (window.h) say it for each use.
+ * buddy_win_io() - one page's pread/pwrite under its mutex: from or to
+ * the window when the page is resident (a hit, no entry accesses; a write
+ * makes it dirty), else from or to the stored entries.
+ * buddy_win_stripe_io() and buddy_win_stripe_read2() (window.h) say it for
+ * each use.
+ * @a:		the allocation.
+ * @pos:	byte position.
+ * @buf:	kernel address of @len bytes to move.
+ * @len:	bytes, not crossing a page.
+ * @d2:		NULL; or, for a read of the whole page at @pos, where its
+ *		bytes after the first @len go.
+ * @write:	direction (never with @d2).
+ * @nowait:	give up with -EAGAIN instead of waiting.
+ * @acct:	access counters to add to.
  *
  * Return: 0 or -errno.
  */
