@@ -64,8 +64,10 @@ bench-guest: $(DEV_BENCH) $(GUEST_INPROC_BENCH)
 # --- natively: libbuddy's data path on the in-process device ----------------
 #   make bench-inproc  pread/pwrite of 128 B, 4 KiB and 1 MiB at every target
 #                      through libbuddy on the in-process device, next to
-#                      the codec alone (goal: path <= 1.2x codec); the table
-#                      goes to stdout and $(B)/results/bench-inproc.txt.
+#                      the codec alone; the table goes to stdout and
+#                      $(B)/results/bench-inproc.txt.  Goals: a 2x/bpc
+#                      4 KiB pread <= 1.2x the codec (paired blocks after
+#                      the table), two threads >= 1.8x one.
 #                      INPROC_BENCH_ARGS: -t SECONDS -c CODEC -d CLASS
 INPROC_BENCH      := $(B)/inproc_bench
 INPROC_BENCH_ARGS ?=

@@ -9,8 +9,12 @@
  * the same entries going through the codec only: buddy_entry_encode()
  * (buddy_entry_classify() at 1x, which stores plain) for writes and
  * buddy_entry_decode() (a 128-byte copy at 1x) for reads, on the streams
- * the same data gives.  The ratio path / codec is the path's overhead;
- * the goal is <= 1.2.  Each figure is the best of ROUNDS interleaved runs.
+ * the same data gives.  The ratio path / codec is the path's overhead.
+ * Each figure is the best of ROUNDS interleaved runs.  The goal, a 4 KiB
+ * pread at 2x at most 1.2x the codec alone, is judged in a paired pass
+ * after the table (goal_paired()): short blocks of the path and of the
+ * codec on the same pieces, back to back, judged on the median of the
+ * pairs' ratios.
  *
  * Then the scaling: two threads, each on an allocation of its own, pread
  * (and pwrite) 4 KiB pieces; the goal is two threads >= 1.8x one thread's
@@ -157,6 +161,82 @@ static double path_ns(int afd, u8 *data, u8 *dst, unsigned int piece,
 		t = now() - t0;
 	} while (t < secs);
 	return t * 1e9 / pieces;
+}
+
+/* ---- the codec goal, judged in a paired pass ---- */
+
+#define GOAL_PAIRS	256	/* block pairs */
+#define GOAL_CALLS	64	/* 4 KiB preads per block, or their decodes */
+
+/*
+ * The goal "a 4 KiB pread at 2x costs at most 1.2x the codec decoding its
+ * 32 entries", judged as dev_bench judges its goals: GOAL_PAIRS block
+ * pairs, each GOAL_CALLS 4 KiB preads of a 2x allocation next to the codec
+ * alone decoding the same pieces' entries (into one entry on the stack, as
+ * codec_ns() does), in turn first.  Each pair gives one ratio; *@res gets
+ * the judgement of their median (buddy_paired_judge() on the rates, so
+ * path / codec is 1 / @res->median).  A burst of load on the host hits a
+ * few pairs, where the table's best-of-runs cells, measured a second
+ * apart, put the same ratio anywhere from 0.94x to 1.37x on this VM.
+ */
+static int goal_paired(int devfd, const struct buddy_codec *c, const u8 *data,
+		       u8 *dst, struct buddy_paired *res)
+{
+	static double rate_path[GOAL_PAIRS], rate_codec[GOAL_PAIRS];
+	static double ratio[GOAL_PAIRS];
+	unsigned int nr = AREA / BUDDY_ENTRY_BYTES, p, k, i, e;
+	u8 *streams = malloc((size_t)nr * BUDDY_STREAM_MAX);
+	u8 *codes = malloc(nr), out[BUDDY_ENTRY_BYTES];
+	u64 off = 0, o;
+	double t0;
+	int afd;
+
+	afd = buddy_alloc_simple(devfd, AREA, BUDDY_TARGET_2X, c->id, "goal",
+				 NULL);
+	if (afd < 0 || buddy_pwrite(afd, data, AREA, 0) != AREA) {
+		fprintf(stderr, "inproc_bench: goal: 2x allocation of %u MiB: %s\n",
+			AREA >> 20, afd < 0 ? buddy_strerror(afd, BUDDY_OP_ALLOC) :
+			"filling it failed");
+		exit(1);
+	}
+	if (!streams || !codes) {
+		fprintf(stderr, "inproc_bench: goal: out of memory\n");
+		exit(1);
+	}
+	for (e = 0; e < nr; e++)
+		codes[e] = buddy_entry_encode(c, data + (size_t)e * 128,
+					      streams + (size_t)e *
+					      BUDDY_STREAM_MAX);
+	for (p = 0; p < GOAL_PAIRS; p++) {
+		for (k = 0; k < 2; k++) {
+			bool path = p % 2 ? k : !k;
+
+			t0 = now();
+			for (i = 0, o = off; i < GOAL_CALLS;
+			     i++, o = (o + 4096) % AREA) {
+				if (path) {
+					if (buddy_pread(afd, dst, 4096, o) != 4096) {
+						fprintf(stderr, "inproc_bench: goal: pread at %llu failed\n",
+							(unsigned long long)o);
+						exit(1);
+					}
+					continue;
+				}
+				for (e = o / 128; e < o / 128 + 32; e++)
+					sink += buddy_entry_decode(c, codes[e],
+						streams + (size_t)e *
+						BUDDY_STREAM_MAX, out);
+			}
+			(path ? rate_path : rate_codec)[p] =
+				GOAL_CALLS / (now() - t0);
+		}
+		off = (off + (u64)GOAL_CALLS * 4096) % AREA;
+	}
+	buddy_close(afd);
+	free(streams);
+	free(codes);
+	return buddy_paired_judge(rate_path, rate_codec, GOAL_PAIRS, 1 / 1.2,
+				  ratio, res);
 }
 
 /* ---- scaling: threads on allocations of their own ---- */
@@ -545,7 +625,8 @@ int main(int argc, char **argv)
 	bool scaling_only = false, no_pin = false;
 	int node = -1;
 	double secs = 1.0, goal_2x = 0, scale, worst_scale = 1e30;
-	bool any_per_cpu = false, pc_memcpy;
+	bool any_per_cpu = false, pc_memcpy, goal_ok = false;
+	struct buddy_paired goal = { 0 };
 	double ceiling;
 	const struct buddy_codec *c;
 	static struct scale_case cases[NR_SCALE_CASES];
@@ -628,9 +709,12 @@ int main(int argc, char **argv)
 	if (loop)
 		return loop_only(devfd, c, loop, data, dst, secs);
 
-	if (!scaling_only)
+	if (!scaling_only) {
 		path_table(devfd, c, class_name, data, copy, dst, secs,
 			   &goal_2x);
+		if (c->id == BUDDY_CODEC_BPC)
+			goal_ok = !goal_paired(devfd, c, data, dst, &goal);
+	}
 
 	scale_pin(no_pin);
 	for (d = 0; d < NR_SCALE_CASES; d++)	/* memcpy, then 1x and 2x */
@@ -677,9 +761,14 @@ int main(int argc, char **argv)
 	       device ?: "the in-process device");
 	if (scaling_only)
 		;	/* -s: the table, and so this goal, not measured */
+	else if (c->id == BUDDY_CODEC_BPC && goal_ok)
+		printf("goal: 2x bpc pread 4KiB <= 1.20x the codec alone: %.2fx  %s  (paired, %u blocks of %u calls: IQR %.2f-%.2fx)\n"
+		       "  table: the same ratio from the table's cells (best of %u runs, not judged): %.2fx\n",
+		       1 / goal.median, goal.met ? "met" : "NOT met",
+		       GOAL_PAIRS, GOAL_CALLS, 1 / goal.q3, 1 / goal.q1,
+		       ROUNDS, goal_2x);
 	else if (c->id == BUDDY_CODEC_BPC)
-		printf("goal: 2x bpc pread 4KiB <= 1.20x the codec alone: %.2fx  %s\n",
-		       goal_2x, goal_2x <= 1.2 ? "met" : "NOT met");
+		printf("goal: 2x bpc pread 4KiB <= 1.20x the codec alone: not measured (too few usable block pairs)\n");
 	else
 		printf("goal: 2x bpc pread 4KiB <= 1.20x the codec alone: not measured (codec %s)\n",
 		       c->name);
