@@ -248,7 +248,7 @@ static int goal_paired(int devfd, const struct buddy_codec *c, const u8 *data,
  * moves one ratio, not the figure.
  */
 #define SCALE_PAIRS	32
-#define SCALE_PASSES	4	/* each case's pairs are spread over these */
+#define SCALE_PASSES	8	/* each case's pairs are spread over these */
 #define NR_SCALE_CASES	5	/* memcpy; pwrite and pread at 1x and 2x */
 
 struct scaler;
