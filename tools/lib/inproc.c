@@ -88,6 +88,24 @@ struct dev {
 	unsigned int nr_profiles;
 };
 
+#define CACHE_LINE	64
+
+/*
+ * Zeroed memory of whole cache lines of its own: an allocation's state
+ * (its locks, its counters, its chunks' extents) is written by every call
+ * on it, and two allocations used by two threads must not share a line,
+ * as two calloc()s side by side do.
+ */
+static void *zalloc_lines(size_t bytes)
+{
+	size_t n = (bytes + CACHE_LINE - 1) / CACHE_LINE * CACHE_LINE;
+	void *p = aligned_alloc(CACHE_LINE, n ? n : CACHE_LINE);
+
+	if (p)
+		memset(p, 0, n);
+	return p;
+}
+
 /* One descriptor: the control device or an allocation. */
 struct file {
 	int fd;
@@ -565,7 +583,7 @@ static long dev_alloc(struct dev *d, struct buddy_alloc *req)
 	ret = buddy_alloc_check(req);
 	if (ret)
 		return ret;
-	a = calloc(1, sizeof(*a));
+	a = zalloc_lines(sizeof(*a));
 	if (!a)
 		return -ENOMEM;
 	a->d = d;
@@ -598,7 +616,7 @@ static long dev_alloc(struct dev *d, struct buddy_alloc *req)
 	a->nr_chunks = l.nr_chunks;
 	a->dev_bytes = l.dev_bytes;
 	a->bud_bytes = l.bud_bytes;
-	a->chunks = calloc(l.nr_chunks, sizeof(*a->chunks));
+	a->chunks = zalloc_lines((size_t)l.nr_chunks * sizeof(*a->chunks));
 	if (!a->chunks) {
 		ret = -ENOMEM;
 		goto err_free;
@@ -767,7 +785,7 @@ ssize_t inproc_rw(int fd, void *buf, size_t len, uint64_t off, bool write)
 		lock = &a->locks[(pos / BUDDY_ENTRY_BYTES /
 				  BUDDY_STRIPE_ENTRIES) % NR_LOCKS];
 		pthread_mutex_lock(lock);
-		if (write)
+		if (write && !ch->written)	/* no store on every call */
 			ch->written = true;
 		ret = buddy_stripe_rw_link(&ch->x, i, o, p, stop - pos,
 					   write, &acct);
