@@ -92,22 +92,40 @@ static double now(void)
 
 static volatile unsigned int sink;
 
+/*
+ * Every entry of the area's @data encoded by @c: *@streams gets the
+ * streams (BUDDY_STREAM_MAX bytes apart), *@codes their size codes.  What
+ * the codec-only side of a measurement decodes.
+ */
+static void encode_area(const struct buddy_codec *c, const u8 *data,
+			u8 **streams, u8 **codes)
+{
+	unsigned int nr = AREA / BUDDY_ENTRY_BYTES, e;
+
+	*streams = malloc((size_t)nr * BUDDY_STREAM_MAX);
+	*codes = malloc(nr);
+	if (!*streams || !*codes) {
+		fprintf(stderr, "inproc_bench: out of memory\n");
+		exit(1);
+	}
+	for (e = 0; e < nr; e++)
+		(*codes)[e] = buddy_entry_encode(c, data + (size_t)e * 128,
+						 *streams + (size_t)e *
+						 BUDDY_STREAM_MAX);
+}
+
 /* ns per piece of @piece bytes through the codec alone. */
 static double codec_ns(const struct buddy_codec *c, unsigned int target,
 		       const u8 *data, unsigned int piece, bool write,
 		       double secs)
 {
 	unsigned int nr = AREA / BUDDY_ENTRY_BYTES, per = piece / 128, e = 0;
-	u8 *streams = malloc((size_t)nr * BUDDY_STREAM_MAX);
-	u8 *codes = malloc(nr), out[BUDDY_ENTRY_BYTES];
+	u8 *streams, *codes, out[BUDDY_ENTRY_BYTES];
 	double t0, t;
 	u64 pieces = 0;
 	unsigned int i;
 
-	for (i = 0; i < nr; i++)
-		codes[i] = buddy_entry_encode(c, data + (size_t)i * 128,
-					      streams + (size_t)i *
-					      BUDDY_STREAM_MAX);
+	encode_area(c, data, &streams, &codes);
 	t0 = now();
 	do {
 		for (i = 0; i < per; i++, e = (e + 1) % nr) {
@@ -184,9 +202,8 @@ static int goal_paired(int devfd, const struct buddy_codec *c, const u8 *data,
 {
 	static double rate_path[GOAL_PAIRS], rate_codec[GOAL_PAIRS];
 	static double ratio[GOAL_PAIRS];
-	unsigned int nr = AREA / BUDDY_ENTRY_BYTES, p, k, i, e;
-	u8 *streams = malloc((size_t)nr * BUDDY_STREAM_MAX);
-	u8 *codes = malloc(nr), out[BUDDY_ENTRY_BYTES];
+	unsigned int p, k, i, e;
+	u8 *streams, *codes, out[BUDDY_ENTRY_BYTES];
 	u64 off = 0, o;
 	double t0;
 	int afd;
@@ -199,14 +216,7 @@ static int goal_paired(int devfd, const struct buddy_codec *c, const u8 *data,
 			"filling it failed");
 		exit(1);
 	}
-	if (!streams || !codes) {
-		fprintf(stderr, "inproc_bench: goal: out of memory\n");
-		exit(1);
-	}
-	for (e = 0; e < nr; e++)
-		codes[e] = buddy_entry_encode(c, data + (size_t)e * 128,
-					      streams + (size_t)e *
-					      BUDDY_STREAM_MAX);
+	encode_area(c, data, &streams, &codes);
 	for (p = 0; p < GOAL_PAIRS; p++) {
 		for (k = 0; k < 2; k++) {
 			bool path = p % 2 ? k : !k;
