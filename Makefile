@@ -86,6 +86,7 @@ include selftests/dnn/dnn.mk
 include packaging/install.mk
 include selftests/ci/ci.mk
 include selftests/hostroot/hostroot.mk
+include tools/codeclib/codeclib.mk
 
 module:
 	$(MAKE) -C $(KDIR) M=$(CURDIR) modules
