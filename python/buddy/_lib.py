@@ -4,12 +4,16 @@ structs it fills (uapi/linux/buddy.h).
 
 The library is found, in order, at $BUDDY_LIBBUDDY, in the source tree's
 build/lib/ (for tests from the tree), and by the dynamic loader as
-libbuddy.so.1 (after "make install" and ldconfig).  Nothing libbuddy does
-is done here: these are declarations only.  The struct layouts are checked
-against the C headers by python/tests/test_buddy.py.
+libbuddy.so.1 (after "make install" and ldconfig).  Without it the
+package still imports (its libbuddy-free modules, buddy.cuda and
+buddy._codec, work) and every libbuddy call raises the ImportError that
+says why it did not load.  Nothing libbuddy does is done here: these are
+declarations only.  The struct layouts are checked against the C headers
+by python/tests/test_buddy.py.
 """
 import ctypes
-import os
+
+from . import _lib_path
 
 c_u32 = ctypes.c_uint32
 c_u64 = ctypes.c_uint64
@@ -71,36 +75,27 @@ class BuddyAllocStat(ctypes.Structure):
     ]
 
 
-def _candidates():
-    env = os.environ.get("BUDDY_LIBBUDDY")
-    if env:
-        return [env]
-    here = os.path.dirname(os.path.abspath(__file__))
-    tree = os.path.join(here, os.pardir, os.pardir, "build", "lib",
-                        "libbuddy.so.1")
-    out = []
-    if os.path.exists(tree):
-        out.append(os.path.normpath(tree))
-    out.append("libbuddy.so.1")
-    return out
+# The package imports without libbuddy (a machine without liburing or
+# liblz4, such as a GPU node, still runs buddy.cuda): every libbuddy call
+# then raises the ImportError that says why the library did not load.
+try:
+    lib, path = _lib_path.load("BUDDY_LIBBUDDY", "libbuddy.so.1", "libbuddy",
+                               "make lib")
+    load_error = None
+except ImportError as e:
+    lib, path, load_error = None, None, e
 
 
-def _load():
-    errors = []
-    for path in _candidates():
-        try:
-            return ctypes.CDLL(path, use_errno=True), path
-        except OSError as e:
-            errors.append(f"{path}: {e}")
-    raise ImportError("buddy: cannot load libbuddy (" + "; ".join(errors) +
-                      "); run 'make lib' in the source tree, or "
-                      "'make install' and ldconfig, or set BUDDY_LIBBUDDY")
-
-
-lib, path = _load()
+def _unloaded(name):
+    def call(*args, **kwargs):
+        raise ImportError(str(load_error))
+    call.__name__ = name
+    return call
 
 
 def _fn(name, restype, *argtypes, optional=False):
+    if lib is None:
+        return _unloaded(name)
     f = getattr(lib, name, None)
     if f is None:
         if optional:

@@ -129,10 +129,22 @@ class Errors(unittest.TestCase):
     def test_missing_library_is_named(self):
         env = dict(os.environ, BUDDY_LIBBUDDY="/nonexistent/libbuddy.so.1",
                    PYTHONPATH=os.path.join(ROOT, "python"))
-        r = subprocess.run([sys.executable, "-c", "import buddy"], env=env,
-                           capture_output=True, text=True)
+        r = subprocess.run([sys.executable, "-c",
+                            "import buddy; buddy.Device('inproc:')"],
+                           env=env, capture_output=True, text=True)
         self.assertNotEqual(0, r.returncode)
+        self.assertIn("ImportError", r.stderr)
         self.assertIn("/nonexistent/libbuddy.so.1", r.stderr)
+
+    def test_codec_only_modules_import_without_libbuddy(self):
+        # a GPU node has no liburing: the sizing library alone must do
+        env = dict(os.environ, BUDDY_LIBBUDDY="/nonexistent/libbuddy.so.1",
+                   PYTHONPATH=os.path.join(ROOT, "python"))
+        r = subprocess.run([sys.executable, "-c",
+                            "import buddy._codec as c; print(c.Sizer(1).threads)"],
+                           env=env, capture_output=True, text=True)
+        self.assertEqual(0, r.returncode, r.stderr)
+        self.assertEqual("1", r.stdout.strip())
 
     def test_library_from_the_tree(self):
         if os.environ.get("BUDDY_LIBBUDDY"):
