@@ -101,11 +101,17 @@ class Sizer:
         n = length // ENTRY
         codes = (ctypes.c_uint8 * max(n, 1))()
         bits = (ctypes.c_uint16 * max(n, 1))()
+        self.entries_into(address, length, codec, ctypes.addressof(codes),
+                          ctypes.addressof(bits))
+        return list(codes)[:n], list(bits)[:n]
+
+    def entries_into(self, address, length, codec, codes, bits):
+        """entries() into the caller's memory: @codes (length / 128
+        bytes) and @bits (length / 128 uint16), raw addresses or 0."""
         ret = lib.buddy_sizing_entries(self._s, address or None, length,
-                                       codec, codes, bits)
+                                       codec, codes or None, bits or None)
         if ret:
             raise OSError(-ret, f"buddy_sizing_entries: {os.strerror(-ret)}")
-        return list(codes)[:n], list(bits)[:n]
 
 
 def stat_dict(st):

@@ -142,7 +142,6 @@ class Hook:
         else:
             sys.meta_path.insert(0, _TorchWatcher(self))
         os.register_at_fork(after_in_child=self._forked)
-        atexit.register(self.at_exit)
 
     def _forked(self):
         self._fresh()
@@ -152,6 +151,9 @@ class Hook:
         """torch has been imported: wrap backward, queue the recording."""
         try:
             self.torch = torch
+            # after torch's own exit handlers were registered: this one
+            # runs first, while CUDA still works
+            atexit.register(self.at_exit)
             ag = torch.autograd
             ag.backward = self._wrap(ag.backward)
             ag.grad = self._wrap(ag.grad)
@@ -305,6 +307,7 @@ class Hook:
         self.writer.end(time.monotonic() - self.t0_mono, self.progress, allocs,
                         cost, kept)
         self.writer.close()
+        self.writer = None
 
 
 class _TorchWatcher(importlib.abc.MetaPathFinder):
@@ -411,6 +414,11 @@ def allocator_backend(torch):
             pass
     return "cudaMallocAsync" if "cudamallocasync" in \
         alloc_conf().replace(" ", "").lower() else "native"
+
+
+def current():
+    """The hook installed in this process, or None."""
+    return _hook
 
 
 def install(out_dir, **kw):

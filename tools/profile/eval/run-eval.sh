@@ -12,7 +12,9 @@
 # lammps-examples quantum-espresso quantum-espresso-data hpcc openfoam
 # openfoam-examples dataset-fashion-mnist.  About 3 GB on disk and 3 minutes here.
 # Then tools/profile/eval/eval.py runs every workload (EVAL_ONLY limits
-# them: "dl", "hpc" or names) and writes OUTDIR/results.md and results.png.
+# them: "dl", "hpc" or names) and writes OUTDIR/results.md and results.png,
+# and tools/eval/gpu_rows.py adds the GPU rows to results.md
+# (EVAL_GPU_ROWS=FILE: rows made on another machine).
 # EVAL=quick: the small configurations only (full, the default, adds the
 # large inputs); EVAL_TIMING=0: no plain/interposer-only timing runs;
 # EVAL_TIME_CAP=SEC: each run killed after SEC s (default 900).
@@ -56,6 +58,11 @@ quick|full) ;;
 esac
 timing=
 [ "${EVAL_TIMING:-1}" != 0 ] || timing=--no-timing
-exec /usr/bin/python3 "$HERE/eval.py" --buddyctl "$BUDDYCTL" --out "$OUT" \
+/usr/bin/python3 "$HERE/eval.py" --buddyctl "$BUDDYCTL" --out "$OUT" \
 	--mode "${EVAL:-full}" $timing ${EVAL_TIME_CAP:+--time-cap "$EVAL_TIME_CAP"} \
 	${EVAL_ONLY:+--only "$EVAL_ONLY"} ${EVAL_REPEAT:+--repeat "$EVAL_REPEAT"}
+# The GPU rows (tools/eval/gpu_rows.py): run here when python3's torch sees
+# a CUDA device, taken from EVAL_GPU_ROWS (a gpu-rows.json made on a GPU
+# machine) when set, else the section says they were not run.
+BUDDYCTL=$BUDDYCTL python3 "$HERE/../../eval/gpu_rows.py" --out "$OUT" \
+	--merge "$OUT/results.md" ${EVAL_GPU_ROWS:+--rows "$EVAL_GPU_ROWS"}
