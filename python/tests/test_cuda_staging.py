@@ -382,6 +382,17 @@ class HookGlue(unittest.TestCase):
             self.assertEqual(hist, rb["hist"])
             self.assertEqual(fig3, rb["fig3"])
 
+    def test_codecs_not_sized_are_marked(self):
+        with tempfile.TemporaryDirectory() as d:
+            mem, torch, h = self.run_hook(d, 1, points=2,
+                                          codecs=hook.codec_mask("bpc,bdi"))
+            rec = records.read(records.files(d)[0])
+        self.assertEqual(["bpc", "-", "bdi", "-"], rec["codecs"])
+        b = rec["snaps"][0]["blks"][0]
+        self.assertEqual(b["entries"], sum(b["hist"][0]))
+        self.assertEqual([0] * 6, b["hist"][1])
+        self.assertEqual(0, b["fig3"][3])
+
     def test_a_backward_inside_a_backward_is_not_a_pass(self):
         with tempfile.TemporaryDirectory() as d:
             mem = HostMemory()

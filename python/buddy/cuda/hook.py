@@ -222,7 +222,7 @@ class Hook:
                 "argv": list(sys.argv)}
         self.writer = records.Writer(
             os.path.join(self.out_dir, f"cuda-{self.pid}.tsv"), proc,
-            self.history, self.from_start)
+            self.history, self.from_start, self.codecs)
         conf = alloc_conf()
         if "expandable_segments:true" in conf.replace(" ", "").lower():
             self.writer.note("expandable_segments: a segment is one cuMemMap "

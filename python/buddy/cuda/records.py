@@ -19,7 +19,8 @@ record's type; numbers decimal unless said, addresses hexadecimal with
                             were recorded, "off" when they were not;
                             from_start: 1 when before the first CUDA
                             allocation)
-  codecs  bpc zvc bdi fpc   the codecs of each histogram, in order
+  codecs  bpc zvc bdi fpc   the codecs of the histograms, in order; "-"
+                            for one not sized (its columns are zero)
   note    text              something the report should say
   label   name kind site    once per label, before its first block: kind
                             frame, backward, nostack or cached; site
@@ -112,7 +113,8 @@ def unescape(s):
 class Writer:
     """Appends records to @path, flushed after each snapshot."""
 
-    def __init__(self, path, proc, history, from_start):
+    def __init__(self, path, proc, history, from_start,
+                 codecs=_codec.ALL):
         self.path = path
         self.f = open(path, "w", encoding="utf-8")
         self.labels = set()
@@ -122,7 +124,8 @@ class Writer:
                    escape(proc["torch"]), proc["backend"], escape(history),
                    int(from_start), escape(proc["exe"]),
                    escape(" ".join(proc["argv"])))
-        self._line("codecs", *_codec.CODECS)
+        self._line("codecs", *(n if codecs & (1 << c) else "-"
+                                for c, n in enumerate(_codec.CODECS)))
         self.f.flush()
 
     def _line(self, *fields):
@@ -210,8 +213,9 @@ def read(path):
                 cur = _record(out, fields, cur, n)
             except (ValueError, KeyError) as e:
                 raise RecordError(f"{where}: {e}") from None
-    if out["proc"] is None:
-        raise RecordError(f"{path}: no proc record")
+    for kind in ("proc", "codecs"):
+        if out[kind] is None:
+            raise RecordError(f"{path}: no {kind} record")
     return out
 
 
@@ -239,8 +243,10 @@ def _record(out, fields, cur, n):
             p[k] = unescape(p[k])
         out["proc"] = p
     elif kind == "codecs":
-        if tuple(v) != _codec.CODECS:
-            raise ValueError(f"codecs {v}, not {list(_codec.CODECS)}")
+        if any(x not in (n, "-") for x, n in zip(v, _codec.CODECS)) or \
+           all(x == "-" for x in v):
+            raise ValueError(f"codecs {v}: not some of "
+                             f"{list(_codec.CODECS)} in that order")
         out["codecs"] = list(v)
     elif kind == "note":
         out["notes"].append(unescape(v[0]))
@@ -364,13 +370,15 @@ def _fmt(r):
     return "inf" if r == float("inf") else f"{r:.2f}"
 
 
-def summary(paths, codec=0):
-    """Text: per process, per kept snapshot, the Fig. 3 ratio of storage
-    blocks and of segments, bytes by state, the program's stop; then the
-    process's totals and its notes."""
+def summary(paths):
+    """Text: per process, per kept snapshot, the Fig. 3 ratio (of the
+    first codec sized, BPC by default) of storage blocks and of segments,
+    bytes by state, the program's stop; then the process's totals and its
+    notes."""
     L = []
     for p in paths:
         rec = read(p)
+        codec = next(c for c, n in enumerate(rec["codecs"]) if n != "-")
         pr = rec["proc"]
         ks = kept(rec)
         rank = f", rank {pr['rank']}" if pr["rank"] >= 0 else ""
