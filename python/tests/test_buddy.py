@@ -126,23 +126,23 @@ class Errors(unittest.TestCase):
         self.assertEqual(errno.ENOENT, cm.exception.errno)
         self.assertIn("/nonexistent/buddy", str(cm.exception))
 
-    def test_missing_library_is_named(self):
+    @staticmethod
+    def without_libbuddy(code):
         env = dict(os.environ, BUDDY_LIBBUDDY="/nonexistent/libbuddy.so.1",
                    PYTHONPATH=os.path.join(ROOT, "python"))
-        r = subprocess.run([sys.executable, "-c",
-                            "import buddy; buddy.Device('inproc:')"],
-                           env=env, capture_output=True, text=True)
+        return subprocess.run([sys.executable, "-c", code], env=env,
+                              capture_output=True, text=True)
+
+    def test_missing_library_is_named(self):
+        r = self.without_libbuddy("import buddy; buddy.Device('inproc:')")
         self.assertNotEqual(0, r.returncode)
         self.assertIn("ImportError", r.stderr)
         self.assertIn("/nonexistent/libbuddy.so.1", r.stderr)
 
     def test_codec_only_modules_import_without_libbuddy(self):
         # a GPU node has no liburing: the sizing library alone must do
-        env = dict(os.environ, BUDDY_LIBBUDDY="/nonexistent/libbuddy.so.1",
-                   PYTHONPATH=os.path.join(ROOT, "python"))
-        r = subprocess.run([sys.executable, "-c",
-                            "import buddy._codec as c; print(c.Sizer(1).threads)"],
-                           env=env, capture_output=True, text=True)
+        r = self.without_libbuddy(
+            "import buddy._codec as c; print(c.Sizer(1).threads)")
         self.assertEqual(0, r.returncode, r.stderr)
         self.assertEqual("1", r.stdout.strip())
 

@@ -341,12 +341,18 @@ def fake_torch(mem):
     return t
 
 
+def fake_hook(d, seed=5, **kw):
+    """A hook on a fake torch over host memory: (memory, torch, hook)."""
+    mem = HostMemory(seed=seed)
+    torch = fake_torch(mem)
+    h = hook.Hook(d, piece_bytes=16 * KIB, threads=2, **kw)
+    h.staging = FakeDevice(mem, 16 * KIB)
+    return mem, torch, h
+
+
 class HookGlue(unittest.TestCase):
     def run_hook(self, d, passes, **kw):
-        mem = HostMemory(seed=5)
-        torch = fake_torch(mem)
-        h = hook.Hook(d, piece_bytes=16 * KIB, threads=2, **kw)
-        h.staging = FakeDevice(mem, 16 * KIB)
+        mem, torch, h = fake_hook(d, **kw)
         h.on_torch(torch)
         self.assertEqual([], torch.cuda.history)   # not before CUDA starts
         torch.cuda.init()
@@ -395,10 +401,7 @@ class HookGlue(unittest.TestCase):
 
     def test_a_backward_inside_a_backward_is_not_a_pass(self):
         with tempfile.TemporaryDirectory() as d:
-            mem = HostMemory()
-            torch = fake_torch(mem)
-            h = hook.Hook(d, every=1, piece_bytes=16 * KIB, threads=1)
-            h.staging = FakeDevice(mem, 16 * KIB)
+            mem, torch, h = fake_hook(d, every=1)
             inner = []
             torch.autograd.backward = lambda: inner.append(
                 torch.autograd.grad())
@@ -412,10 +415,7 @@ class HookGlue(unittest.TestCase):
 
     def test_no_snapshot_before_cuda_and_a_fork_starts_afresh(self):
         with tempfile.TemporaryDirectory() as d:
-            mem = HostMemory()
-            torch = fake_torch(mem)
-            h = hook.Hook(d, every=1, piece_bytes=16 * KIB, threads=1)
-            h.staging = FakeDevice(mem, 16 * KIB)
+            mem, torch, h = fake_hook(d, every=1)
             h.on_torch(torch)
             torch.autograd.backward()           # CPU only so far
             self.assertEqual(0, h.progress)
@@ -428,11 +428,8 @@ class HookGlue(unittest.TestCase):
 
     def test_a_failure_stops_the_hook_not_the_program(self):
         with tempfile.TemporaryDirectory() as d:
-            mem = HostMemory()
-            torch = fake_torch(mem)
+            mem, torch, h = fake_hook(d, every=1)
             torch.cuda.memory_snapshot = lambda: [{"address": 1}]
-            h = hook.Hook(d, every=1, piece_bytes=16 * KIB, threads=1)
-            h.staging = FakeDevice(mem, 16 * KIB)
             h.on_torch(torch)
             torch.cuda.init()
             err = io.StringIO()
