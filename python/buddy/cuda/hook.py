@@ -64,6 +64,14 @@ def codec_mask(names):
     return mask
 
 
+def _env_int(name):
+    """torchrun's @name as a number, -1 when unset or not one."""
+    try:
+        return int(os.environ.get(name, "-1"))
+    except ValueError:
+        return -1
+
+
 class _CudaArray:
     """A device range as __cuda_array_interface__, for torch.as_tensor:
     a view of memory the caching allocator owns, no copy, no allocation."""
@@ -180,7 +188,10 @@ class Hook:
         hook = self
 
         def wrapper(*args, **kwargs):
-            hook.before_backward()
+            try:
+                hook.before_backward()
+            except Exception as e:      # never into the program
+                hook._fail(f"{type(e).__name__}: {e}")
             hook.depth += 1
             try:
                 return fn(*args, **kwargs)
@@ -213,9 +224,9 @@ class Hook:
         os.makedirs(self.out_dir, exist_ok=True)
         torch = self.torch
         proc = {"pid": self.pid, "ppid": os.getppid(),
-                "rank": int(os.environ.get("RANK", -1)),
-                "local_rank": int(os.environ.get("LOCAL_RANK", -1)),
-                "world": int(os.environ.get("WORLD_SIZE", -1)),
+                "rank": _env_int("RANK"),
+                "local_rank": _env_int("LOCAL_RANK"),
+                "world": _env_int("WORLD_SIZE"),
                 "t0": self.t0, "torch": torch.__version__,
                 "backend": allocator_backend(torch),
                 "exe": os.path.basename(sys.executable),
