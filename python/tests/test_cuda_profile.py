@@ -285,6 +285,7 @@ class Records(unittest.TestCase):
         self.assertEqual(4 * MIB, fg["private_pool_bytes"])
         self.assertEqual(1, fg["expandable"])
         self.assertIn("Fig. 3 bpc 4.00 per storage block", text)
+        self.assertIn("5, 1 expandable, 4.0 MiB in private pools", text)
         self.assertIn("rank 3", text)
 
     def test_bad_records_name_file_and_line(self):

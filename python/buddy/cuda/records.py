@@ -401,6 +401,12 @@ def summary(paths):
                      f"{cached / 2**20:>8.1f}M {fg['stop_ms']:>8.1f}  "
                      f"{'':>13}{_fmt(fg['blocks']):>6} "
                      f"{_fmt(fg['segments']):>8}")
+        if ks:
+            fg = snap_figures(rec["snaps"][ks[-1]], codec)
+            L.append(f"  segments at the last: {fg['segments_n']}, "
+                     f"{fg['expandable']} expandable, "
+                     f"{fg['private_pool_bytes'] / 2**20:.1f} MiB in private "
+                     "pools (CUDA graphs, MemPool)")
         L.append(f"  all kept snapshots: Fig. 3 {_codec.CODECS[codec]} "
                  f"{_fmt(fig3_ratio(*tot['blocks']))} per storage block, "
                  f"{_fmt(fig3_ratio(*tot['segments']))} per segment")
