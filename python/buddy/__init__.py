@@ -21,6 +21,8 @@ import os
 
 from . import _lib
 
+__version__ = "0.1"
+
 __all__ = ["BuddyError", "Device", "Allocation", "Codec", "codec_names",
            "buffer_pointer", "live_bytes", "Aio"]
 
@@ -42,9 +44,10 @@ def live_bytes():
 class BuddyError(OSError):
     """A libbuddy call failed: errno, and a message naming the object."""
 
-    def __init__(self, err, op, obj):
+    def __init__(self, err, op, obj, why=None):
         err = abs(err)
-        why = _lib.buddy_strerror(err, op).decode(errors="replace")
+        if why is None:
+            why = _lib.buddy_strerror(err, op).decode(errors="replace")
         super().__init__(err, f"{obj}: {why}")
 
 
@@ -150,6 +153,13 @@ class Device(_Descriptor):
         self.path = path or os.environ.get("BUDDY_DEVICE") or "/dev/buddy"
         self.fd = _check(_lib.buddy_open(path.encode() if path else None),
                          _lib.OP_OPEN, self.path)
+        # The right node?  Anything else answers GET_INFO with ENOTTY.
+        r = _lib.buddy_get_info(self.fd, ctypes.byref(_lib.BuddyInfo()))
+        if r in (-errno.ENOTTY, -errno.EINVAL):
+            self.close()
+            raise BuddyError(-errno.ENOTTY, _lib.OP_OPEN, self.path,
+                             "not a buddy device (it does not answer "
+                             "BUDDY_IOC_GET_INFO)")
 
     @property
     def in_process(self):
@@ -171,6 +181,9 @@ class Device(_Descriptor):
         takes ("1x", "2x", "4x", "16x", "4/3", "auto", "64B"...); @codec: a
         BUDDY_CODEC_* number or a name ("default", "bpc", "zvc", ...).
         """
+        if not isinstance(size, int) or isinstance(size, bool) or size <= 0:
+            raise ValueError(f"allocation size {size!r}: a number of bytes "
+                             "> 0")
         if isinstance(target, str):
             t = ctypes.c_uint()
             if _lib.buddy_target_parse(target.encode(), ctypes.byref(t)):

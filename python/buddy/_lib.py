@@ -24,6 +24,7 @@ BUDDY_MAX_NODES = 64
 BUDDY_LABEL_LEN = 32
 BUDDY_CODE_SLOTS = 16
 BUDDY_CODE_NAMES = ("zero", "c8", "c32", "c64", "c96", "raw")
+BUDDY_CODEC_NR = 6                  # BUDDY_CODEC_DEFAULT .. BUDDY_CODEC_NONE
 
 # enum buddy_op of libbuddy.h, for buddy_strerror()
 OP_OPEN, OP_INFO, OP_ALLOC, OP_READ, OP_WRITE, OP_STAT = range(6)
