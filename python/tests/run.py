@@ -58,6 +58,13 @@ class TapResult(unittest.TestResult):
         self.nfail += 1
         self._line(test, "not ok", " (unexpected success)")
 
+    def finish(self):
+        """Print the plan and the totals; the exit status."""
+        print(f"1..{self.n}")
+        print(f"# Totals: pass:{self.npass} fail:{self.nfail} xfail:0 "
+              f"xpass:0 skip:{self.nskip} error:0")
+        return 1 if self.nfail or self.n == 0 else 0
+
 
 def main():
     print("TAP version 13")
@@ -72,10 +79,7 @@ def main():
         return 1
     r = TapResult()
     suite.run(r)
-    print(f"1..{r.n}")
-    print(f"# Totals: pass:{r.npass} fail:{r.nfail} xfail:0 xpass:0 "
-          f"skip:{r.nskip} error:0")
-    return 1 if r.nfail or r.n == 0 else 0
+    return r.finish()
 
 
 if __name__ == "__main__":

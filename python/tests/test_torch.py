@@ -264,15 +264,6 @@ class Offload(unittest.TestCase):
         self.assertEqual((8 * 1 * 28 * 28 + 8 * 8 * 14 * 14) * 4,
                          off.stats.offloaded_bytes)
 
-    def test_plan_policies_refuse_to_run_without_a_plan(self):
-        for policy in bt.NEED_PLAN:
-            with self.assertRaisesRegex(ValueError, "needs plan"):
-                bt.offload(policy, device=MemDevice())
-        with self.assertRaisesRegex(ValueError, "needs budget"):
-            bt.offload("vdnn-dyn", device=MemDevice())
-        with self.assertRaisesRegex(ValueError, "needs calibration"):
-            bt.offload("cswap", device=MemDevice())
-
     def test_vdnn_dyn_keeps_what_fits_the_budget(self):
         model = small_cnn()
         batch = fixed_batch((8, 1, 28, 28), 10)
