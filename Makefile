@@ -83,6 +83,7 @@ include daemon/daemon.mk
 include tools/profile/profile.mk
 include tools/lib/lib.mk
 include selftests/dnn/dnn.mk
+include selftests/gpu/gpu.mk
 include packaging/install.mk
 include selftests/ci/ci.mk
 include selftests/hostroot/hostroot.mk
