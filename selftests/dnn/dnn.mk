@@ -96,3 +96,31 @@ eval-dnn: $(B)/buddyctl $(B)/libbuddyprof.so $(LIBBUDDY_LIBS)
 	    --calibration '$(B)/eval/dnn-calibration-{model}.json' --out $(B)/eval \
 	    $(EVAL_DNN_ARGS)
 	@echo "  wrote $(B)/eval/dnn.md and $(B)/eval/dnn.png"
+
+# --- make eval-dnn-gpu ---------------------------------------------------
+#   The policies on a CUDA device against no offload and PyTorch's
+#   save_on_cpu(pin_memory=True) (tools/eval/dnn_gpu.py): ResNet-50 in
+#   float32 and bfloat16 autocast, VGG-16-BN, GPT-2 small.  Four runs of at
+#   most 5 minutes each on one H100 (measure: two pairs of models;
+#   capacity, the largest batch under EVAL_DNN_GPU_CAP_GIB: two pairs),
+#   then the report: $OUT (else $(B)/eval)/dnn-gpu.md and dnn-gpu.png, and
+#   the goals, met or NOT met.  Without a CUDA device each run says SKIP.
+#   eval-dnn-gpu-data writes the Fashion-MNIST subset a machine without
+#   Debian's dataset-fashion-mnist reads ($(B)/eval/gpu-data).
+EVAL_DNN_GPU_ARGS ?=
+EVAL_DNN_GPU_CAP_GIB ?= 24
+
+.PHONY: eval-dnn-gpu eval-dnn-gpu-data
+eval-dnn-gpu:
+	@out=$${OUT:-$(B)/eval}; mkdir -p $$out; rm -f $$out/dnn-gpu-*.json; \
+	run="$(GPU_PYTHON) tools/eval/dnn_gpu.py --out $$out"; \
+	$$run --part measure --models resnet50,resnet50-bf16 $(EVAL_DNN_GPU_ARGS) && \
+	$$run --part measure --models vgg16bn,gpt2 $(EVAL_DNN_GPU_ARGS) && \
+	$$run --part capacity --models gpt2,vgg16bn \
+	    --cap-gib $(EVAL_DNN_GPU_CAP_GIB) $(EVAL_DNN_GPU_ARGS) && \
+	$$run --part capacity --models resnet50,resnet50-bf16 \
+	    --cap-gib $(EVAL_DNN_GPU_CAP_GIB) $(EVAL_DNN_GPU_ARGS) && \
+	$$run --part report $(EVAL_DNN_GPU_ARGS)
+
+eval-dnn-gpu-data:
+	$(DNN_PYTHON) tools/eval/dnn_gpu.py --write-data $(B)/eval/gpu-data
