@@ -42,7 +42,9 @@ class PinnedPool:
         self._slabs = []               # uint8 tensors (None once released)
         self._free = []                # per slab: sorted [offset, size]
         self._deferred = []            # (region, event) not yet reusable
-        self._lock = threading.Lock()
+        # reentrant: a block freed while the pool works (its last
+        # reference dropped in this thread) gives its region back
+        self._lock = threading.RLock()
         self.used_bytes = self.peak_used_bytes = 0
         self.waits = 0                 # host waits for a deferred region
 

@@ -347,7 +347,7 @@ class OffloadStats:
         self.cswap_best = {}
         self.by_codec, self.by_layer = {}, {}
         self.timeline = []
-        self._lock = threading.Lock()
+        self._lock = threading.RLock()
 
     def resident(self, delta):
         with self._lock:

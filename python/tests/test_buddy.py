@@ -31,6 +31,8 @@ def _device_or_reason():
     try:
         buddy.Device().close()
         return None
+    except ImportError as e:
+        return f"no libbuddy: {e}"
     except buddy.BuddyError as e:
         return (f"no device: {e} (load buddy.ko, or set "
                 f"BUDDY_DEVICE=inproc:device_mb=N,max_ratio=R)")
