@@ -41,12 +41,14 @@ class EvalDnnGpu(unittest.TestCase):
             for model in ("resnet50", "resnet50-bf16", "vgg16bn", "gpt2"):
                 self.assertIn(f"## {model} ", md)
             for policy in ("none", "save_on_cpu", "vdnn-all", "vdnn-dyn",
-                           "cdma", "gist", "cswap"):
+                           "cdma", "gist", "cswap", "cdma-sync"):
                 self.assertEqual(4, md.count(f"| {policy} | "), policy)
             # every goal judged, from this run's figures
             for goal in ("vdnn-all step time", "gist: >= 1.3x",
                          "vdnn-dyn: largest batch", "cswap: decision"):
                 self.assertRegex(text, goal + r".*: (met|NOT met) \(")
+            self.assertRegex(text, r"the size read on gpt2 \(reported\).*"
+                             r"cdma-sync [0-9.]+ ms, [1-9][0-9]* waits")
             self.assertIn("Fashion-MNIST", md)
             self.assertIn("as UTF-8 bytes", md)
             self.assertTrue(os.path.exists(os.path.join(out, "dnn-gpu.png"))
