@@ -651,6 +651,30 @@ class Training(unittest.TestCase):
         self.assertEqual(0, dev.live)
 
 
+@unittest.skipIf(torch is None, "no torch for /usr/bin/python3 (python3-torch)")
+class Recipe(unittest.TestCase):
+    def test_deterministic_recipe(self):
+        old = os.environ.pop("CUBLAS_WORKSPACE_CONFIG", None)
+        bench = torch.backends.cudnn.benchmark
+        try:
+            torch.backends.cudnn.benchmark = True
+            bt.deterministic_recipe()
+            self.assertEqual(":4096:8", os.environ["CUBLAS_WORKSPACE_CONFIG"])
+            self.assertTrue(torch.are_deterministic_algorithms_enabled())
+            self.assertTrue(
+                torch.is_deterministic_algorithms_warn_only_enabled())
+            self.assertFalse(torch.backends.cudnn.benchmark)
+            self.assertTrue(torch.backends.cudnn.deterministic)
+        finally:
+            torch.use_deterministic_algorithms(False)
+            torch.backends.cudnn.benchmark = bench
+            torch.backends.cudnn.deterministic = False
+            if old is None:
+                os.environ.pop("CUBLAS_WORKSPACE_CONFIG", None)
+            else:
+                os.environ["CUBLAS_WORKSPACE_CONFIG"] = old
+
+
 if torch is not None:
     class TinyAttention(torch.nn.Module):
         """One attention block as GPT-2 writes it: one projection split
