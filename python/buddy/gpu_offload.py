@@ -34,6 +34,7 @@ What moves, and when:
             instead of giving back torn bytes.
 """
 import collections
+import errno
 import threading
 import weakref
 
@@ -42,6 +43,8 @@ import torch
 from . import torch_codecs as tc
 
 STORAGE_SLACK = 4           # a non-dense view takes a storage up to 4x it
+# A full buddy device: what was to go there stays where it is.
+FULL_ERRNOS = (errno.ENOSPC, errno.E2BIG, errno.ENOMEM)
 COUNTED = ("zvc", "csr", "auto")
 
 
@@ -325,11 +328,16 @@ class GpuOffload:
                 blk.modified = True
         if self.store is not None and blk.region is not None:
             total = blk.stream_len + blk.index_len
+            a = None
             try:
                 a = self.store(total)
                 a.write(blk.region.tensor)
-            except OSError:
-                self.stats.count_kept("store_full", 0)
+            except OSError as e:
+                if a is not None:
+                    a.close()
+                if e.errno not in FULL_ERRNOS:
+                    raise
+                self.stats.pinned_fallbacks += 1
                 return                 # stays in the pinned pool
             self.pool.free(blk.region)
             blk.region, blk.alloc = None, a

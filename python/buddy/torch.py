@@ -84,7 +84,7 @@ from torch.autograd.graph import saved_tensors_hooks
 import buddy
 import buddy.torch_streams
 from buddy import _lib, cswap_model
-from buddy.gpu_offload import GpuOffload, View
+from buddy.gpu_offload import FULL_ERRNOS, GpuOffload, View
 from buddy.pinned_pool import PinnedPool
 
 POLICIES = ("none", "vdnn-all", "vdnn-conv", "vdnn-dyn", "cdma", "cdma-rle",
@@ -96,8 +96,6 @@ CSWAP_CODECS = ("zvc", "rle", "csr", "lz4")
 # nothing but its shape (max-pool's input, next to the indices).
 BINARIZE_OK = {("ReluBackward0", "result"), ("ThresholdBackward0", "self"),
                ("MaxPool2DWithIndicesBackward0", "self")}
-# A full device: the tensor stays in memory instead (kept_full).
-FULL_ERRNOS = (errno.ENOSPC, errno.E2BIG, errno.ENOMEM)
 SLAB_BYTES = 256 << 20         # the pinned pool's slabs (a power of two)
 GPU_MIN_BYTES = 256 << 10      # smaller GPU tensors stay (min_bytes=None)
 
@@ -309,6 +307,8 @@ class OffloadStats:
     being Buddy's link; pcie_out_bytes, pcie_in_bytes: bytes copied from a
     GPU to host memory and back (encoded streams and ZVC's index);
     host_syncs: times pack waited for the device (deferred_bytes reached);
+    pinned_fallbacks: streams left in the pinned pool because the buddy
+    device was full (destination="buddy");
     resident_bytes, peak_resident_bytes: saved activations in process
     memory (kept ones, prefetched and unpacked ones still alive);
     device_live_bytes, peak_device_bytes: logical bytes in live
@@ -337,6 +337,7 @@ class OffloadStats:
         self.unpacks = self.unpacks_shared = self.unpacked_bytes = 0
         self.device_sector_bytes = self.buddy_sector_bytes = 0
         self.pcie_out_bytes = self.pcie_in_bytes = self.host_syncs = 0
+        self.pinned_fallbacks = 0
         self.resident_bytes = self.peak_resident_bytes = 0
         self.device_live_bytes = self.peak_device_bytes = 0
         self.process_bytes = self.peak_process_bytes = None
@@ -1099,9 +1100,12 @@ class offload:
                 pool = _gpu_resources(t.device, None, SLAB_BYTES)[1]
             store = None
             if self.destination == "buddy":
-                dev = self._get_device()
-                store = (lambda n: dev.alloc(max(n, 1), target="1x",
-                                             codec="none", label=self.label))
+                # the device as it is when the copy completes: a context
+                # let go (_release) reopens it
+                me = weakref.ref(self)
+                store = (lambda n: me()._get_device().alloc(
+                    max(n, 1), target="1x", codec="none",
+                    label=me().label))
             eng = self._engines[t.device] = GpuOffload(
                 streams, pool, self.stats, self._choose_gpu,
                 self.prefetch_bytes if self.prefetch_depth else 0,

@@ -48,6 +48,7 @@ class FullDevice(MemDevice if torch is not None else object):
             raise buddy.BuddyError(-errno.ENOSPC, buddy._lib.OP_ALLOC,
                                    "full")
         self.used += size
+        self.calls.append((size, target, codec))
         a = MemAllocation(self, size)
         dev = self
 
@@ -160,6 +161,22 @@ class FullDeviceKeeps(Base):
         self.assertEqual(st.kept_full_bytes, st.kept_reasons["device_full"][1])
         full = [x for x in w if "device is full" in str(x.message)]
         self.assertEqual(1, len(full))
+        self.assertEqual(0, dev.live)
+
+    def test_a_full_device_as_destination_keeps_the_host_copy(self):
+        """CUDA tensors' destination="buddy" (here CPU tensors on the
+        stream path): what does not fit stays in the pinned pool."""
+        from buddy.torch_streams import HostStreams
+        model = small_cnn()
+        batch = fixed_batch((8, 1, 28, 28), 10)
+        base = step(model, batch=batch)
+        dev = FullDevice(300000)
+        off = bt.offload("vdnn-all", device=dev, streams=HostStreams(),
+                         destination="buddy", min_bytes=0)
+        for _ in range(2):
+            self.assertTrue(identical(base, step(model, off, batch)))
+        self.assertGreater(off.stats.pinned_fallbacks, 0)
+        self.assertGreater(len(dev.calls), 0)
         self.assertEqual(0, dev.live)
 
     @unittest.skipIf(NO_DEVICE, f"no device: {NO_DEVICE}")
