@@ -89,7 +89,7 @@ class Base(unittest.TestCase):
 
 @unittest.skipIf(torch is None, "no torch for /usr/bin/python3 (python3-torch)")
 class Release(Base):
-    @unittest.skipIf(NO_DEVICE, f"no device: {NO_DEVICE}")
+    @unittest.skipIf(NO_DEVICE, NO_DEVICE)
     def test_with_gives_back_its_worker_and_device(self):
         """1000 steps written the natural way, a new context each step on
         the default device: threads and descriptors stay where they were
@@ -179,7 +179,7 @@ class FullDeviceKeeps(Base):
         self.assertGreater(len(dev.calls), 0)
         self.assertEqual(0, dev.live)
 
-    @unittest.skipIf(NO_DEVICE, f"no device: {NO_DEVICE}")
+    @unittest.skipIf(NO_DEVICE, NO_DEVICE)
     def test_the_in_process_device_full(self):
         if not os.environ.get("BUDDY_DEVICE", "").startswith("inproc:"):
             self.skipTest("needs BUDDY_DEVICE=inproc:...")
@@ -226,7 +226,7 @@ class Arguments(Base):
             buddy.Device("/dev/null")
         self.assertEqual(errno.ENOTTY, cm.exception.errno)
 
-    @unittest.skipIf(NO_DEVICE, f"no device: {NO_DEVICE}")
+    @unittest.skipIf(NO_DEVICE, NO_DEVICE)
     def test_alloc_size_is_checked(self):
         with buddy.Device() as dev:
             for size in (-5, 0, 2.5, True):
