@@ -45,10 +45,28 @@ def values(n, sparsity, seed):
     return x
 
 
+_saved = {}
+
+
 def setUpModule():
+    _saved["filters"] = warnings.filters[:]
+    _saved["cache"] = os.environ.get("BUDDY_CACHE_DIR")
     bt.deterministic_recipe()
-    os.environ.setdefault("BUDDY_CACHE_DIR", tempfile.mkdtemp())
+    _saved["tmp"] = tempfile.TemporaryDirectory()
+    os.environ["BUDDY_CACHE_DIR"] = _saved["tmp"].name
     warnings.simplefilter("ignore", UserWarning)      # warn_only's notes
+
+
+def tearDownModule():
+    """Leave the process as the next test file expects it."""
+    torch.use_deterministic_algorithms(False)
+    torch.backends.cudnn.deterministic = False
+    warnings.filters[:] = _saved["filters"]
+    if _saved["cache"] is None:
+        os.environ.pop("BUDDY_CACHE_DIR", None)
+    else:
+        os.environ["BUDDY_CACHE_DIR"] = _saved["cache"]
+    _saved["tmp"].cleanup()
 
 
 class Encoders(unittest.TestCase):
