@@ -261,7 +261,7 @@ class BitIdentity(unittest.TestCase):
         st = off.stats
         self.assertGreater(st.prefetch_hits + st.prefetch_late, 0)
         slabs = bt.pinned_pool(DEV).slabs
-        res, off = train("cnn", policy="vdnn-all", steps=4)
+        train("cnn", policy="vdnn-all", steps=4)
         self.assertEqual(slabs, bt.pinned_pool(DEV).slabs)
 
     def test_graph_capture_keeps_tensors_on_the_gpu(self):
@@ -290,7 +290,7 @@ class BitIdentity(unittest.TestCase):
         base, _ = train("cnn", compile_=True)
         for policy in ("vdnn-all", "cdma"):
             with self.subTest(policy=policy):
-                res, off = train("cnn", policy=policy, compile_=True)
+                res, _ = train("cnn", policy=policy, compile_=True)
                 self.assertTrue(same(base, res))
 
     def test_cswap_decides_with_the_gpu_model(self):
