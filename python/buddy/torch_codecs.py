@@ -322,24 +322,32 @@ def _csr_decode(stream, out, counts):
     n = out.numel() // 4
     rows = -(-n // CSR_COLS)
     per_row = stream[:2 * rows].clone().view(torch.int16).to(torch.int64)
-    total = sum(counts) if counts is not None else int(per_row.sum())
+    chunks = _chunks(rows * CSR_COLS)
+    if counts is None:                 # a foreign stream: count its rows
+        step = CHUNK_WORDS // CSR_COLS
+        counts = [int(per_row[a // CSR_COLS:a // CSR_COLS + step].sum())
+                  for a, _ in chunks]
+    total = sum(counts)
     cols = stream[2 * rows:2 * rows + total].to(torch.int64)
     vals = stream[2 * rows + total:2 * rows + 5 * total].clone() \
         .view(torch.int32)
-    # Word index of every stored value; they increase, so the value of
-    # output word j (if any) is where searchsorted finds j.
-    row_of = torch.searchsorted(torch.cumsum(per_row, 0),
-                                torch.arange(total, device=out.device),
-                                right=True)
-    where = row_of * CSR_COLS + cols
-    res = torch.zeros(n, dtype=torch.int32, device=out.device)
-    for a, e in _chunks(n):
-        j = torch.arange(a, e, device=out.device)
-        p = torch.searchsorted(where, j).clamp_(max=max(total - 1, 0))
-        if total:
-            hit = where[p] == j
-            res[a:e] = torch.where(hit, vals[p], res[a:e])
-    out.copy_(res.view(torch.uint8))
+    # The word index of every stored value (increasing); in each chunk the
+    # words present are marked, and a word's value is the one whose rank
+    # among them it has.  Only writes of True go to the same places.
+    where = torch.repeat_interleave(
+        torch.arange(rows, device=out.device) * CSR_COLS, per_row,
+        output_size=total) + cols
+    res = torch.zeros(rows * CSR_COLS, dtype=torch.int32, device=out.device)
+    lo = 0
+    for (a, e), nnz in zip(chunks, counts):
+        if nnz:
+            present = torch.zeros(e - a, dtype=torch.bool, device=out.device)
+            present[where[lo:lo + nnz] - a] = True
+            rank = torch.cumsum(present, 0) - 1
+            res[a:e] = torch.where(present, vals[lo + rank.clamp_(min=0)],
+                                   res[a:e])
+        lo += nnz
+    out.copy_(res.view(torch.uint8)[:4 * n])
     return out
 
 
