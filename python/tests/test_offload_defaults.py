@@ -218,7 +218,7 @@ class FullDeviceKeeps(Base):
 class Arguments(Base):
     def test_target_and_codec_checked_at_construction(self):
         if buddy._lib.lib is None:
-            self.skipTest(buddy._lib.load_error)
+            self.skipTest(str(buddy._lib.load_error))
         with self.assertRaisesRegex(ValueError, r"unknown target '3x' "
                                     r"\(known: 1x, 4/3x, 2x, 4x, 16x, auto"):
             bt.offload(policy="cdma", target="3x", device=MemDevice())
@@ -234,7 +234,7 @@ class Arguments(Base):
 
     def test_device_must_answer_get_info(self):
         if buddy._lib.lib is None:
-            self.skipTest(buddy._lib.load_error)
+            self.skipTest(str(buddy._lib.load_error))
         with self.assertRaisesRegex(buddy.BuddyError,
                                     "/dev/null: not a buddy device") as cm:
             buddy.Device("/dev/null")

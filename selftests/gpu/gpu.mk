@@ -1,14 +1,14 @@
 # SPDX-License-Identifier: GPL-2.0
 # GPU checks (included from the top Makefile).
 #
-#   make check-gpu   every selftests/gpu/test_*.py on the CUDA device
-#                    (selftests/gpu/run_gpu_tests.py, whose docstring is the
+#   make check-gpu   every selftests/gpu/test_*.py, each a program, run
+#                    by selftests/gpu/run_gpu_tests.py (its docstring is the
 #                    convention a test file there follows) with GPU_PYTHON,
 #                    the Python whose torch has CUDA (python3 from PATH by
-#                    default), killed after GPU_TIMEOUT seconds; where there
-#                    is no CUDA device every file is a SKIP with the reason
-#                    and the stage passes.  Nothing is built: libbuddy is
-#                    compared against where $(B)/lib has it.  TAP in
+#                    default), all of them within GPU_TIMEOUT seconds; where
+#                    there is no CUDA device each file says SKIP with the
+#                    reason and the stage passes.  Nothing is built: libbuddy
+#                    is compared against where $(B)/lib has it.  TAP in
 #                    $(B)/results/native-gpu.log.
 GPU_PYTHON ?= python3
 GPU_TIMEOUT ?= 300
@@ -17,6 +17,6 @@ GPU_TIMEOUT ?= 300
 check-gpu:
 	@out=$${RESULTS:-$(B)/results}; mkdir -p $$out; \
 	RESULTS=$$out scripts/run-native-tests.sh --name gpu \
-	    timeout $(GPU_TIMEOUT) $(GPU_PYTHON) selftests/gpu/run_gpu_tests.py; \
+	    $(GPU_PYTHON) selftests/gpu/run_gpu_tests.py $(GPU_TIMEOUT); \
 	rc=$$?; grep -h '# SKIP\|^# .*: [0-9.]* s$$' $$out/native-gpu.log; \
 	exit $$rc

@@ -1,98 +1,100 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: GPL-2.0
-"""make check-gpu: every selftests/gpu/test_*.py on the CUDA device, as TAP
-with a kselftest "# Totals:" line (python/tests/run.py's format).
+"""make check-gpu: run every selftests/gpu/test_*.py, in name order.
 
-    python3 selftests/gpu/run_gpu_tests.py [-k PATTERN]
+    python3 selftests/gpu/run_gpu_tests.py [TIMEOUT_SECONDS]
 
-Without a CUDA device (or without torch) nothing is imported: each test
-file is one "ok N - FILE # SKIP reason" line and the run passes.
-
-The convention for a test file here, test_NAME.py (one per subject, e.g.
+The convention a test file here follows (test_NAME.py, one per subject:
 test_offload_cuda.py, test_cuda_profile.py):
-  - a unittest module; the runner puts the tree's python/ (the buddy
-    package) and selftests/gpu/ (gpu_common.py) first on sys.path;
-  - it does not look for a GPU itself: it only runs where one is;
-  - CUBLAS_WORKSPACE_CONFIG=:4096:8 is set before torch starts CUDA;
-    gpu_common.deterministic() applies the rest of the recipe under which
-    cuDNN and cuBLAS repeat themselves bit for bit, and a test that
-    compares results checks first that the recipe holds without the code
-    under test;
-  - the whole stage gets 5 minutes on one H100 (make check-gpu kills it
-    after that): a file should take under 2 minutes; the runner prints
-    each test's seconds as a TAP comment;
-  - files it writes go under $OUT when that is set, else build/gpu/;
+  - it is a program: "python3 test_NAME.py" prints TAP (python/tests/
+    run.py's format) ending in a kselftest "# Totals:" line, and exits
+    non-zero when a test failed;
+  - without a CUDA device, or without torch, it prints its tests (or
+    itself) as "ok N ... # SKIP reason" and exits 0: make check-gpu passes
+    on a machine without a GPU;
+  - the runner starts it with the Python that runs the runner
+    (GPU_PYTHON), PYTHONPATH led by the tree's python/, and
+    CUBLAS_WORKSPACE_CONFIG=:4096:8 set before torch starts CUDA; a file
+    that compares results applies the rest of
+    buddy.torch.deterministic_recipe() and checks first that the recipe
+    repeats itself without the code under test;
+  - the files share TIMEOUT_SECONDS (300: the stage gets 5 minutes on one
+    H100), each getting what the ones before it left; one still running
+    then is killed and counted as a failure: keep a file under 2 minutes;
+  - what it writes goes under $OUT when that is set;
   - libbuddy may be missing on a GPU machine (buddy._lib.lib is None):
-    compare against it where it is, and say when it is not.
+    compare against it where it is loaded, and say when it is not.
+
+Each file's output is passed through after a "# FILE" line; a file that
+ends without a "# Totals:" line (a crash, a kill) gets a failing one.
 """
 import os
+import signal
+import subprocess
 import sys
+import threading
 import time
-import unittest
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.normpath(os.path.join(HERE, os.pardir, os.pardir))
-sys.path[:0] = [os.path.join(ROOT, "python"), HERE,
-                os.path.join(ROOT, "python", "tests")]
-os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")
-
-from run import TapResult          # noqa: E402  (python/tests/run.py)
+FAILED = "# Totals: pass:0 fail:1 xfail:0 xpass:0 skip:0 error:0"
 
 
-def no_gpu_reason():
-    """Why the tests cannot run here, or None."""
-    try:
-        import torch
-    except ImportError as e:
-        return f"no torch for {sys.executable} ({e})"
-    if not torch.cuda.is_available():
-        built = torch.version.cuda
-        return (f"no CUDA device (torch {torch.__version__}, " +
-                (f"CUDA {built}: none visible)" if built else
-                 "built without CUDA)"))
-    return None
-
-
-class TimedResult(TapResult):
-    def startTest(self, test):
-        super().startTest(test)
-        self._t0 = time.monotonic()
-
-    def stopTest(self, test):
-        super().stopTest(test)
-        print(f"# {test.id()}: {time.monotonic() - self._t0:.1f} s",
-              flush=True)
+def run_one(path, env, deadline):
+    """Run @path, passing its output through; 0 when it passed."""
+    print(f"# {os.path.basename(path)}", flush=True)
+    t0 = time.monotonic()
+    p = subprocess.Popen([sys.executable, path], env=env, cwd=ROOT,
+                         stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                         text=True, start_new_session=True)
+    totals = False
+    killed = False
+    # A reader that cannot block past the deadline: the child is killed
+    # when it passes, which ends its output.
+    timer = None
+    if deadline is not None:
+        def kill():
+            nonlocal killed
+            killed = True
+            os.killpg(p.pid, signal.SIGKILL)
+        timer = threading.Timer(max(deadline - time.monotonic(), 0), kill)
+        timer.start()
+    for line in p.stdout:
+        totals |= line.startswith("# Totals:")
+        print(line, end="", flush=True)
+    rc = p.wait()
+    if timer is not None:
+        timer.cancel()
+    print(f"# {os.path.basename(path)}: {time.monotonic() - t0:.1f} s",
+          flush=True)
+    if killed:
+        print(f"not ok - {os.path.basename(path)}: killed, out of the "
+              "stage's time")
+    if not totals or killed:
+        print(f"# {os.path.basename(path)} exited {rc} without totals")
+        print(FAILED, flush=True)
+        return 1
+    return rc != 0
 
 
 def main():
-    print("TAP version 13")
+    limit = float(sys.argv[1]) if len(sys.argv) > 1 else None
+    deadline = time.monotonic() + limit if limit else None
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(
+        [os.path.join(ROOT, "python")] +
+        [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p])
+    env.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")
     files = sorted(f for f in os.listdir(HERE)
                    if f.startswith("test_") and f.endswith(".py"))
-    why = no_gpu_reason()
-    r = TimedResult()
-    if why is not None:
-        for f in files:
-            r.nskip += 1
-            r.n += 1
-            print(f"ok {r.n} - {f} # SKIP {why}")
-        r.finish()
-        return 0
-    import torch
-    print(f"# {torch.cuda.get_device_name(0)}, torch {torch.__version__}, "
-          f"CUDA {torch.version.cuda}", flush=True)
-    loader = unittest.TestLoader()
-    if len(sys.argv) > 2 and sys.argv[1] == "-k":
-        loader.testNamePatterns = [f"*{sys.argv[2]}*"]
+    print("TAP version 13")
+    bad = 0
     for f in files:
-        try:
-            suite = loader.loadTestsFromName(f[:-3])
-        except Exception as e:        # an import error is one failure
-            r.n += 1
-            r.nfail += 1
-            print(f"not ok {r.n} - {f}: {type(e).__name__}: {e}")
-            continue
-        suite.run(r)
-    return r.finish()
+        bad += run_one(os.path.join(HERE, f), env, deadline)
+    if not files:
+        print(FAILED)
+        return 1
+    return 1 if bad else 0
 
 
 if __name__ == "__main__":

@@ -1,6 +1,12 @@
 # SPDX-License-Identifier: GPL-2.0
 """check-gpu: buddy.torch.offload on CUDA tensors.
 
+    python3 selftests/gpu/test_offload_cuda.py
+
+TAP with a "# Totals:" line (selftests/gpu/run_gpu_tests.py's convention);
+without a CUDA device it prints SKIP with the reason and exits 0.  About a
+minute on one H100.
+
 - the torch-op encoders on the GPU write the streams they write on the CPU
   (which python/tests/test_gpu_offload.py checks against libbuddy byte for
   byte), and libbuddy's where it is loaded; the GPU decodes them;
@@ -14,18 +20,26 @@
   capture and torch.compile.
 """
 import os
+import sys
 import tempfile
 import unittest
 import warnings
 
-import torch
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.normpath(os.path.join(HERE, os.pardir, os.pardir))
+sys.path[:0] = [os.path.join(ROOT, "python"),
+                os.path.join(ROOT, "python", "tests")]
+os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")
 
-import buddy
-import buddy.torch as bt
-from buddy import torch_codecs as tc
-from buddy.gpu_offload import GpuOffload, storage_of
-from buddy.pinned_pool import PinnedPool
-from buddy.torch_streams import CudaStreams
+import torch                                           # noqa: E402
+
+import buddy                                           # noqa: E402
+import buddy.torch as bt                               # noqa: E402
+from buddy import torch_codecs as tc                   # noqa: E402
+from buddy.gpu_offload import GpuOffload, storage_of   # noqa: E402
+from buddy.pinned_pool import PinnedPool               # noqa: E402
+from buddy.torch_streams import CudaStreams            # noqa: E402
+from run import TapResult                              # noqa: E402
 
 DEV = torch.device("cuda")
 LIB = buddy._lib.lib is not None
@@ -310,5 +324,33 @@ class BitIdentity(unittest.TestCase):
         self.assertGreater(min(d2h, h2d), 1e9)     # a PCIe link, > 1 GB/s
 
 
+def no_gpu_reason():
+    if not torch.cuda.is_available():
+        built = torch.version.cuda
+        return (f"no CUDA device (torch {torch.__version__}, " +
+                (f"CUDA {built}: none visible)" if built else
+                 "built without CUDA)"))
+    return None
+
+
+def main():
+    print("TAP version 13")
+    why = no_gpu_reason()
+    r = TapResult()
+    if why is not None:
+        r.n, r.nskip = 1, 1
+        print(f"ok 1 - test_offload_cuda # SKIP {why}")
+        r.finish()
+        return 0
+    print(f"# {torch.cuda.get_device_name(0)}, torch {torch.__version__}, "
+          f"CUDA {torch.version.cuda}, libbuddy "
+          f"{'loaded' if LIB else 'not loaded: ' + str(buddy._lib.load_error)}",
+          flush=True)
+    suite = unittest.defaultTestLoader.loadTestsFromModule(
+        sys.modules[__name__])
+    suite.run(r)
+    return r.finish()
+
+
 if __name__ == "__main__":
-    unittest.main()
+    sys.exit(main())
