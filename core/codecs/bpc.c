@@ -21,15 +21,7 @@
  * (two literals at once when they follow each other), then either fills a
  * ramp or transposes the planes back into deltas.
  */
-#include "../bitstream.h"
-
-#define BPC_PLANES	33
-#define BPC_PLANE_MASK	0x7fffffffu	/* 31 deltas per plane */
-#define BPC_ALL_PLANES	((1ull << BPC_PLANES) - 1)
-/* Longest stream: a 33-bit base and 33 literal planes. */
-#define BPC_MAX_BITS	(33 + BPC_PLANES * 32)
-/* The literal marker of two planes side by side in one 64-bit word. */
-#define BPC_LIT2	0x8000000080000000ull
+#include "bpc.h"
 
 /*
  * In-place transpose of a 32x32 bit matrix: bit c of row r <-> bit r of
@@ -80,46 +72,6 @@ static __always_inline void bpc_transpose_words(u64 *x)
 	SWAP4(0, 1, 2, 3, 16, m16);	SWAP4(4, 5, 6, 7, 16, m16);
 }
 
-_Static_assert(BITW_BUF_BYTES(BPC_MAX_BITS) <= BUDDY_STREAM_MAX,
-	       "every put and the finish start inside the stream");
-
-/*
- * The zero run of *@run planes, if any: 001, or 01 LLLLL for L = run - 2.
- */
-static __always_inline void bpc_put_run(struct bitw *o, unsigned int *run)
-{
-	if (!*run)
-		return;
-	if (*run == 1)
-		bitw_put(o, 1, 3);
-	else
-		bitw_put(o, 30 + *run, 7);	/* 30 + run = 32 | (run - 2) */
-	*run = 0;
-}
-
-/*
- * The base word as code << 6 | length, without a branch (w0 == 0 is as
- * likely as not in some data): b is the width of w0 as a signed number,
- * p picks the 4-, 8-, 16- or 32-bit field.
- */
-static __always_inline u64 bpc_base(s32 w0)
-{
-	u32 m = (u32)(w0 ^ (w0 >> 31));
-	unsigned int b = 32 - __builtin_clz(m << 1 | 1);
-	unsigned int p = (b > 4) + (b > 8) + (b > 16), n = 4u << p;
-	u64 pre = p == 3 ? 1 : p + 1;		/* 1, or 001 010 011 */
-	u64 code = pre << n | ((u32)w0 & ((1ull << n) - 1));
-	unsigned int len = n + (p == 3 ? 1 : 3);
-
-	return w0 ? code << 6 | len : 3;		/* 000 */
-}
-
-/* Word @i of the entry, sign-extended. */
-static __always_inline s64 bpc_word(const u8 *src, int i)
-{
-	return (s32)get_unaligned_le32(src + 4 * i);
-}
-
 /*
  * Column masks of the delta matrix classify all 33 planes at once.  Row i
  * of the matrix is delta i, d taken as a 64-bit unsigned (bits 0..32, then
@@ -164,17 +116,11 @@ static __always_inline void bpc_cols_add(struct bpc_cols *c, u64 x, s64 dlo,
 }
 
 /*
- * Plane masks (bit k for plane k, 33 bits) of the lanes of @c and of
- * plane 32, @sg: non-zero, all ones, DBP not zero, a single one, and
- * exactly two ones in adjacent rows.  A column holds a single one when a
- * lane holds exactly one and the other none, and two ones when each lane
- * holds exactly one (cand); they are adjacent when c->adj says so, if it
- * was kept.
+ * The plane masks (struct bpc_masks) of the lanes of @c and of plane 32,
+ * @sg.  A column holds a single one when a lane holds exactly one and the
+ * other none, and two ones when each lane holds exactly one (cand); they
+ * are adjacent when c->adj says so, if it was kept.
  */
-struct bpc_masks {
-	u64 nz, all, dbp, one, pair, cand;
-};
-
 static __always_inline void bpc_masks(struct bpc_masks *m,
 				      const struct bpc_cols *c, u32 sg)
 {
@@ -190,98 +136,6 @@ static __always_inline void bpc_masks(struct bpc_masks *m,
 	m->one = (o0 & ~a1) | (o1 & ~a0) | (u64)(sg && sg == low) << 32;
 	m->cand = o0 & o1;
 	m->pair = (m->cand & adj) | (u64)(sg && sg == 3 * low) << 32;
-}
-
-static __always_inline unsigned int bpc_weight(u64 m)
-{
-	m -= (m >> 1) & 0x5555555555555555ull;
-	m = (m & 0x3333333333333333ull) + ((m >> 2) & 0x3333333333333333ull);
-	m = (m + (m >> 4)) & 0x0f0f0f0f0f0f0f0full;
-	return (m * 0x0101010101010101ull) >> 56;
-}
-
-/*
- * Stream length from the base (code << 6 | length) and the masks of the
- * planes with 5-, 10- and 32-bit symbols and of the zero planes: a zero
- * run starts below a non-zero plane or at plane 32 and costs 7 bits, or 3
- * when the plane below it is not zero.
- */
-static __always_inline unsigned int bpc_size_of(u64 base, u64 s5, u64 s10,
-						u64 lit, u64 zero)
-{
-	u64 starts = zero & ~(zero >> 1);
-
-	return (base & 63) + 5 * bpc_weight(s5) + 10 * bpc_weight(s10) +
-	       32 * bpc_weight(lit) + 7 * bpc_weight(starts) -
-	       4 * bpc_weight(starts & ~(zero << 1));
-}
-
-/*
- * All 31 deltas equal @d (constant and ramp entries): every DBP[k] is 0 or
- * all ones, so every DBX[k] is too, and DBX[k] != 0 exactly where bits k
- * and k + 1 of @d differ (bit 32 for DBX[32]).  Such a plane codes as
- * 00000 (all ones comes first), whatever DBP is.
- */
-static __always_inline unsigned int bpc_encode_ramp(struct bitw *o,
-						    u64 base, s64 d,
-						    const bool write)
-{
-	u64 d33 = (u64)d & BPC_ALL_PLANES;
-	u64 nz = d33 ^ (d33 >> 1);
-	unsigned int last = BPC_PLANES, run, k;
-
-	if (!write)
-		return bpc_size_of(base, nz, 0, 0, nz ^ BPC_ALL_PLANES);
-	bitw_put(o, base >> 6, base & 63);
-	while (nz) {
-		k = 63 - __builtin_clzll(nz);
-		nz ^= 1ull << k;
-		run = last - 1 - k;
-		bpc_put_run(o, &run);
-		bitw_put(o, 0, 5);			/* 00000 */
-		last = k;
-	}
-	bpc_put_run(o, &last);
-	return bitw_bits(o);
-}
-
-/*
- * Plane @k of the transposed DBX rows (@x, plane 32 in x[16]): a zero
- * plane extends the run, any other codes the run, then its own symbol:
- * 1 DBX, 00000 (all ones first), 00001 (DBP is zero), or the position of
- * a single one or two adjacent ones.
- */
-static __always_inline void bpc_put_plane(struct bitw *o, const u64 *x,
-					  int k, u64 nz, u64 lit, u64 s5,
-					  u64 all, unsigned int *run)
-{
-	u32 v = (u32)(x[k / 2] >> (k & 1 ? 32 : 0)), sym;
-	unsigned int at, n, r = *run;
-	u64 code;
-
-	if (!(nz >> k & 1)) {
-		(*run)++;
-		return;
-	}
-	/*
-	 * The symbol, picked by moves rather than branches where the
-	 * compiler can: in some data, plane classes come in any order.
-	 */
-	at = __builtin_ctz(v | 1u << 31);
-	sym = (v >> at == 1 ? 3u << 5 : 2u << 5) | at;	/* 00011/00010 p */
-	n = 10;
-	if (s5 >> k & 1) {
-		sym = !(all >> k & 1);			/* 00000, 00001 */
-		n = 5;
-	}
-	if (lit >> k & 1) {
-		sym = 1u << 31 | v;			/* 1 DBX */
-		n = 32;
-	}
-	/* the run before it: 001, 01 LLLLL (30 + r = 32 | (r - 2)) or none */
-	code = r > 1 ? 30 + r : r;
-	bitw_put(o, code << n | sym, n + (r > 1 ? 7 : 3 * r));
-	*run = 0;
 }
 
 /*
@@ -314,10 +168,9 @@ static __always_inline unsigned int bpc_encode(const u8 *src, u8 *dst,
 	struct bpc_masks m;
 	struct bitw o;
 	u64 x[17] __uninitialized;	/* every word set before it is read */
-	u64 e, sg, base, nz, all, s5, s10, lit, lit2;
+	u64 e, sg, base, s5, s10, lit;
 	s64 w0 = bpc_word(src, 0), d0 = bpc_word(src, 1) - w0, w, d;
-	unsigned int run, low;
-	int i, j;
+	int i;
 
 	bitw_init(&o, dst);
 	base = bpc_base((s32)w0);
@@ -375,21 +228,12 @@ static __always_inline unsigned int bpc_encode(const u8 *src, u8 *dst,
 		}
 	}
 
-	/*
-	 * The symbol of each plane, in 33-bit masks: 5 bits for all ones or
-	 * DBP == 0 (DBX != 0), 10 bits for a single one or two adjacent
-	 * ones, 32 bits for the other non-zero planes (literals).
-	 */
+	/* the symbol of each plane, in 33-bit masks */
 	bpc_masks(&m, &c, (u32)sg);
-	nz = m.nz;
-	all = m.all;
-	s5 = all | (nz & ~m.dbp);
-	s10 = ~s5 & (m.one | m.pair);
-	lit = nz & ~s5 & ~s10;
+	bpc_classes(&m, &s5, &s10, &lit);
 	if (!write)
-		return bpc_size_of(base, s5, s10, lit, nz ^ BPC_ALL_PLANES);
+		return bpc_size_of(base, s5, s10, lit, m.nz ^ BPC_ALL_PLANES);
 
-	bitw_put(&o, base >> 6, base & 63);
 	if (lit | s10)
 		bpc_transpose_words(x);	/* x[j] = DBX[2j] | DBX[2j+1] */
 	/*
@@ -406,37 +250,7 @@ static __always_inline unsigned int bpc_encode(const u8 *src, u8 *dst,
 		lit &= ~is2;
 	}
 	x[16] = sg;			/* DBX[32] */
-
-	/*
-	 * Bit 2j of lit2: planes 2j + 1 and 2j are both literals.  Pairs
-	 * 0..low-1 are, a stretch down to plane 0 (all the planes of noisy
-	 * data), which goes out below as 64-bit words.
-	 */
-	lit2 = lit & (lit >> 1) & 0x55555555ull;
-	low = __builtin_ctzll(~lit2 & 0x155555555ull) / 2;
-
-	/*
-	 * Plane 32, then the planes above the stretch two by two (2j + 1,
-	 * 2j); run counts the zero planes not coded yet.
-	 */
-	run = 0;
-	bpc_put_plane(&o, x, 32, nz, lit, s5, all, &run);
-	for (j = 15; j >= (int)low; j--) {
-		if (lit2 >> 2 * j & 1) {
-			bpc_put_run(&o, &run);
-			bitw_put64(&o, x[j] | BPC_LIT2);	/* 1 DBX 1 DBX */
-		} else if (!(nz >> 2 * j & 3)) {
-			run += 2;
-		} else {
-			bpc_put_plane(&o, x, 2 * j + 1, nz, lit, s5, all, &run);
-			bpc_put_plane(&o, x, 2 * j, nz, lit, s5, all, &run);
-		}
-	}
-	bpc_put_run(&o, &run);
-	/* the bottom stretch: the bit offset stays the same */
-	for (j = low - 1; j >= 0; j--)
-		bitw_put64(&o, x[j] | BPC_LIT2);
-	return bitw_finish(&o);
+	return bpc_put_planes(&o, base, x, m.nz, lit, s5, m.all);
 }
 
 static unsigned int bpc_compress(const u8 *src, u8 *dst)
@@ -447,47 +261,6 @@ static unsigned int bpc_compress(const u8 *src, u8 *dst)
 static unsigned int bpc_size(const u8 *src)
 {
 	return bpc_encode(src, NULL, false);
-}
-
-/*
- * Words from the base @w and the 31 deltas (x[j] = d[2j] | d[2j+1] << 32,
- * low 32 bits) and their signs @sg (DBP[32]); -EINVAL when a word does not
- * fit 32 bits.
- */
-static __always_inline int bpc_words(u8 *dst, s32 w, const u64 *x, u32 sg,
-				     u32 dbp31)
-{
-	s64 w64 = w;
-	u64 bad = 0;
-	int i, j;
-
-	if (sg == dbp31) {
-		/*
-		 * No delta needs bit 32 of its own: each is its low 32 bits
-		 * sign-extended, and a word is out of range exactly when the
-		 * 32-bit sum overflows.
-		 */
-		bool ovf = false;
-
-		for (j = 0; j < 16; j++) {
-			ovf |= __builtin_add_overflow(w, (s32)x[j], &w);
-			put_unaligned_le32((u32)w, dst + 8 * j + 4);
-			if (j == 15)
-				break;
-			ovf |= __builtin_add_overflow(w, (s32)(x[j] >> 32), &w);
-			put_unaligned_le32((u32)w, dst + 8 * j + 8);
-		}
-		return ovf ? -EINVAL : 0;
-	}
-	/* d[i] = low 32 bits - 2^32 * bit 32; w64 + 2^31 must fit 32 bits */
-	for (i = 0; i < BUDDY_ENTRY_WORDS - 1; i++) {
-		u32 lo = (u32)(x[i / 2] >> (i & 1 ? 32 : 0));
-
-		w64 += (s64)lo - ((s64)(sg >> i & 1) << 32);
-		bad |= (u64)(w64 + 0x80000000ll) >> 32;
-		put_unaligned_le32((u32)w64, dst + 4 * (i + 1));
-	}
-	return bad ? -EINVAL : 0;
 }
 
 static int bpc_decompress(const u8 *src, unsigned int srclen, u8 *dst)
@@ -506,21 +279,10 @@ static int bpc_decompress(const u8 *src, unsigned int srclen, u8 *dst)
 	 */
 	bitr_init(&r, src, srclen);
 	v = bitr_peek(&r);
-	if (v >> 63) {					/* 1 + 32 bits */
-		w = (s32)(v >> 31);
-		bitr_skip(&r, 33);
-	} else if (v >> 61) {				/* 0cc + 4/8/16 bits */
-		unsigned int n = 2u << (v >> 61);
-
-		w = (s64)(v << 3) >> (64 - n);
-		bitr_skip(&r, 3 + n);
-	} else {					/* 000 */
-		w = 0;
-		bitr_skip(&r, 3);
-	}
+	bitr_skip(&r, bpc_get_base(v, &w));
 
 	/* A constant entry: a run of all 33 planes. */
-	if ((v << r.pos) >> 57 == (1u << 5 | 31)) {	/* v: bits 0..63 */
+	if ((v << r.pos) >> 57 == BPC_RUN33) {		/* v: bits 0..63 */
 		bitr_skip(&r, 7);
 		if (bitr_over(&r))
 			return -EINVAL;
@@ -603,8 +365,7 @@ static int bpc_decompress(const u8 *src, unsigned int srclen, u8 *dst)
 	if (!lit) {
 		/*
 		 * Every plane is 0 or all ones: all deltas equal d, whose
-		 * bit k is bit 0 of DBP[k].  The words grow linearly, so they
-		 * all fit when the last one does.
+		 * bit k is bit 0 of DBP[k].
 		 */
 		u32 d31 = 0;
 
@@ -613,7 +374,7 @@ static int bpc_decompress(const u8 *src, unsigned int srclen, u8 *dst)
 		/* bit 32, the sign, extends up */
 		d = (s64)(d31 | (u64)(p[31] & 1) << 31 |
 			  (0 - (u64)(p[32] & 1)) << 32);
-		if (w + 31 * d < -2147483648ll || w + 31 * d > 2147483647ll)
+		if (bpc_ramp_ok(w, d))
 			return -EINVAL;
 		for (i = 1; i < BUDDY_ENTRY_WORDS; i++) {
 			w += d;
