@@ -15,16 +15,100 @@ const struct buddy_codec *const buddy_codecs[] = {
 	NULL,
 };
 
-const struct buddy_codec *buddy_codec_by_id(unsigned int id)
+static const char *const buddy_impl_names[BUDDY_IMPL_NR] = {
+	[BUDDY_IMPL_SCALAR] = "scalar",
+	[BUDDY_IMPL_AVX2] = "avx2",
+};
+
+/* The vector implementations, by BUDDY_CODEC_*: one line per codec. */
+static const struct buddy_codec *const buddy_codecs_avx2[BUDDY_CODEC_NR] = {
+#ifdef BUDDY_HAVE_AVX2
+	[BUDDY_CODEC_BPC] = &buddy_codec_bpc_avx2,
+#endif
+};
+
+/* The scalar codec of ABI value @id (DEFAULT resolved by the caller). */
+static const struct buddy_codec *codec_scalar(unsigned int id)
 {
 	unsigned int i;
 
-	if (id == BUDDY_CODEC_DEFAULT)
-		id = BUDDY_CODEC_BPC;
 	for (i = 0; buddy_codecs[i]; i++)
 		if (buddy_codecs[i]->id == id)
 			return buddy_codecs[i];
 	return NULL;
+}
+
+const char *buddy_impl_name(unsigned int impl)
+{
+	return impl < BUDDY_IMPL_NR ? buddy_impl_names[impl] : NULL;
+}
+
+int buddy_impl_by_name(const char *name)
+{
+	unsigned int i;
+
+	for (i = 0; i < BUDDY_IMPL_NR; i++)
+		if (!strcmp(buddy_impl_names[i], name))
+			return i;
+	return -EINVAL;
+}
+
+bool buddy_impl_usable(unsigned int impl)
+{
+	if (impl == BUDDY_IMPL_SCALAR)
+		return true;
+#ifdef BUDDY_HAVE_AVX2
+	if (impl == BUDDY_IMPL_AVX2)
+		return buddy_cpu_has_avx2();
+#endif
+	return false;
+}
+
+unsigned int buddy_impl_best(void)
+{
+	return buddy_impl_usable(BUDDY_IMPL_AVX2) ? BUDDY_IMPL_AVX2 :
+						     BUDDY_IMPL_SCALAR;
+}
+
+const struct buddy_codec *buddy_codec_impl(const struct buddy_codec *c,
+					   unsigned int impl)
+{
+	if (!c || c->id >= BUDDY_CODEC_NR)
+		return c;
+	if (impl == BUDDY_IMPL_AVX2 && buddy_codecs_avx2[c->id])
+		return buddy_codecs_avx2[c->id];
+	return c->impl == BUDDY_IMPL_SCALAR ? c : codec_scalar(c->id);
+}
+
+#ifdef __KERNEL__
+unsigned int buddy_codec_impl_default(void)
+{
+	return BUDDY_IMPL_SCALAR;
+}
+#else
+static unsigned int impl_default;
+
+/* Once, when the program (or the library) loads. */
+__attribute__((constructor)) static void buddy_codec_impl_select(void)
+{
+	const char *want = getenv("BUDDY_CODEC_IMPL");
+	int impl = want ? buddy_impl_by_name(want) : -EINVAL;
+
+	impl_default = impl >= 0 && buddy_impl_usable(impl) ? impl :
+							      buddy_impl_best();
+}
+
+unsigned int buddy_codec_impl_default(void)
+{
+	return impl_default;
+}
+#endif
+
+const struct buddy_codec *buddy_codec_by_id(unsigned int id)
+{
+	if (id == BUDDY_CODEC_DEFAULT)
+		id = BUDDY_CODEC_BPC;
+	return buddy_codec_impl(codec_scalar(id), buddy_codec_impl_default());
 }
 
 const struct buddy_codec *buddy_codec_by_name(const char *name)
@@ -33,7 +117,8 @@ const struct buddy_codec *buddy_codec_by_name(const char *name)
 
 	for (i = 0; buddy_codecs[i]; i++)
 		if (!strcmp(buddy_codecs[i]->name, name))
-			return buddy_codecs[i];
+			return buddy_codec_impl(buddy_codecs[i],
+						buddy_codec_impl_default());
 	return NULL;
 }
 
@@ -53,6 +138,8 @@ bool buddy_entry_is_zero(const u8 *entry)
 
 unsigned int buddy_entry_classify(const struct buddy_codec *c, const u8 *entry)
 {
+	if (c->classify)
+		return c->classify(entry);
 	if (buddy_entry_is_zero(entry))
 		return BUDDY_CODE_ZERO;
 	return buddy_code_of_bits(c->size(entry));
@@ -63,6 +150,8 @@ unsigned int buddy_entry_encode(const struct buddy_codec *c, const u8 *entry,
 {
 	unsigned int bits, code, used;
 
+	if (c->encode)
+		return c->encode(entry, out);
 	if (buddy_entry_is_zero(entry))
 		return BUDDY_CODE_ZERO;
 	bits = c->compress(entry, out);
@@ -79,6 +168,8 @@ unsigned int buddy_entry_encode(const struct buddy_codec *c, const u8 *entry,
 int buddy_entry_decode(const struct buddy_codec *c, unsigned int code,
 		       const u8 *stored, u8 *entry)
 {
+	if (c->decode)
+		return c->decode(code, stored, entry);
 	switch (code) {
 	case BUDDY_CODE_ZERO:
 		memset(entry, 0, BUDDY_ENTRY_BYTES);

@@ -9,6 +9,11 @@
  * The size code (BUDDY_CODE_*, defined in uapi/linux/buddy.h because GET_MAP
  * returns it) is derived from a stream length by buddy_code_of_bits(); all-zero
  * entries are BUDDY_CODE_ZERO whatever the codec.
+ *
+ * A codec may have more than one implementation of its arithmetic
+ * (BUDDY_IMPL_*): the scalar one is the reference, in the table; a vector
+ * one computes the same streams, sizes and entries bit for bit, and is
+ * handed out by buddy_codec_impl() where the CPU runs it.
  */
 #ifndef BUDDY_CORE_CODEC_H
 #define BUDDY_CORE_CODEC_H
@@ -21,10 +26,25 @@
 /* Room for the longest stream of any codec (FPC: 32 * 35 bits = 140 B). */
 #define BUDDY_STREAM_MAX	144
 
+/*
+ * Implementations of the codecs' arithmetic: general-purpose registers
+ * (every CPU; the reference), or 256-bit vectors (x86-64 with AVX2,
+ * BMI1/2, LZCNT and POPCNT).  The vector code is built where the compiler
+ * has what it needs (x86-64; GCC 12 or clang).
+ */
+#define BUDDY_IMPL_SCALAR	0
+#define BUDDY_IMPL_AVX2		1
+#define BUDDY_IMPL_NR		2
+
+#if defined(__x86_64__) && (defined(__clang__) || __GNUC__ >= 12)
+#define BUDDY_HAVE_AVX2		1
+#endif
+
 /**
  * struct buddy_codec - one entry codec.
  * @name:	name shown to users ("bpc", "zvc", ...).
  * @id:		BUDDY_CODEC_* value of the ABI.
+ * @impl:	BUDDY_IMPL_* of this implementation.
  * @compress:	write the stream of the 128 bytes at @src into @dst (which
  *		holds BUDDY_STREAM_MAX bytes) and return its length in bits.
  *		Bits are packed from bit 7 down, byte 0 first.
@@ -34,13 +54,22 @@
  *		bytes at @dst.  Returns 0, or -EINVAL when the stream is
  *		malformed or needs more than @srclen bytes; it never reads past
  *		@srclen bytes nor writes past 128 bytes of @dst.
+ * @encode:	optional: buddy_entry_encode() for this codec in one call
+ *		(a vector implementation tests for zero, sizes and copies
+ *		in its registers, and writes no stream for a RAW entry).
+ * @classify:	optional: buddy_entry_classify() in one call.
+ * @decode:	optional: buddy_entry_decode() in one call.
  */
 struct buddy_codec {
 	const char *name;
 	unsigned int id;
+	unsigned int impl;
 	unsigned int (*compress)(const u8 *src, u8 *dst);
 	unsigned int (*size)(const u8 *src);
 	int (*decompress)(const u8 *src, unsigned int srclen, u8 *dst);
+	unsigned int (*encode)(const u8 *entry, u8 *out);
+	unsigned int (*classify)(const u8 *entry);
+	int (*decode)(unsigned int code, const u8 *stored, u8 *entry);
 };
 
 extern const struct buddy_codec buddy_codec_bpc;
@@ -48,12 +77,40 @@ extern const struct buddy_codec buddy_codec_zvc;
 extern const struct buddy_codec buddy_codec_bdi;
 extern const struct buddy_codec buddy_codec_fpc;
 extern const struct buddy_codec buddy_codec_none;
+#ifdef BUDDY_HAVE_AVX2
+extern const struct buddy_codec buddy_codec_bpc_avx2;
+#endif
 
-/* NULL-terminated table of every codec, in BUDDY_CODEC_* order. */
+/* NULL-terminated table of every codec (scalar), in BUDDY_CODEC_* order. */
 extern const struct buddy_codec *const buddy_codecs[];
 
+/*
+ * A codec by its ABI value or its name, in the implementation
+ * buddy_codec_impl_default() says: in userspace the best this CPU runs
+ * (or what BUDDY_CODEC_IMPL=scalar|avx2 in the environment asks for),
+ * chosen once when the program loads; in the kernel the scalar one, the
+ * module switching to a vector one inside kernel_fpu_begin()
+ * (kmod/codec_fpu.c).
+ */
 const struct buddy_codec *buddy_codec_by_id(unsigned int id);
 const struct buddy_codec *buddy_codec_by_name(const char *name);
+
+/* "scalar", "avx2"; NULL past BUDDY_IMPL_NR. */
+const char *buddy_impl_name(unsigned int impl);
+/* BUDDY_IMPL_* of a name of buddy_impl_name(), or -EINVAL. */
+int buddy_impl_by_name(const char *name);
+/* This CPU (and this build) runs implementation @impl. */
+bool buddy_impl_usable(unsigned int impl);
+/* The fastest implementation buddy_impl_usable() allows. */
+unsigned int buddy_impl_best(void);
+unsigned int buddy_codec_impl_default(void);
+/*
+ * Codec @c (any implementation of it) in implementation @impl: its vector
+ * form if it has one and @impl is a vector one, else its scalar form.
+ * The caller checks buddy_impl_usable(@impl).
+ */
+const struct buddy_codec *buddy_codec_impl(const struct buddy_codec *c,
+					   unsigned int impl);
 
 /* Bytes an entry of each size code occupies: 0, 8, 32, 64, 96, 128. */
 static inline unsigned int buddy_code_bytes(unsigned int code)

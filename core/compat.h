@@ -21,12 +21,33 @@
 #include <linux/math64.h>
 #include <linux/bitmap.h>
 #include <asm/unaligned.h>
+#ifdef CONFIG_X86_64
+#include <asm/cpufeature.h>
+#include <asm/fpu/api.h>
+#endif
+
+#ifdef CONFIG_X86_64
+/* The CPU and the kernel run the codecs' AVX2 code (core/codec.h). */
+static inline bool buddy_cpu_has_avx2(void)
+{
+	return boot_cpu_has(X86_FEATURE_AVX2) &&
+	       boot_cpu_has(X86_FEATURE_BMI1) &&
+	       boot_cpu_has(X86_FEATURE_BMI2) &&
+	       boot_cpu_has(X86_FEATURE_ABM) &&
+	       boot_cpu_has(X86_FEATURE_POPCNT) &&
+	       cpu_has_xfeatures(XFEATURE_MASK_SSE | XFEATURE_MASK_YMM, NULL);
+}
+#endif
 #else
 #include <stdint.h>
 #include <stddef.h>
 #include <stdbool.h>
+#include <stdlib.h>
 #include <string.h>
 #include <errno.h>
+#ifdef __x86_64__
+#include <cpuid.h>
+#endif
 
 typedef uint8_t u8;
 typedef uint16_t u16;
@@ -109,6 +130,28 @@ static inline u64 div64_u64(u64 dividend, u64 divisor)
 
 #ifndef DIV_ROUND_UP
 #define DIV_ROUND_UP(n, d) (((n) + (d) - 1) / (d))
+#endif
+#ifndef __aligned
+#define __aligned(x) __attribute__((__aligned__(x)))
+#endif
+
+#ifdef __x86_64__
+/*
+ * The CPU (and the OS, which must save the YMM registers) runs the codecs'
+ * AVX2 code (core/codec.h): AVX2, BMI1, BMI2, POPCNT and LZCNT (leaf
+ * 0x80000001, ECX bit 5, which compilers' feature tests lack names for).
+ */
+static inline bool buddy_cpu_has_avx2(void)
+{
+	unsigned int a, b, c, d;
+
+	__builtin_cpu_init();
+	if (!__builtin_cpu_supports("avx2") || !__builtin_cpu_supports("bmi") ||
+	    !__builtin_cpu_supports("bmi2") ||
+	    !__builtin_cpu_supports("popcnt"))
+		return false;
+	return __get_cpuid(0x80000001, &a, &b, &c, &d) && (c & 1u << 5);
+}
 #endif
 #ifndef unlikely
 #define likely(x) __builtin_expect(!!(x), 1)

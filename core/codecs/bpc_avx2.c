@@ -1,0 +1,763 @@
+// SPDX-License-Identifier: GPL-2.0 OR MIT
+/*
+ * Bit-Plane Compression on AVX2 registers: the same streams, sizes and
+ * decoded entries as the scalar reference (bpc.c), bit for bit, including
+ * which malformed streams are rejected.  core/codec.c hands it out where
+ * the CPU has AVX2, BMI1/2, LZCNT and POPCNT; in the kernel only inside
+ * kernel_fpu_begin() (kmod/codec_fpu.c).
+ *
+ * Every function here is compiled for those extensions by its target
+ * attribute, whatever the file's flags say, so that the kernel (which
+ * builds with -mno-sse -mno-avx) and every userspace build get the same
+ * code; nothing here is called before core/codec.c checked the CPU.
+ * GCC vector extensions and the compiler's x86 builtins stand in for
+ * <immintrin.h>, which needs libc headers the kernel build does not have.
+ *
+ * Encoding: the 32 words sit in four registers; the deltas, their signs
+ * and the DBX rows (e = d ^ d >> 1) are eight lanes at a time.  Every
+ * plane is classified by reductions over the rows (OR: non-zero and DBP
+ * non-zero; AND: all ones; saturating counts: exactly one or two ones;
+ * OR of a row AND the next: adjacent ones), with no transpose, which is
+ * all the size-only path does.  The stream is written only when it is
+ * shorter than a RAW entry: the rows go through a 32x32 bit transpose
+ * (bytes gathered by shuffles, 8x8 bit blocks transposed in 64-bit lanes,
+ * bytes scattered back) and bpc.h's writer codes the planes.
+ *
+ * Decoding: the stream is copied into a zero-padded buffer, so that no
+ * read depends on its length.  One symbol per step without a branch on
+ * its kind: its length comes from the count of its leading zeros, its
+ * plane from a table of 10-bit prefixes (literals from the window); the
+ * window moves on by shifts.  The planes are stored as DBX; a stretch of
+ * literals down to plane 0 is taken in vector registers.  Then the
+ * planes go back to rows by the same transpose, the rows to deltas by a
+ * suffix XOR, and the deltas to words by a prefix sum whose overflow is
+ * checked lane by lane.
+ */
+#include "bpc.h"
+
+#ifdef BUDDY_HAVE_AVX2
+
+#define BPC_AVX2 __attribute__((target("avx2,bmi,bmi2,lzcnt,popcnt")))
+#define BPC_VEC static BPC_AVX2 __always_inline
+/* Loops over the four registers of an entry: unrolled, the arrays of
+ * vectors stay in registers. */
+#define BPC_EACH(j, n)	_Pragma("GCC unroll 8") for (j = 0; j < (n); j++)
+
+typedef u32 v8u __attribute__((vector_size(32)));
+typedef s32 v8s __attribute__((vector_size(32)));
+typedef u64 v4q __attribute__((vector_size(32)));
+typedef long long v4di __attribute__((vector_size(32)));
+typedef char v32c __attribute__((vector_size(32)));
+typedef float v8f __attribute__((vector_size(32)));
+
+/*
+ * Unaligned 32-byte loads and stores, as one instruction each: GCC's
+ * generic tuning would split a plain one in two 16-byte halves, which
+ * costs a store-forwarding stall wherever 32 bytes stored are loaded in
+ * other pieces (and the target attribute cannot change the tuning).
+ */
+struct bpc_32b {
+	u8 b[32];
+};
+
+BPC_VEC v8u ld8(const void *p)
+{
+	v8u v;
+
+	asm("vmovdqu %1, %0" : "=x" (v) : "m" (*(const struct bpc_32b *)p));
+	return v;
+}
+
+BPC_VEC void st8(void *p, v8u v)
+{
+	asm("vmovdqu %1, %0" : "=m" (*(struct bpc_32b *)p) : "x" (v));
+}
+
+BPC_VEC v8u bcast(u32 x)
+{
+	v8u v = { x, x, x, x, x, x, x, x };
+
+	return v;
+}
+
+/* Lane 0 of @v in every lane. */
+BPC_VEC v8u lane0(v8u v)
+{
+	return __builtin_shufflevector(v, v, 0, 0, 0, 0, 0, 0, 0, 0);
+}
+
+BPC_VEC v8u perm(v8u v, v8u idx)
+{
+	return (v8u)__builtin_ia32_permvarsi256((v8s)v, (v8s)idx);
+}
+
+BPC_VEC v8u shufb(v8u v, v8u idx)
+{
+	return (v8u)__builtin_ia32_pshufb256((v32c)v, (v32c)idx);
+}
+
+/* Bit i: the sign of lane i. */
+BPC_VEC unsigned int signs(v8u v)
+{
+	return __builtin_ia32_movmskps256((v8f)v);
+}
+
+BPC_VEC bool all_zero(v8u v)
+{
+	return __builtin_ia32_ptestz256((v4di)v, (v4di)v);
+}
+
+/* The halves, the 64-bit pairs and the 32-bit pairs of lanes swapped. */
+BPC_VEC v8u swap128(v8u v)
+{
+	return __builtin_shufflevector(v, v, 4, 5, 6, 7, 0, 1, 2, 3);
+}
+
+BPC_VEC v8u swap64(v8u v)
+{
+	return __builtin_shufflevector(v, v, 2, 3, 0, 1, 6, 7, 4, 5);
+}
+
+BPC_VEC v8u swap32(v8u v)
+{
+	return __builtin_shufflevector(v, v, 1, 0, 3, 2, 5, 4, 7, 6);
+}
+
+/* --- the 32x32 bit transpose ----------------------------------------------- */
+
+/*
+ * In-place transpose of a 32x32 bit matrix: bit c of word i <-> bit i of
+ * word c, v[j] holding words 8j..8j+7.  With i = 8g + r and c = 8t + s:
+ * the bytes t of words 8g..8g+7 are gathered into 64-bit lane g of
+ * register t (two byte shuffles per register and a 4x4 transpose of 64-bit
+ * lanes), each 64-bit lane is transposed as an 8x8 bit matrix (three delta
+ * swaps, Hacker's Delight 7-3), after which its byte s holds byte g of
+ * word 8t + s: one more shuffle pair puts it there.
+ */
+BPC_VEC void bpc_transpose(v8u v[4])
+{
+	/* per 128-bit lane: byte 4t + r <- byte 4r + t (4x4 bytes) */
+	const v8u bytes4x4 = {
+		0x0c080400, 0x0d090501, 0x0e0a0602, 0x0f0b0703,
+		0x0c080400, 0x0d090501, 0x0e0a0602, 0x0f0b0703,
+	};
+	const v8u pair = { 0, 4, 1, 5, 2, 6, 3, 7 };
+	const v8u unpair = { 0, 2, 4, 6, 1, 3, 5, 7 };
+	v4q x[4], a0, a1, a2, a3, t;
+	int j;
+
+	BPC_EACH(j, 4)		/* 64-bit lane t: bytes t of v[j] */
+		x[j] = (v4q)perm(shufb(v[j], bytes4x4), pair);
+	a0 = __builtin_shufflevector(x[0], x[1], 0, 4, 2, 6);
+	a1 = __builtin_shufflevector(x[0], x[1], 1, 5, 3, 7);
+	a2 = __builtin_shufflevector(x[2], x[3], 0, 4, 2, 6);
+	a3 = __builtin_shufflevector(x[2], x[3], 1, 5, 3, 7);
+	x[0] = __builtin_shufflevector(a0, a2, 0, 1, 4, 5);
+	x[1] = __builtin_shufflevector(a1, a3, 0, 1, 4, 5);
+	x[2] = __builtin_shufflevector(a0, a2, 2, 3, 6, 7);
+	x[3] = __builtin_shufflevector(a1, a3, 2, 3, 6, 7);
+	BPC_EACH(j, 4) {
+		v4q y = x[j];
+
+		t = (y ^ (y >> 7)) & 0x00aa00aa00aa00aaull;
+		y ^= t ^ (t << 7);
+		t = (y ^ (y >> 14)) & 0x0000cccc0000ccccull;
+		y ^= t ^ (t << 14);
+		t = (y ^ (y >> 28)) & 0x00000000f0f0f0f0ull;
+		y ^= t ^ (t << 28);
+		v[j] = shufb(perm((v8u)y, unpair), bytes4x4);
+	}
+}
+
+/* --- encoding -------------------------------------------------------------- */
+
+/*
+ * The rows of an entry: d[j] lane l is the low 32 bits of delta 8j + l,
+ * s[j] its sign (all ones or zero: bit 32 of the 33-bit delta), e[j] its
+ * DBX row, bits 0..31 (bit 31: bit 31 of d ^ the sign).  Row 31 (no such
+ * delta) is zero.
+ */
+struct bpc_rows {
+	v8u d[4], s[4], e[4];
+};
+
+BPC_VEC void bpc_rows(const u8 *src, struct bpc_rows *r)
+{
+	const v8u up1 = { 1, 2, 3, 4, 5, 6, 7, 7 };
+	int j;
+
+	BPC_EACH(j, 4) {
+		v8u w = ld8(src + 32 * j);
+		v8u n = j < 3 ? ld8(src + 32 * j + 4) : perm(w, up1);
+
+		r->d[j] = n - w;
+		r->s[j] = (v8u)((v8s)w > (v8s)n);
+		r->e[j] = r->d[j] ^ (r->d[j] >> 1) ^ (r->s[j] << 31);
+	}
+}
+
+/*
+ * All 31 deltas are equal (a constant or a ramp entry, coded without
+ * planes): their value in *@d.
+ */
+BPC_VEC bool bpc_is_ramp(const struct bpc_rows *r, s64 *d)
+{
+	const v8u rows30 = { ~0u, ~0u, ~0u, ~0u, ~0u, ~0u, ~0u, 0 };
+	v8u d0 = lane0(r->d[0]), s0 = lane0(r->s[0]), ne;
+
+	ne = (r->d[0] ^ d0) | (r->s[0] ^ s0) | (r->d[1] ^ d0) |
+	     (r->s[1] ^ s0) | (r->d[2] ^ d0) | (r->s[2] ^ s0) |
+	     (((r->d[3] ^ d0) | (r->s[3] ^ s0)) & rows30);
+	*d = (s64)((u64)r->s[0][0] << 32 | r->d[0][0]);
+	return all_zero(ne);
+}
+
+/*
+ * Column statistics of the rows, each a 32-bit mask over planes 0..31:
+ * c1, c2, c3: at least one, two, three ones (saturating counts over rows
+ * 0..30), all: all ones in rows 0..30, dbp: DBP non-zero (a one in some
+ * delta's bit), adj: ones in two adjacent rows.  Counted over the four
+ * registers first, then over the eight lanes, halving each time.
+ */
+BPC_VEC void bpc_columns(const struct bpc_rows *r, struct bpc_masks *m)
+{
+	const v8u row31 = { 0, 0, 0, 0, 0, 0, 0, ~0u };
+	const v8u *e = r->e;
+	v8u zero = { 0 }, p1, p2, q1, q2, c1, c2, c3, all, dbp, adj, y1, y2;
+	u32 sg, low, n1, n2, n3;
+	int step;
+
+	p1 = e[0] | e[1];
+	p2 = e[0] & e[1];
+	q1 = e[2] | e[3];
+	q2 = e[2] & e[3];
+	c1 = p1 | q1;
+	c2 = p2 | q2 | (p1 & q1);
+	c3 = (p2 & q1) | (p1 & q2);
+	all = e[0] & e[1] & e[2] & (e[3] | row31);
+	dbp = r->d[0] | r->d[1] | r->d[2] | r->d[3];
+	/* row i AND row i + 1 (row 32: zero) */
+	adj = (e[0] & __builtin_shufflevector(e[0], e[1], 1, 2, 3, 4, 5, 6, 7, 8)) |
+	      (e[1] & __builtin_shufflevector(e[1], e[2], 1, 2, 3, 4, 5, 6, 7, 8)) |
+	      (e[2] & __builtin_shufflevector(e[2], e[3], 1, 2, 3, 4, 5, 6, 7, 8)) |
+	      (e[3] & __builtin_shufflevector(e[3], zero, 1, 2, 3, 4, 5, 6, 7, 8));
+
+	BPC_EACH(step, 3) {
+		v8u y3;
+
+		if (step == 0) {
+			y1 = swap128(c1); y2 = swap128(c2); y3 = swap128(c3);
+			all &= swap128(all); dbp |= swap128(dbp);
+			adj |= swap128(adj);
+		} else if (step == 1) {
+			y1 = swap64(c1); y2 = swap64(c2); y3 = swap64(c3);
+			all &= swap64(all); dbp |= swap64(dbp);
+			adj |= swap64(adj);
+		} else {
+			y1 = swap32(c1); y2 = swap32(c2); y3 = swap32(c3);
+			all &= swap32(all); dbp |= swap32(dbp);
+			adj |= swap32(adj);
+		}
+		c3 |= y3 | (c2 & y1) | (c1 & y2);
+		c2 |= y2 | (c1 & y1);
+		c1 |= y1;
+	}
+
+	/* plane 32 is the signs: the lowest one tells its class */
+	sg = signs(r->s[0]) | signs(r->s[1]) << 8 | signs(r->s[2]) << 16 |
+	     signs(r->s[3]) << 24;
+	low = sg & -sg;
+	n1 = c1[0];
+	n2 = c2[0];
+	n3 = c3[0];
+	m->nz = n1 | (u64)(sg != 0) << 32;
+	m->all = all[0] | (u64)(sg == BPC_PLANE_MASK) << 32;
+	m->dbp = dbp[0] | (u64)(sg != 0) << 32;
+	m->one = (n1 & ~n2) | (u64)(sg && sg == low) << 32;
+	m->pair = (n2 & ~n3 & adj[0]) | (u64)(sg && sg == 3 * low) << 32;
+	m->cand = sg;		/* kept for the writer: DBX[32] */
+}
+
+/*
+ * What an entry's stream will be: its base, and either a ramp of delta
+ * @d or the classified planes of @r.
+ */
+struct bpc_plan {
+	struct bpc_rows r;
+	struct bpc_masks m;
+	u64 base, s5, s10, lit;
+	s64 d;
+	bool ramp;
+};
+
+/* Plan the stream of the 128 bytes at @src; returns its length in bits. */
+BPC_VEC unsigned int bpc_plan(const u8 *src, struct bpc_plan *p)
+{
+	bpc_rows(src, &p->r);
+	p->base = bpc_base((s32)get_unaligned_le32(src));
+	p->ramp = bpc_is_ramp(&p->r, &p->d);
+	if (p->ramp) {
+		/* no planes: bpc_write() codes the ramp from d */
+		p->s5 = p->s10 = p->lit = 0;
+		p->m.nz = p->m.all = p->m.cand = 0;
+		return bpc_encode_ramp(NULL, p->base, p->d, false);
+	}
+	bpc_columns(&p->r, &p->m);
+	bpc_classes(&p->m, &p->s5, &p->s10, &p->lit);
+	return bpc_size_of(p->base, p->s5, p->s10, p->lit,
+			   p->m.nz ^ BPC_ALL_PLANES);
+}
+
+/* Write the stream @p planned into @dst; returns its length in bits. */
+BPC_VEC unsigned int bpc_write(struct bpc_plan *p, u8 *dst)
+{
+	u64 x[17] __aligned(32) __uninitialized;	/* all set below */
+	struct bitw o;
+	int j;
+
+	bitw_init(&o, dst);
+	if (p->ramp)
+		return bpc_encode_ramp(&o, p->base, p->d, true);
+	if (p->lit | p->s10) {
+		bpc_transpose(p->r.e);
+		BPC_EACH(j, 4)
+			st8(x + 4 * j, p->r.e[j]);
+	}
+	x[16] = p->m.cand;			/* DBX[32] */
+	return bpc_put_planes(&o, p->base, x, p->m.nz, p->lit, p->s5,
+			      p->m.all);
+}
+
+static BPC_AVX2 unsigned int bpc_avx2_compress(const u8 *src, u8 *dst)
+{
+	struct bpc_plan p;
+
+	bpc_plan(src, &p);
+	return bpc_write(&p, dst);
+}
+
+static BPC_AVX2 unsigned int bpc_avx2_size(const u8 *src)
+{
+	struct bpc_plan p;
+
+	return bpc_plan(src, &p);
+}
+
+BPC_VEC bool entry_zero(const u8 *e)
+{
+	return all_zero(ld8(e) | ld8(e + 32) | ld8(e + 64) | ld8(e + 96));
+}
+
+BPC_VEC void entry_copy(u8 *dst, const u8 *src)
+{
+	v8u a = ld8(src), b = ld8(src + 32), c = ld8(src + 64);
+	v8u d = ld8(src + 96);
+
+	st8(dst, a);
+	st8(dst + 32, b);
+	st8(dst + 64, c);
+	st8(dst + 96, d);
+}
+
+/*
+ * buddy_entry_encode() in one: the stream is written only when the entry
+ * is stored compressed; it is zero-padded to its size by storing zeros
+ * first (the writer's stores are 8 bytes wide, zero past the stream).
+ */
+static BPC_AVX2 unsigned int bpc_avx2_entry_encode(const u8 *entry, u8 *out)
+{
+	struct bpc_plan p;
+	unsigned int code;
+	v8u zero = { 0 };
+
+	if (entry_zero(entry))
+		return BUDDY_CODE_ZERO;
+	code = buddy_code_of_bits(bpc_plan(entry, &p));
+	if (code == BUDDY_CODE_RAW) {
+		entry_copy(out, entry);
+		return code;
+	}
+	st8(out, zero);
+	st8(out + 32, zero);
+	st8(out + 64, zero);
+	bpc_write(&p, out);
+	return code;
+}
+
+static BPC_AVX2 unsigned int bpc_avx2_entry_classify(const u8 *entry)
+{
+	struct bpc_plan p;
+
+	if (entry_zero(entry))
+		return BUDDY_CODE_ZERO;
+	return buddy_code_of_bits(bpc_plan(entry, &p));
+}
+
+/* --- decoding -------------------------------------------------------------- */
+
+/* A DBX the table cannot know: 00001 (DBP == 0), the decoder's. */
+#define BPC_DBP0	0xffffffffu
+
+/*
+ * The plane of a symbol from its first 10 bits v (prefix-coded as in
+ * the spec): the DBX of 00000 and of the single and double ones, zero for
+ * runs and 001, BPC_DBP0 for 00001; literals are the decoder's.  A
+ * position past the plane sets bit 31, which no valid plane has.
+ */
+#define BPC_T_DBX(v)	((v) >> 7 ? 0u :					\
+			 (v) >> 6 ? ((v) >> 5 & 1 ? 1u : 3u) << ((v) & 31) :	\
+			 (v) >> 5 ? BPC_DBP0 : BPC_PLANE_MASK)
+/* Planes it covers: L for a run 01 LLLLL (L - 2 coded), else 1. */
+#define BPC_T_CNT(v)	((v) >> 8 == 1 ? ((v) >> 3 & 31) + 2 : 1)
+/*
+ * Per 10-bit prefix v: the plane in the low half, in the high half the
+ * mask of the bits after it that are the plane (a literal's 31).
+ */
+#define BPC_T1(v)	((v) >> 9 ? (u64)BPC_PLANE_MASK << 32 : BPC_T_DBX(v))
+#define BPC_T4(v)	BPC_T1(v), BPC_T1((v) + 1), BPC_T1((v) + 2), BPC_T1((v) + 3)
+#define BPC_T16(v)	BPC_T4(v), BPC_T4((v) + 4), BPC_T4((v) + 8), BPC_T4((v) + 12)
+#define BPC_T64(v)	BPC_T16(v), BPC_T16((v) + 16), BPC_T16((v) + 32),	\
+			BPC_T16((v) + 48)
+#define BPC_T256(v)	BPC_T64(v), BPC_T64((v) + 64), BPC_T64((v) + 128),	\
+			BPC_T64((v) + 192)
+
+static const u64 bpc_sym[1024] = {
+	BPC_T256(0), BPC_T256(256), BPC_T256(512), BPC_T256(768),
+};
+
+#define BPC_C1(v)	BPC_T_CNT(v)
+#define BPC_C4(v)	BPC_C1(v), BPC_C1((v) + 1), BPC_C1((v) + 2), BPC_C1((v) + 3)
+#define BPC_C16(v)	BPC_C4(v), BPC_C4((v) + 4), BPC_C4((v) + 8), BPC_C4((v) + 12)
+#define BPC_C64(v)	BPC_C16(v), BPC_C16((v) + 16), BPC_C16((v) + 32),	\
+			BPC_C16((v) + 48)
+#define BPC_C256(v)	BPC_C64(v), BPC_C64((v) + 64), BPC_C64((v) + 128),	\
+			BPC_C64((v) + 192)
+
+static const u8 bpc_cnt[1024] = {
+	BPC_C256(0), BPC_C256(256), BPC_C256(512), BPC_C256(768),
+};
+
+/* The branch on @x goes either way as often: make it a conditional move. */
+#define bpc_unpredictable(x)	__builtin_expect_with_probability(!!(x), 1, 0.5)
+
+/*
+ * Symbol lengths by leading zeros (capped at 4 by a sentinel bit): 1 DBX
+ * 32, 01 LLLLL 7, 001 3, 0001x ppppp 10, 0000x 5; one byte each.
+ */
+#define BPC_LENS	(32ull | 7ull << 8 | 3ull << 16 | 10ull << 24 | 5ull << 32)
+/* 64 - each */
+#define BPC_NLENS	(32ull | 57ull << 8 | 61ull << 16 | 54ull << 24 | 59ull << 32)
+/* The sentinel that caps the leading zeros at 4. */
+#define BPC_STOP	(1ull << 59)
+
+/* Big-endian 64 bits from bit @at of @b (any @at: @b is padded). */
+BPC_VEC u64 bits_at(const u8 *b, unsigned int at)
+{
+	return bits_get64(b + (at >> 3), at & 7);
+}
+
+/* Big-endian 57 bits or more from bit @at of @b (then zeros). */
+BPC_VEC u64 bits57(const u8 *b, unsigned int at)
+{
+	return get_unaligned_be64(b + (at >> 3)) << (at & 7);
+}
+
+/*
+ * The stretch of @n literals (n <= 33) from bit @pos of @b, if all @n
+ * markers are ones and the stretch ends by bit @end: their planes into
+ * q[0..n-1] in stream order (and zeros up to a multiple of 8).  Loads
+ * stay below byte end / 8 + 32.
+ */
+BPC_VEC bool bpc_literals(const u8 *b, unsigned int pos, unsigned int n,
+			  unsigned int end, u32 *q)
+{
+	/* per 128-bit lane: big-endian 32-bit words */
+	const v8u be = {
+		0x00010203, 0x04050607, 0x08090a0b, 0x0c0d0e0f,
+		0x00010203, 0x04050607, 0x08090a0b, 0x0c0d0e0f,
+	};
+	const v8u lanes = { 0, 1, 2, 3, 4, 5, 6, 7 };
+	const u8 *p = b + (pos >> 3);
+	unsigned int s = pos & 7, j, miss = 0;
+	v8u zero = { 0 };
+
+	if (pos + 32 * n > end)
+		return false;
+	for (j = 0; j < n; j += 8) {
+		v8u a = shufb(ld8(p + 4 * j), be);
+		v8u c = shufb(ld8(p + 4 * j + 4), be);
+		v8u in = (v8u)(lanes < bcast(n - j));	/* lanes of the stretch */
+		v8u w = ((a << s) | ((c >> 1) >> (31 - s))) & in;
+
+		miss |= signs(w ^ in);
+		st8(q + j, w & bcast(BPC_PLANE_MASK));
+	}
+	if (!miss)
+		return true;
+	for (j = 0; j < n; j += 8)		/* the planes stay zero */
+		st8(q + j, zero);
+	return false;
+}
+
+/* Bit k of each lane: the XOR of its bits k..31. */
+BPC_VEC v8u suffix_xor(v8u x)
+{
+	x ^= x >> 1;
+	x ^= x >> 2;
+	x ^= x >> 4;
+	x ^= x >> 8;
+	return x ^ (x >> 16);
+}
+
+/* Inclusive prefix sum over the 8 lanes. */
+BPC_VEC v8u prefix_sum(v8u x)
+{
+	v8u zero = { 0 };
+
+	x += __builtin_shufflevector(x, zero, 8, 0, 1, 2, 8, 4, 5, 6);
+	x += __builtin_shufflevector(x, zero, 8, 8, 0, 1, 8, 8, 4, 5);
+	return x + __builtin_shufflevector(x, zero, 8, 8, 8, 8, 3, 3, 3, 3);
+}
+
+BPC_VEC v8u lane7(v8u v)
+{
+	return __builtin_shufflevector(v, v, 7, 7, 7, 7, 7, 7, 7, 7);
+}
+
+/*
+ * The 32 words from the base @w, the DBX planes 0..31 (pl[j] lane l:
+ * plane 8j + l, 31 bits each) and DBX[32] @sg into @dst; -EINVAL where
+ * a word does not fit 32 bits, as bpc.c decides it.
+ */
+BPC_VEC int bpc_avx2_words(u8 *dst, s64 w, v8u *pl, u32 sg)
+{
+	const v8u mask = bcast(BPC_PLANE_MASK);
+	const v8u steps = { 0, 1, 2, 3, 4, 5, 6, 7 };
+	v8u zero = { 0 }, other = zero, d[4], x, prev, ovf;
+	u32 dbp31;
+	int j;
+
+	/*
+	 * Every DBX plane 0 or all ones: so is every DBP plane, all deltas
+	 * equal d, whose bit k is bit 0 of DBP[k], the XOR of bits 0 of
+	 * DBX[k..32].
+	 */
+	BPC_EACH(j, 4)
+		other |= ~((v8u)(pl[j] == zero) | (v8u)(pl[j] == mask));
+	if (all_zero(other) && (!sg || sg == BPC_PLANE_MASK)) {
+		u64 m = signs(pl[0] << 31) | signs(pl[1] << 31) << 8 |
+			signs(pl[2] << 31) << 16 |
+			(u64)signs(pl[3] << 31) << 24 | (u64)(sg & 1) << 32;
+		s64 dd;
+
+		m ^= m >> 1;
+		m ^= m >> 2;
+		m ^= m >> 4;
+		m ^= m >> 8;
+		m ^= m >> 16;
+		m ^= m >> 32;
+		dd = (s64)(m << 31) >> 31;		/* bit 32 is the sign */
+		if (bpc_ramp_ok(w, dd))
+			return -EINVAL;
+		x = bcast((u32)w) + steps * bcast((u32)dd);
+		for (j = 0; j < 4; j++, x += bcast(8 * (u32)dd))
+			st8(dst + 32 * j, x);
+		return 0;
+	}
+
+	/*
+	 * Rows: shifted by one plane bit first, row i + 1 is delta i and
+	 * row 0 zero, which is the exclusive prefix the sum below wants.
+	 */
+	BPC_EACH(j, 4)
+		pl[j] <<= 1;
+	bpc_transpose(pl);
+	sg <<= 1;
+	dbp31 = 0;
+	BPC_EACH(j, 4) {
+		v8u bit = bcast(1) << (steps + 8 * j);
+		v8u sign = (v8u)((bcast(sg) & bit) == bit);
+
+		d[j] = suffix_xor(pl[j]) ^ sign;	/* bits 0..31 */
+		dbp31 |= signs(d[j]) << 8 * j;
+	}
+	if (dbp31 != sg) {
+		/* a delta needs bit 32 of its own: bpc.c's 64-bit sums */
+		u32 lo[40] __aligned(32);
+		u64 x64[16];
+
+		BPC_EACH(j, 4)
+			st8(lo + 8 * j, d[j]);
+		lo[32] = 0;
+		memcpy(x64, lo + 1, sizeof(x64));
+		put_unaligned_le32((u32)w, dst);
+		return bpc_words(dst, (s32)w, x64, sg >> 1, dbp31 >> 1);
+	}
+
+	/*
+	 * Each delta fits 32 bits: a word is out of range exactly when a
+	 * 32-bit sum overflows, (a ^ r) & (b ^ r) < 0 for r = a + b.
+	 */
+	prev = bcast((u32)w);
+	ovf = zero;
+	BPC_EACH(j, 4) {
+		v8u r = prefix_sum(d[j]) + lane7(prev);
+		v8u a = __builtin_shufflevector(prev, r, 7, 8, 9, 10, 11, 12,
+						13, 14);
+
+		ovf |= (a ^ r) & (d[j] ^ r);
+		st8(dst + 32 * j, r);
+		prev = r;
+	}
+	return signs(ovf) ? -EINVAL : 0;
+}
+
+static BPC_AVX2 int bpc_avx2_decompress(const u8 *src, unsigned int srclen,
+					u8 *dst)
+{
+	/* the stream, zero-padded far enough for every load below */
+	u8 b[BUDDY_STREAM_MAX + 48] __aligned(32);
+	/* DBX in stream order (q[0] = DBX[32], q[32 - k] = DBX[k]) */
+	u32 q[48] __aligned(32);
+	const v8u rev = { 7, 6, 5, 4, 3, 2, 1, 0 };
+	unsigned int len = srclen < BUDDY_STREAM_MAX ? srclen :
+			   BUDDY_STREAM_MAX, end = 8 * len, pos, i, j;
+	v8u zero = { 0 }, pl[4], bad;
+	u64 win, ws, a, v;
+	unsigned int plen;
+	u32 up = 0;		/* DBP of the plane above: XOR of the DBX */
+	s64 w;
+
+	/* six stores, not a loop the compiler would make a rep stos of */
+	st8(b, zero);
+	st8(b + 32, zero);
+	st8(b + 64, zero);
+	st8(b + 96, zero);
+	st8(b + 128, zero);
+	st8(b + 160, zero);
+	for (j = 0; j + 32 <= len; j += 32)
+		st8(b + j, ld8(src + j));
+	for (; j + 8 <= len; j += 8)
+		memcpy(b + j, src + j, 8);
+	for (; j < len; j++)
+		b[j] = src[j];
+
+	v = get_unaligned_be64(b);
+	pos = bpc_get_base(v, &w);
+	if ((v << pos) >> 57 == BPC_RUN33) {		/* a constant entry */
+		if (pos + 7 > end)
+			return -EINVAL;
+		for (j = 0; j < BUDDY_ENTRY_BYTES; j += 32)
+			st8(dst + j, bcast((u32)w));
+		return 0;
+	}
+	st8(q, zero);
+	st8(q + 8, zero);
+	st8(q + 16, zero);
+	st8(q + 24, zero);
+	st8(q + 32, zero);
+
+	/*
+	 * Step n decodes the symbol at pos_n from win = bits pos_n..+63.
+	 * The bits that follow come from a, bits pos_(n-1) + 64.. (57 or
+	 * more), loaded one step ahead and shifted by the length plen of the
+	 * symbol before: so no load is waited for from one symbol to the
+	 * next.  Two symbols in a row need at most 42 of a's bits: two
+	 * literals in a row are taken by the branch below.
+	 */
+	win = bits_at(b, pos);
+	if (win >> 59 == 1)	/* 00001 for plane 32: it has no DBP above */
+		return -EINVAL;
+	ws = win | BPC_STOP;
+	a = bits57(b, pos + 64);
+	plen = 0;
+	i = 0;
+	do {
+		unsigned int sh = 8 * __builtin_clzll(ws);
+		unsigned int n = (BPC_LENS >> sh) & 63;
+		unsigned int t = win >> 54;
+		u64 next = a << plen, hi, lo, e = bpc_sym[t];
+		u32 dbx;
+
+		if ((win & BPC_LIT2) == BPC_LIT2 && i < BPC_PLANES - 1) {
+			if (bpc_literals(b, pos, BPC_PLANES - i, end, q + i)) {
+				pos += 32 * (BPC_PLANES - i);
+				i = BPC_PLANES;
+				break;
+			}
+			q[i] = (u32)(win >> 32) & BPC_PLANE_MASK;
+			q[i + 1] = (u32)win & BPC_PLANE_MASK;
+			up ^= q[i] ^ q[i + 1];
+			i += 2;
+			pos += 64;
+			win = bits_at(b, pos);
+			ws = win | BPC_STOP;
+			a = bits57(b, pos + 64);
+			plen = 0;
+			continue;
+		}
+		a = bits57(b, pos + 64);
+		dbx = (u32)e | ((u32)(win >> 32) & (u32)(e >> 32));
+		if (bpc_unpredictable(dbx == BPC_DBP0))
+			dbx = up;		/* DBX[k] = DBP[k + 1] */
+		up ^= dbx;
+		q[i] = dbx;
+		i += bpc_cnt[t];
+		pos += n;
+		plen = n;
+		hi = win << n;
+		lo = next >> ((BPC_NLENS >> sh) & 63);
+		win = hi | lo;
+		ws = hi | lo | BPC_STOP;
+	} while (i < BPC_PLANES);
+
+	/* a run past plane 0, a symbol past the end, a position past a plane */
+	bad = ld8(q) | ld8(q + 8) | ld8(q + 16) | ld8(q + 24) | ld8(q + 32);
+	if (i != BPC_PLANES || pos > end || signs(bad))
+		return -EINVAL;
+
+	/* planes 8j..8j+7 in pl[j] (lane l: plane 8j + l) */
+	BPC_EACH(j, 4)
+		pl[j] = perm(ld8(q + 25 - 8 * j), rev);
+	return bpc_avx2_words(dst, w, pl, q[0]);
+}
+
+static BPC_AVX2 int bpc_avx2_entry_decode(unsigned int code,
+					  const u8 *stored, u8 *entry)
+{
+	v8u zero = { 0 };
+
+	switch (code) {
+	case BUDDY_CODE_ZERO:
+		st8(entry, zero);
+		st8(entry + 32, zero);
+		st8(entry + 64, zero);
+		st8(entry + 96, zero);
+		return 0;
+	case BUDDY_CODE_RAW:
+		entry_copy(entry, stored);
+		return 0;
+	case BUDDY_CODE_C8:
+	case BUDDY_CODE_C32:
+	case BUDDY_CODE_C64:
+	case BUDDY_CODE_C96:
+		return bpc_avx2_decompress(stored, buddy_code_bytes(code),
+					   entry);
+	default:
+		return -EINVAL;
+	}
+}
+
+const struct buddy_codec buddy_codec_bpc_avx2 = {
+	.name = "bpc",
+	.id = BUDDY_CODEC_BPC,
+	.impl = BUDDY_IMPL_AVX2,
+	.compress = bpc_avx2_compress,
+	.size = bpc_avx2_size,
+	.decompress = bpc_avx2_decompress,
+	.encode = bpc_avx2_entry_encode,
+	.classify = bpc_avx2_entry_classify,
+	.decode = bpc_avx2_entry_decode,
+};
+
+#endif /* BUDDY_HAVE_AVX2 */
