@@ -22,6 +22,21 @@ check-native: $(CORE_TESTS) $(TSAN_TESTS)
 	@scripts/run-native-tests.sh $(CORE_TESTS) $(TSAN_TESTS)
 	@$(MAKE) --no-print-directory check-daemon-native
 
+# The differential test of the vector BPC at full size, optimised: 10
+# million entries per data class and per kind of bit pattern, and as many
+# random streams (make check-native runs the same test under the
+# sanitizers on BPC_VEC_ENTRIES' default, 65536).
+BPC_VEC_FULL ?= 10000000
+$(B)/opt/tests/bpc_vec_test: selftests/core/bpc_vec_test.c $(B)/opt/libbuddycore.a \
+		$(B)/opt/libbuddytools.a | harness
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(WARN) $(CPPFLAGS) -o $@ $< \
+	    $(B)/opt/libbuddytools.a $(B)/opt/libbuddycore.a -lm -lpthread
+
+.PHONY: check-bpc-vec
+check-bpc-vec: $(B)/opt/tests/bpc_vec_test
+	@BPC_VEC_ENTRIES=$(BPC_VEC_FULL) scripts/run-native-tests.sh $<
+
 check-style: harness
 	@scripts/checkpatch.sh
 
@@ -37,6 +52,13 @@ $(B)/fuzz/fuzz_decode_%: selftests/fuzz/fuzz_decode.c $(CORE_SRCS) $(CORE_HDRS)
 	$(CLANG) -g -O1 -fsanitize=fuzzer,address,undefined \
 	    -fno-sanitize-recover=all $(CPPFLAGS) -DFUZZ_CODEC='"$*"' \
 	    -o $@ $< $(CORE_SRCS)
+
+# The vector BPC against the scalar one, on the same inputs.
+FUZZ_BINS += $(B)/fuzz/fuzz_bpc_vec
+$(B)/fuzz/fuzz_bpc_vec: selftests/fuzz/fuzz_bpc_vec.c $(CORE_SRCS) $(CORE_HDRS)
+	@mkdir -p $(dir $@)
+	$(CLANG) -g -O1 -fsanitize=fuzzer,address,undefined \
+	    -fno-sanitize-recover=all $(CPPFLAGS) -o $@ $< $(CORE_SRCS)
 
 fuzz: $(FUZZ_BINS)
 	@scripts/run-fuzz.sh $(FUZZ_SECONDS) $(FUZZ_BINS)

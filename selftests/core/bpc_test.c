@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * BPC against shared/spec/bpc.md: every test vector, size and full stream,
- * through compress, the size-only path and decompress; the size code.
+ * through compress, the size-only path and decompress, in every
+ * implementation (scalar, and AVX2 where the CPU has it); the size code.
  */
 #include <stdio.h>
 #include <kselftest_harness.h>
@@ -48,13 +49,42 @@ static void fill(const struct vector *v, u8 *e)
 		put_unaligned_le32((u32)v->word(i), e + 4 * i);
 }
 
-TEST(spec_vectors)
+/* The tests below run once per implementation of BPC. */
+FIXTURE(bpc) {
+	const struct buddy_codec *c;
+};
+
+FIXTURE_VARIANT(bpc) {
+	unsigned int impl;
+};
+
+FIXTURE_VARIANT_ADD(bpc, scalar) {
+	.impl = BUDDY_IMPL_SCALAR,
+};
+
+FIXTURE_VARIANT_ADD(bpc, avx2) {
+	.impl = BUDDY_IMPL_AVX2,
+};
+
+FIXTURE_SETUP(bpc)
 {
-	const struct buddy_codec *c = buddy_codec_by_name("bpc");
+	if (!buddy_impl_usable(variant->impl))
+		SKIP(return, "this CPU or build has no %s code",
+		     buddy_impl_name(variant->impl));
+	self->c = buddy_codec_impl(&buddy_codec_bpc, variant->impl);
+	ASSERT_EQ(variant->impl, self->c->impl);
+}
+
+FIXTURE_TEARDOWN(bpc)
+{
+}
+
+TEST_F(bpc, spec_vectors)
+{
+	const struct buddy_codec *c = self->c;
 	unsigned int n, b, nb;
 	size_t vi;
 
-	ASSERT_NE(NULL, c);
 	for (vi = 0; vi < ARRAY_SIZE(vectors); vi++) {
 		const struct vector *v = &vectors[vi];
 		u8 e[128], s[BUDDY_STREAM_MAX], d[128];
@@ -89,9 +119,9 @@ TEST(spec_vectors)
 }
 
 /* Size bounds of the spec: 10 bits minimum, 1089 bits maximum. */
-TEST(size_bounds)
+TEST_F(bpc, size_bounds)
 {
-	const struct buddy_codec *c = buddy_codec_by_name("bpc");
+	const struct buddy_codec *c = self->c;
 	u8 e[128], s[BUDDY_STREAM_MAX], d[128];
 	u32 x = 2463534242u;
 	unsigned int i, n, max = 0, min = ~0u, t;
@@ -114,7 +144,7 @@ TEST(size_bounds)
 }
 
 /* Extremes of the base-word classes: each boundary value and one past it. */
-TEST(base_classes)
+TEST_F(bpc, base_classes)
 {
 	static const struct { s32 w0; unsigned int bits; } cases[] = {
 		{ 0, 3 }, { 7, 7 }, { -8, 7 }, { 8, 11 }, { -9, 11 },
@@ -122,7 +152,7 @@ TEST(base_classes)
 		{ 32767, 19 }, { -32768, 19 }, { 32768, 33 }, { -32769, 33 },
 		{ 0x7fffffff, 33 }, { (s32)0x80000000, 33 },
 	};
-	const struct buddy_codec *c = buddy_codec_by_name("bpc");
+	const struct buddy_codec *c = self->c;
 	u8 e[128], s[BUDDY_STREAM_MAX], d[128];
 	size_t i;
 	int j;
@@ -159,15 +189,23 @@ TEST(size_code)
 	EXPECT_EQ(128, buddy_code_bytes(BUDDY_CODE_RAW));
 }
 
-/* ZERO is decided by content for every codec; RAW stores the plain bytes. */
+/*
+ * ZERO is decided by content for every codec, in every implementation;
+ * RAW stores the plain bytes.
+ */
 TEST(entry_encode_states)
 {
 	u8 e[128], out[BUDDY_STREAM_MAX], d[128];
-	unsigned int i;
+	unsigned int i, impl;
 
-	for (i = 0; buddy_codecs[i]; i++) {
-		const struct buddy_codec *c = buddy_codecs[i];
+	for (i = 0; buddy_codecs[i]; i++)
+	for (impl = 0; impl < BUDDY_IMPL_NR; impl++) {
+		const struct buddy_codec *c =
+			buddy_codec_impl(buddy_codecs[i], impl);
 		u32 x = 88172645u;
+
+		if (!buddy_impl_usable(impl))
+			continue;
 		unsigned int j;
 
 		memset(e, 0, sizeof(e));
@@ -184,7 +222,7 @@ TEST(entry_encode_states)
 			put_unaligned_le32(x | 0x01010101u, e + j);
 		}
 		EXPECT_EQ(BUDDY_CODE_RAW, buddy_entry_encode(c, e, out))
-			TH_LOG("%s", c->name);
+			TH_LOG("%s %s", c->name, buddy_impl_name(impl));
 		EXPECT_EQ(BUDDY_CODE_RAW, buddy_entry_classify(c, e));
 		EXPECT_EQ(0, memcmp(out, e, 128));
 		EXPECT_EQ(0, buddy_entry_decode(c, BUDDY_CODE_RAW, out, d));
@@ -196,12 +234,50 @@ TEST(entry_encode_states)
 
 TEST(codec_table)
 {
-	EXPECT_EQ(&buddy_codec_bpc, buddy_codec_by_id(BUDDY_CODEC_DEFAULT));
-	EXPECT_EQ(&buddy_codec_bpc, buddy_codec_by_id(BUDDY_CODEC_BPC));
+	const struct buddy_codec *bpc =
+		buddy_codec_impl(&buddy_codec_bpc, buddy_codec_impl_default());
+
+	EXPECT_EQ(bpc, buddy_codec_by_id(BUDDY_CODEC_DEFAULT));
+	EXPECT_EQ(bpc, buddy_codec_by_id(BUDDY_CODEC_BPC));
+	EXPECT_EQ(BUDDY_CODEC_BPC, bpc->id);
 	EXPECT_EQ(&buddy_codec_none, buddy_codec_by_id(BUDDY_CODEC_NONE));
 	EXPECT_EQ(NULL, buddy_codec_by_id(BUDDY_CODEC_NR));
 	EXPECT_EQ(&buddy_codec_fpc, buddy_codec_by_name("fpc"));
 	EXPECT_EQ(NULL, buddy_codec_by_name("lz4"));
+}
+
+/* Implementations: names, the scalar reference, vector forms where any. */
+TEST(implementations)
+{
+	unsigned int impl;
+
+	EXPECT_STREQ("scalar", buddy_impl_name(BUDDY_IMPL_SCALAR));
+	EXPECT_STREQ("avx2", buddy_impl_name(BUDDY_IMPL_AVX2));
+	EXPECT_EQ(NULL, buddy_impl_name(BUDDY_IMPL_NR));
+	EXPECT_EQ(BUDDY_IMPL_AVX2, buddy_impl_by_name("avx2"));
+	EXPECT_EQ(-EINVAL, buddy_impl_by_name("sse"));
+	EXPECT_TRUE(buddy_impl_usable(BUDDY_IMPL_SCALAR));
+	EXPECT_FALSE(buddy_impl_usable(BUDDY_IMPL_NR));
+	EXPECT_TRUE(buddy_impl_usable(buddy_impl_best()));
+	EXPECT_TRUE(buddy_impl_usable(buddy_codec_impl_default()));
+	for (impl = 0; impl < BUDDY_IMPL_NR; impl++) {
+		const struct buddy_codec *bpc =
+			buddy_codec_impl(&buddy_codec_bpc, impl);
+
+		/* back to the reference from any form */
+		EXPECT_EQ(&buddy_codec_bpc,
+			  buddy_codec_impl(bpc, BUDDY_IMPL_SCALAR));
+		EXPECT_EQ(BUDDY_CODEC_BPC, bpc->id);
+		EXPECT_STREQ("bpc", bpc->name);
+		/* no vector form: the scalar codec itself */
+		EXPECT_EQ(&buddy_codec_zvc,
+			  buddy_codec_impl(&buddy_codec_zvc, impl));
+	}
+#ifdef BUDDY_HAVE_AVX2
+	EXPECT_EQ(&buddy_codec_bpc_avx2,
+		  buddy_codec_impl(&buddy_codec_bpc, BUDDY_IMPL_AVX2));
+	EXPECT_EQ(BUDDY_IMPL_AVX2, buddy_codec_bpc_avx2.impl);
+#endif
 }
 
 TEST_HARNESS_MAIN

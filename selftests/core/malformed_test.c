@@ -233,8 +233,12 @@ TEST(table)
 		const struct buddy_codec *c = buddy_codecs[k];
 
 		ASSERT_TRUE(c->name && c->compress && c->size && c->decompress);
-		ASSERT_EQ(c, buddy_codec_by_name(c->name));
-		ASSERT_EQ(c, buddy_codec_by_id(c->id));
+		ASSERT_EQ(BUDDY_IMPL_SCALAR, c->impl);
+		/* the implementation in force, of this codec */
+		ASSERT_EQ(buddy_codec_impl(c, buddy_codec_impl_default()),
+			  buddy_codec_by_name(c->name));
+		ASSERT_EQ(buddy_codec_impl(c, buddy_codec_impl_default()),
+			  buddy_codec_by_id(c->id));
 	}
 	ASSERT_EQ(&buddy_codec_zvc, buddy_codec_by_name("zvc"));
 	ASSERT_EQ(&buddy_codec_bdi, buddy_codec_by_name("bdi"));
