@@ -161,6 +161,12 @@ extern int buddy_buddy_node;
 
 int buddy_fs_init(void);
 void buddy_fs_exit(void);
+
+/* kmod/codec_fpu.c: the codec implementation, the FPU section. */
+void buddy_codec_fpu_init(void);
+int buddy_stripe_rw_fpu(const struct buddy_extent *x, unsigned int i,
+			unsigned int off, u8 *buf, unsigned int len, bool write,
+			struct buddy_io_acct *acct);
 long buddy_ioctl_alloc(struct buddy_alloc *req, struct file **filep);
 long buddy_alloc_file_ioctl(struct file *file, unsigned int cmd,
 			    unsigned long arg);

@@ -391,6 +391,7 @@ static int __init buddy_init(void)
 	ret = check_params();
 	if (ret)
 		return ret;
+	buddy_codec_fpu_init();
 	bd = kzalloc(sizeof(*bd), GFP_KERNEL);
 	if (!bd)
 		return -ENOMEM;

@@ -141,7 +141,7 @@ static __always_inline int stripe_io(struct buddy_allocation *a, u64 pos,
 	}
 	if (write && !READ_ONCE(ch->e.written))
 		WRITE_ONCE(ch->e.written, true);
-	ret = buddy_stripe_rw_link(&ch->e.x, i, off, buf, len, write, acct);
+	ret = buddy_stripe_rw_fpu(&ch->e.x, i, off, buf, len, write, acct);
 	up_read(&ch->sem);
 	return ret;
 }
