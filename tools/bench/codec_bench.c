@@ -25,9 +25,24 @@
  * page that does not shrink counted at 4096 B.  Every codec's output is
  * decoded once and compared with the input; a mismatch exits 1.
  *
- * The last line says whether the goal holds on the mixed class: BPC
- * compresses at least as fast as LZ4 compresses, and decompresses at least
- * half as fast as LZ4 decompresses.
+ * bpc is the implementation the codecs run here (buddy_codec_by_name():
+ * the fastest this CPU runs, or BUDDY_CODEC_IMPL=scalar|avx2), bpc-scalar
+ * the scalar reference next to it; both store the same bytes.
+ *
+ * The goals are judged after the tables, on every data class, in a paired
+ * pass: GOAL_ROUNDS rounds, each one 1 MiB chunk through memcpy, bpc,
+ * bpc-scalar and lz4 back to back (the order turning every round), timed
+ * by the thread's CPU time and by the wall clock; each goal is the median
+ * of its rounds' ratios (buddy_paired_judge(), quartiles printed), so a
+ * load that slows both sides of a round leaves it alone:
+ *
+ *   compress    bpc >= 1.0x lz4 on every class, >= 2.0x on mixed
+ *   decompress  bpc >= 1.0x lz4 on every class
+ *   size-only   bpc >= 4 GB/s on mixed
+ *
+ * Each is printed met / NOT met by CPU time and by wall clock, with bpc's
+ * rate as a fraction of memcpy's (the physical limit) and bpc-scalar's
+ * ratio beside it.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -45,26 +60,39 @@
 
 #include "codec.h"
 #include "datagen.h"
+#include "stats.h"
 
 #define PAGE		4096
 #define SEED		0x42756464790001ull	/* "Buddy", 1 */
 
 enum { OP_COMP, OP_SIZE, OP_DECOMP, OP_NR };
 
-/* Columns: memcpy, the four entry codecs, lz4, zstd. */
+/* Columns: memcpy, the entry codecs (bpc twice), lz4, zstd. */
 enum {
-	COL_MEMCPY, COL_BPC, COL_ZVC, COL_BDI, COL_FPC, COL_LZ4, COL_ZSTD,
-	COL_NR
+	COL_MEMCPY, COL_BPC, COL_BPCS, COL_ZVC, COL_BDI, COL_FPC, COL_LZ4,
+	COL_ZSTD, COL_NR
 };
 static const char *const col_names[COL_NR] = {
-	"memcpy", "bpc", "zvc", "bdi", "fpc", "lz4", "zstd-1",
+	"memcpy", "bpc", "bpc-sc", "zvc", "bdi", "fpc", "lz4", "zstd-1",
 };
-static const struct buddy_codec *const col_codec[COL_NR] = {
-	[COL_BPC] = &buddy_codec_bpc,	[COL_ZVC] = &buddy_codec_zvc,
+/* bpc: the implementation in force, set in main() */
+static const struct buddy_codec *col_codec[COL_NR] = {
+	[COL_BPCS] = &buddy_codec_bpc,	[COL_ZVC] = &buddy_codec_zvc,
 	[COL_BDI] = &buddy_codec_bdi,	[COL_FPC] = &buddy_codec_fpc,
 };
 
 #define NA	-1.0
+
+/* The paired judgement of one operation on one row, by one clock. */
+struct goal {
+	struct buddy_paired x;		/* bpc / lz4 */
+	struct buddy_paired xs;		/* bpc-scalar / lz4 */
+	struct buddy_paired mc;		/* bpc / memcpy */
+	double bpc, scalar;		/* median GB/s */
+	bool judged;
+};
+
+enum { CLK_CPU, CLK_WALL, CLK_NR };
 
 struct row {
 	char name[40];
@@ -72,6 +100,8 @@ struct row {
 	double gbps[OP_NR][COL_NR];	/* NA where it does not apply */
 	double cpu_gbps[OP_NR][COL_NR];	/* the same by thread CPU time */
 	double ratio[COL_NR];
+	struct goal goal[OP_NR][CLK_NR];
+	bool is_mixed;
 };
 
 static double cell_seconds = 0.2;
@@ -405,20 +435,211 @@ static void print_table(const char *title, struct row *rows, int nrows,
 	}
 }
 
-/* The goal lines, from one row's GB/s. */
-static void print_goal(double gbps[OP_NR][COL_NR], const char *how)
-{
-	double bc = gbps[OP_COMP][COL_BPC], bd = gbps[OP_DECOMP][COL_BPC];
-	double lc = gbps[OP_COMP][COL_LZ4], ld = gbps[OP_DECOMP][COL_LZ4];
-	bool comp_ok = bc >= lc, dec_ok = bd >= ld / 2;
+/* --- the goals, judged on paired rounds ------------------------------------ */
 
-	printf("\nGoal on mixed%s: BPC compress %.2f GB/s >= LZ4 compress %.2f GB/s: %s;\n"
-	       "  BPC decompress %.2f GB/s >= LZ4 decompress / 2 = %.2f GB/s: %s\n",
-	       how, bc, lc, comp_ok ? "yes" : "NO", bd, ld / 2,
-	       dec_ok ? "yes" : "NO");
-	printf("GOAL %s%s: BPC compresses at least as fast as LZ4 compresses and "
-	       "decompresses at least half as fast as LZ4 decompresses\n",
-	       comp_ok && dec_ok ? "MET" : "NOT MET", how);
+#define GOAL_ROUNDS	24
+#define GOAL_COLS	4	/* memcpy, bpc, bpc-scalar, lz4 */
+
+static const int goal_col[GOAL_COLS] = {
+	COL_MEMCPY, COL_BPC, COL_BPCS, COL_LZ4
+};
+static const char *const op_names[OP_NR] = {
+	"compress", "size-only", "decompress",
+};
+
+/* Goal of @op on a row: a factor of lz4, or (size-only) GB/s. */
+static double goal_target(int op, const struct row *r)
+{
+	if (op == OP_SIZE)
+		return r->is_mixed ? 4.0 : 0;
+	if (op == OP_COMP && r->is_mixed)
+		return 2.0;
+	return 1.0;
+}
+
+/*
+ * Run chunk @k of @op for column @col on @b, writing compressed data to
+ * @st (a copy of @b whose packed/meta are that codec's own): GB/s by the
+ * wall clock into *@wall and by the thread's CPU time into *@cpu.
+ */
+static void goal_cell(int op, int col, struct bufs *st, size_t k,
+		      double *wall, double *cpu)
+{
+	double t0 = now(), c0 = cpu_now(), t, c;
+
+	sink += run_chunk(col == COL_MEMCPY ? OP_COMP : op, col, st, k);
+	t = now() - t0;
+	c = cpu_now() - c0;
+	*wall = chunk_len(st, k) / t / 1e9;
+	*cpu = chunk_len(st, k) / c / 1e9;
+}
+
+/*
+ * The goals of row @r, whose data is in @b: GOAL_ROUNDS rounds per
+ * operation, each one chunk (in turn) through memcpy, bpc, bpc-scalar and
+ * lz4, the order turning by one every round.  bpc and lz4 keep their
+ * compressed data apart (@bst, @lst) so that the decompress rounds decode
+ * their own.
+ */
+static void judge(struct row *r, struct bufs *b, struct bufs *bst,
+		  struct bufs *lst)
+{
+	static double rate[CLK_NR][GOAL_COLS][GOAL_ROUNDS], scratch[GOAL_ROUNDS];
+	size_t nchunks = DIV_ROUND_UP(b->len, CHUNK), k;
+	int op, clk, round, i;
+
+	bst->len = lst->len = b->len;
+	for (k = 0; k < nchunks; k++) {	/* what the decoders read */
+		run_chunk(OP_COMP, COL_BPC, bst, k);
+		run_chunk(OP_COMP, COL_LZ4, lst, k);
+	}
+	for (op = 0; op < OP_NR; op++) {
+		for (round = 0; round < GOAL_ROUNDS; round++) {
+			k = round % nchunks;
+			for (i = 0; i < GOAL_COLS; i++) {
+				int c = (i + round) % GOAL_COLS;
+				struct bufs *st = goal_col[c] == COL_LZ4 ? lst :
+						  goal_col[c] == COL_MEMCPY ? b : bst;
+
+				if (op == OP_SIZE && goal_col[c] == COL_LZ4) {
+					rate[CLK_WALL][c][round] = NA;
+					rate[CLK_CPU][c][round] = NA;
+					continue;
+				}
+				goal_cell(op, goal_col[c], st, k,
+					  &rate[CLK_WALL][c][round],
+					  &rate[CLK_CPU][c][round]);
+			}
+		}
+		for (clk = 0; clk < CLK_NR; clk++) {
+			struct goal *g = &r->goal[op][clk];
+			double (*rt)[GOAL_ROUNDS] = rate[clk];
+
+			memcpy(scratch, rt[1], sizeof(scratch));
+			g->bpc = buddy_median(scratch, GOAL_ROUNDS);
+			memcpy(scratch, rt[2], sizeof(scratch));
+			g->scalar = buddy_median(scratch, GOAL_ROUNDS);
+			buddy_paired_judge(rt[1], rt[0], GOAL_ROUNDS, 0, scratch,
+					   &g->mc);
+			if (op != OP_SIZE) {
+				buddy_paired_judge(rt[1], rt[3], GOAL_ROUNDS,
+						   goal_target(op, r), scratch,
+						   &g->x);
+				buddy_paired_judge(rt[2], rt[3], GOAL_ROUNDS,
+						   goal_target(op, r), scratch,
+						   &g->xs);
+			} else {
+				g->x.met = g->bpc >= goal_target(op, r);
+				g->x.n = GOAL_ROUNDS;
+			}
+			g->judged = op != OP_SIZE || r->is_mixed;
+		}
+	}
+}
+
+static const char *verdict(const struct goal *g)
+{
+	return !g->x.n ? "unjudged" : g->x.met ? "met" : "NOT met";
+}
+
+static void print_goals(const struct row *rows, int nrows)
+{
+	char goal[32], x[32], sc[16], xw[16];
+	int op, i;
+
+	printf("\nGoals, judged on %d paired rounds per data class and operation (1 MiB\n"
+	       "through memcpy, bpc (%s), bpc-scalar and lz4 in turn): x = median of the\n"
+	       "rounds' bpc/lz4 ratios [quartiles], mc = of bpc/memcpy, sc = bpc-scalar/lz4\n",
+	       GOAL_ROUNDS, buddy_impl_name(col_codec[COL_BPC]->impl));
+	printf("%-10s %-9s %-10s | %-48s | %s\n", "", "", "",
+	       "by thread CPU time", "by wall clock");
+	printf("%-10s %-9s %-10s | %6s %-19s %4s %6s %-8s | %6s %s\n",
+	       "operation", "data", "goal", "GB/s", "x lz4", "mc", "sc", "",
+	       "x lz4", "");
+	for (op = 0; op < OP_NR; op++) {
+		for (i = 0; i < nrows; i++) {
+			const struct row *r = &rows[i];
+			const struct goal *c = &r->goal[op][CLK_CPU];
+			const struct goal *w = &r->goal[op][CLK_WALL];
+
+			if (!c->judged)
+				continue;
+			if (op == OP_SIZE) {
+				snprintf(goal, sizeof(goal), ">= %.0f GB/s",
+					 goal_target(op, r));
+				snprintf(x, sizeof(x), "-");
+				snprintf(sc, sizeof(sc), "-");
+				snprintf(xw, sizeof(xw), "-");
+			} else {
+				snprintf(goal, sizeof(goal), ">= %.1fx",
+					 goal_target(op, r));
+				snprintf(x, sizeof(x), "%.2fx [%.2f-%.2f]",
+					 c->x.median, c->x.q1, c->x.q3);
+				snprintf(sc, sizeof(sc), "%.2fx", c->xs.median);
+				snprintf(xw, sizeof(xw), "%.2fx", w->x.median);
+			}
+			printf("%-10s %-9.9s %-10s | %6.2f %-19s %4.2f %6s %-8s | %6s %s\n",
+			       op_names[op], r->name, goal, c->bpc, x,
+			       c->mc.median, sc, verdict(c), xw, verdict(w));
+		}
+	}
+}
+
+/* One GOAL line per goal and clock: the rows that miss it named. */
+static void print_goal_lines(const struct row *rows, int nrows)
+{
+	static const struct {
+		int op;
+		bool mixed_only;
+		const char *what;
+	} goals[] = {
+		{ OP_COMP, false, "BPC compress >= 1.0x LZ4 compress on every class" },
+		{ OP_COMP, true, "BPC compress >= 2.0x LZ4 compress on mixed" },
+		{ OP_DECOMP, false, "BPC decompress >= 1.0x LZ4 decompress on every class" },
+		{ OP_SIZE, true, "BPC size-only >= 4 GB/s on mixed" },
+	};
+	static const char *const clk_names[CLK_NR] = {
+		"by thread CPU time", "by wall clock",
+	};
+	unsigned int gi;
+	int clk, i;
+
+	putchar('\n');
+	for (gi = 0; gi < ARRAY_SIZE(goals); gi++) {
+		for (clk = 0; clk < CLK_NR; clk++) {
+			char miss[512] = "";
+			int n = 0, judged = 0;
+
+			for (i = 0; i < nrows; i++) {
+				const struct row *r = &rows[i];
+				const struct goal *g = &r->goal[goals[gi].op][clk];
+				size_t at = strlen(miss);
+
+				/* every class: those whose goal is 1.0x */
+				if (!g->judged || (goals[gi].mixed_only ?
+				    !r->is_mixed :
+				    goal_target(goals[gi].op, r) != 1.0))
+					continue;
+				judged++;
+				if (g->x.met)
+					continue;
+				n++;
+				if (goals[gi].op == OP_SIZE)
+					snprintf(miss + at, sizeof(miss) - at,
+						 "%s%s %.2f GB/s", at ? ", " : "",
+						 r->name, g->bpc);
+				else
+					snprintf(miss + at, sizeof(miss) - at,
+						 "%s%s %.2fx", at ? ", " : "",
+						 r->name, g->x.median);
+			}
+			if (!judged)
+				continue;
+			printf("GOAL %s %s: %s%s%s%s\n", goals[gi].what,
+			       clk_names[clk], n ? "NOT MET" : "MET",
+			       n ? " (" : "", miss, n ? ")" : "");
+		}
+	}
 }
 
 /* --- inputs ----------------------------------------------------------------- */
@@ -505,8 +726,8 @@ static void usage(FILE *f)
 int main(int argc, char **argv)
 {
 	bool want[DATAGEN_NR];
-	struct bufs b = { 0 };
-	struct row *rows, *mixed = NULL;
+	struct bufs b = { 0 }, bst, lst;
+	struct row *rows;
 	size_t mib = 32, len, chunk_cap;
 	int cpu = -1, opt, i, nrows = 0, err = 0;
 	char *list = NULL;
@@ -557,6 +778,7 @@ int main(int argc, char **argv)
 		}
 	}
 
+	col_codec[COL_BPC] = buddy_codec_by_name("bpc");
 	cpu = pin_cpu(cpu);
 	b.cap = mib << 20;
 	/* Worst case of a chunk's packed data, plus one stream of slack. */
@@ -574,6 +796,13 @@ int main(int argc, char **argv)
 		b.pk[i] = i * chunk_cap;
 	b.cctx = ZSTD_createCCtx();
 	b.dctx = ZSTD_createDCtx();
+	/* the goal pass's own compressed data for bpc and for lz4 */
+	bst = b;
+	bst.packed = xmalloc(chunk_cap * (b.cap / CHUNK));
+	bst.meta = xmalloc(b.cap / BUDDY_ENTRY_BYTES * sizeof(*b.meta));
+	lst = bst;
+	lst.packed = xmalloc(chunk_cap * (b.cap / CHUNK));
+	lst.meta = xmalloc(b.cap / BUDDY_ENTRY_BYTES * sizeof(*b.meta));
 	rows = xmalloc((DATAGEN_NR + argc) * sizeof(*rows));
 	if (!b.cctx || !b.dctx) {
 		fprintf(stderr, "codec_bench: cannot create zstd contexts\n");
@@ -589,8 +818,8 @@ int main(int argc, char **argv)
 		datagen_fill(i, SEED, b.src, b.cap);
 		if (measure(r, &b, b.cap))
 			err = 1;
-		if (i == DATAGEN_MIXED)
-			mixed = r;
+		r->is_mixed = i == DATAGEN_MIXED;
+		judge(r, &b, &bst, &lst);
 		nrows++;
 	}
 	for (i = optind; i < argc; i++) {
@@ -605,13 +834,18 @@ int main(int argc, char **argv)
 			 base ? base + 1 : argv[i]);
 		if (measure(r, &b, len))
 			err = 1;
+		judge(r, &b, &bst, &lst);
 		nrows++;
 	}
 
 	printf("codec_bench: CPU %d, %.2f s per cell, %zu MiB per class, "
 	       "GB/s = 1e9 uncompressed bytes/s on one core\n"
-	       "bpc/zvc/bdi/fpc per 128 B entry (buddy_entry_encode/classify/decode); "
-	       "lz4, zstd-1 per 4 KiB page\n", cpu, cell_seconds, mib);
+	       "bpc/bpc-sc(alar)/zvc/bdi/fpc per 128 B entry (buddy_entry_encode/classify/decode); "
+	       "lz4, zstd-1 per 4 KiB page\n"
+	       "bpc: the %s implementation (best this CPU runs: %s; BUDDY_CODEC_IMPL)\n",
+	       cpu, cell_seconds, mib,
+	       buddy_impl_name(col_codec[COL_BPC]->impl),
+	       buddy_impl_name(buddy_impl_best()));
 	print_table("Compress GB/s", rows, nrows, OP_COMP, false);
 	print_table("Size-only GB/s (size code without writing the stream)",
 		    rows, nrows, OP_SIZE, false);
@@ -619,22 +853,22 @@ int main(int argc, char **argv)
 	print_table("Compression ratio (bpc/zvc/bdi/fpc: Buddy sizes 0/8/32/64/96/128 B; lz4, zstd-1: bytes per 4 KiB page)",
 		    rows, nrows, 0, true);
 
-	if (mixed)
-		print_goal(mixed->gbps, "");
-	if (busy_cells) {
+	if (busy_cells)
 		printf("\nnote: %d cells got less than 90%% of their CPU (at worst %.0f%%):\n"
 		       "the machine was busy; their GB/s are low by as much.\n",
 		       busy_cells, 100 * min_cpu_share);
-		if (mixed)
-			print_goal(mixed->cpu_gbps,
-				   " by thread CPU time (other load excluded)");
-	}
+	print_goals(rows, nrows);
+	print_goal_lines(rows, nrows);
 	printf("(total %.1f s)\n", now() - t_start);
 	if (sink == 42)
 		putchar('\n');
 	ZSTD_freeCCtx(b.cctx);
 	ZSTD_freeDCtx(b.dctx);
 	free(rows);
+	free(bst.packed);
+	free(bst.meta);
+	free(lst.packed);
+	free(lst.meta);
 	free(b.pk);
 	free(b.meta);
 	free(b.packed);
