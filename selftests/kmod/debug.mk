@@ -4,7 +4,8 @@
 #
 #   make check-debug   build (or take from the cache) the KASAN debug kernel
 #                      (scripts/debug-kernel/), build buddy.ko against it,
-#                      boot it and run selftests/kmod/guest-tests.sh debug:
+#                      boot it (a CPU with AVX2, for the codec test's vector
+#                      paths) and run selftests/kmod/guest-tests.sh debug:
 #                      DEBUG_TESTS selftests, then the fuzzer with fault
 #                      injection until DEBUG_FUZZ_OPS operations or
 #                      DEBUG_FUZZ_SECONDS, failing below DEBUG_FUZZ_MIN_OPS;
@@ -17,7 +18,7 @@
 # FUZZ_SEED picks the fuzzer's seed (default: a new one each run, printed in
 # the TAP log); the same seed replays each worker's operation sequence.
 
-DEBUG_TESTS          ?= api io
+DEBUG_TESTS          ?= api io codec
 DEBUG_PARAMS         ?= device_mb=16 chunk_kb=64 window_mb=1
 DEBUG_FUZZ_SECONDS   ?= 1200
 DEBUG_FUZZ_OPS       ?= 120000
@@ -75,7 +76,7 @@ endef
 define debug_check
 	-$(call debug_prepare,$(1))
 	-$(call kmod_guest_run,debug-$(1),--kernel $$(cat $(B)/guest/debug-$(1)/kernel) \
-	    --nodes 2 --mem 512 --timeout $(DEBUG_GUEST_TIMEOUT) --append pci=noacpi \
+	    --nodes 2 --mem 512 --cpu max --timeout $(DEBUG_GUEST_TIMEOUT) --append pci=noacpi \
 	    $(DEBUG_ALLOW_KMSG),debug,$(B)/guest/debug-$(1),\
 	    DEBUG_TESTS="$(DEBUG_TESTS)" DEBUG_PARAMS="$(DEBUG_PARAMS)" \
 	    FUZZ_SEED=$(FUZZ_SEED) FUZZ_SECONDS=$(2) FUZZ_MIN_OPS=$(3) FUZZ_OPS=$(4))

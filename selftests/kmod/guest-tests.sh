@@ -17,6 +17,10 @@
 #           buddy frame fails
 #   fuzz    the ABI fuzzer alone, without fault injection ($FUZZ_OPS
 #           operations or $FUZZ_SECONDS), e.g. the 1M-operation run
+#   codec   the codec implementations (a guest CPU with AVX2: run.sh --cpu
+#           max): buddy_codec_test, then the io and mmap tests at every
+#           target with the vector codecs forced on every stripe
+#           (codec_impl=avx2 codec_vector_min=1)
 #
 # The binaries, buddy.ko and this script sit in one directory.  Every test
 # binary, and every group of shell checks, is one section between
@@ -161,6 +165,7 @@ full() {
 	run_bin default-stress buddy_stress_test
 	run_bin default-hostile buddy_hostile_test
 	run_bin default-mmap buddy_mmap_test
+	run_bin default-codec buddy_codec_test
 	tracepoints
 
 	sec_begin unload-reload
@@ -452,6 +457,30 @@ debug() {
 	sec_end
 }
 
+codec() {
+	sec_begin codec-setup
+	check "insmod with defaults" load
+	sec_end
+	loaded || return
+	run_bin codec buddy_codec_test
+	if grep -q avx2 $PAR/codec_impl; then
+		for impl in avx2 scalar; do
+			sec_begin "codec-$impl-setup"
+			check "codec_impl=$impl codec_vector_min=1" \
+				eval "echo $impl >$PAR/codec_impl && echo 1 >$PAR/codec_vector_min"
+			check_eq "codec_impl shows $impl in use" "[$impl]" \
+				"$(grep -o "\[$impl\]" $PAR/codec_impl)"
+			sec_end
+			run_bin "codec-$impl-io" buddy_io_test
+			run_bin "codec-$impl-mmap" buddy_mmap_test
+		done
+	fi
+	sec_begin codec-after
+	no_leak "after the codec runs"
+	check "rmmod" rmmod buddy
+	sec_end
+}
+
 fuzz() {
 	sec_begin fuzz-setup
 	check "insmod ${FUZZ_PARAMS:-(defaults)}" load $FUZZ_PARAMS
@@ -472,6 +501,7 @@ numa4) numa4 ;;
 big) big ;;
 debug) debug ;;
 fuzz) fuzz ;;
+codec) codec ;;
 *) echo "guest-tests.sh: unknown mode '$mode'" >&2; exit 2 ;;
 esac
 unload 2>/dev/null

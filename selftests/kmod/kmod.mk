@@ -4,7 +4,9 @@
 #   make selftests-kmod   static test binaries + guest script in $(B)/guest/kmod/
 #   make check-guest      build the module and the tests, boot the guest(s),
 #                         run selftests/kmod/guest-tests.sh there; each test
-#                         binary's TAP lands in $(B)/results/guest-*.log
+#                         binary's TAP lands in $(B)/results/guest-*.log.
+#                         The codec run boots a CPU with AVX2 (--cpu max),
+#                         for the module's vector codecs.
 #
 # The guest is a busybox initramfs without libc: everything is linked
 # -static.  Each binary links the shared core (the codecs the module uses,
@@ -121,4 +123,5 @@ check-guest: selftests-kmod
 	-$(call kmod_guest_run,2node,--nodes 2 --mem $(KMOD_GUEST_MEM) --timeout $(KMOD_GUEST_TIMEOUT),full)
 	-$(call kmod_guest_run,4node,--nodes 4 --mem $(KMOD_GUEST_MEM) --far-mem 512 --timeout 600,numa4)
 	-$(call kmod_guest_run,big,--nodes 2 --mem $(KMOD_BIG_MEM) --timeout 1800 --append no_timer_check,big)
+	-$(call kmod_guest_run,codec,--nodes 2 --mem $(KMOD_GUEST_MEM) --cpu max --timeout 1200,codec)
 	@scripts/summary.sh
