@@ -181,7 +181,8 @@ static void check_chunk(struct __test_metadata *_metadata,
 	}
 }
 
-TEST_F(vec, datagen_classes)
+/* 10 million entries per class take minutes: the harness's 30 s is for make check */
+TEST_F_TIMEOUT(vec, datagen_classes, 3600)
 {
 	unsigned int c, n;
 	unsigned long done;
@@ -232,7 +233,7 @@ static u32 pattern_word(struct datagen_rng *r, unsigned int kind, u32 prev)
 	}
 }
 
-TEST_F(vec, random_patterns)
+TEST_F_TIMEOUT(vec, random_patterns, 3600)
 {
 	struct datagen_rng r;
 	unsigned int kind, i, j, n;
@@ -260,7 +261,7 @@ TEST_F(vec, random_patterns)
 }
 
 /* Random bytes as streams, of every length up to BUDDY_STREAM_MAX. */
-TEST_F(vec, random_streams)
+TEST_F_TIMEOUT(vec, random_streams, 3600)
 {
 	struct datagen_rng r;
 	unsigned long i, ok = 0;
