@@ -80,6 +80,13 @@ const struct buddy_codec *buddy_codec_impl(const struct buddy_codec *c,
 	return c->impl == BUDDY_IMPL_SCALAR ? c : codec_scalar(c->id);
 }
 
+void buddy_codec_init(void)
+{
+#ifdef BUDDY_HAVE_AVX2
+	buddy_bpc_avx2_init();
+#endif
+}
+
 #ifdef __KERNEL__
 unsigned int buddy_codec_impl_default(void)
 {
@@ -94,6 +101,7 @@ __attribute__((constructor)) static void buddy_codec_impl_select(void)
 	const char *want = getenv("BUDDY_CODEC_IMPL");
 	int impl = want ? buddy_impl_by_name(want) : -EINVAL;
 
+	buddy_codec_init();
 	impl_default = impl >= 0 && buddy_impl_usable(impl) ? impl :
 							      buddy_impl_best();
 }

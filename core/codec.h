@@ -79,7 +79,14 @@ extern const struct buddy_codec buddy_codec_fpc;
 extern const struct buddy_codec buddy_codec_none;
 #ifdef BUDDY_HAVE_AVX2
 extern const struct buddy_codec buddy_codec_bpc_avx2;
+void buddy_bpc_avx2_init(void);
 #endif
+
+/*
+ * Set up the codecs' tables: once, before any vector codec runs.  In
+ * userspace it runs when the program loads; the module calls it first.
+ */
+void buddy_codec_init(void);
 
 /* NULL-terminated table of every codec (scalar), in BUDDY_CODEC_* order. */
 extern const struct buddy_codec *const buddy_codecs[];

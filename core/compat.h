@@ -134,6 +134,10 @@ static inline u64 div64_u64(u64 dividend, u64 divisor)
 #ifndef __aligned
 #define __aligned(x) __attribute__((__aligned__(x)))
 #endif
+/* the kernel's: written once at init, read-only after */
+#ifndef __ro_after_init
+#define __ro_after_init
+#endif
 
 #ifdef __x86_64__
 /*

@@ -191,6 +191,7 @@ void buddy_codec_fpu_init(void)
 	u64 t, fpu_ns, scalar_ns, vec_ns, saved;
 	u8 *src, *st, *dst;
 
+	buddy_codec_init();
 	if (best == BUDDY_IMPL_SCALAR || !irq_fpu_usable()) {
 		codec_impl = want == CODEC_IMPL_AUTO ? BUDDY_IMPL_SCALAR : want;
 		if (!codec_vector_min)

@@ -37,18 +37,18 @@
 
 #ifdef BUDDY_HAVE_AVX2
 
+/*
+ * Every function here: the loops over the four registers of an entry are
+ * unrolled (#pragma GCC unroll), so that arrays of vectors stay in
+ * registers.
+ */
 #define BPC_AVX2 __attribute__((target("avx2,bmi,bmi2,lzcnt,popcnt")))
-#define BPC_VEC static BPC_AVX2 __always_inline
-/* Loops over the four registers of an entry: unrolled, the arrays of
- * vectors stay in registers. */
-#define BPC_EACH(j, n)	_Pragma("GCC unroll 8") for (j = 0; j < (n); j++)
 
 typedef u32 v8u __attribute__((vector_size(32)));
 typedef s32 v8s __attribute__((vector_size(32)));
 typedef u64 v4q __attribute__((vector_size(32)));
-typedef long long v4di __attribute__((vector_size(32)));
-typedef char v32c __attribute__((vector_size(32)));
-typedef float v8f __attribute__((vector_size(32)));
+/* the builtins' own element types, for their arguments */
+#define BPC_AS(type, v)	((type __attribute__((vector_size(32))))(v))
 
 /*
  * Unaligned 32-byte loads and stores, as one instruction each: GCC's
@@ -60,7 +60,7 @@ struct bpc_32b {
 	u8 b[32];
 };
 
-BPC_VEC v8u ld8(const void *p)
+static BPC_AVX2 __always_inline v8u ld8(const void *p)
 {
 	v8u v;
 
@@ -68,12 +68,12 @@ BPC_VEC v8u ld8(const void *p)
 	return v;
 }
 
-BPC_VEC void st8(void *p, v8u v)
+static BPC_AVX2 __always_inline void st8(void *p, v8u v)
 {
 	asm("vmovdqu %1, %0" : "=m" (*(struct bpc_32b *)p) : "x" (v));
 }
 
-BPC_VEC v8u bcast(u32 x)
+static BPC_AVX2 __always_inline v8u bcast(u32 x)
 {
 	v8u v = { x, x, x, x, x, x, x, x };
 
@@ -81,44 +81,54 @@ BPC_VEC v8u bcast(u32 x)
 }
 
 /* Lane 0 of @v in every lane. */
-BPC_VEC v8u lane0(v8u v)
+static BPC_AVX2 __always_inline v8u lane0(v8u v)
 {
 	return __builtin_shufflevector(v, v, 0, 0, 0, 0, 0, 0, 0, 0);
 }
 
-BPC_VEC v8u perm(v8u v, v8u idx)
+static BPC_AVX2 __always_inline v8u perm(v8u v, v8u idx)
 {
 	return (v8u)__builtin_ia32_permvarsi256((v8s)v, (v8s)idx);
 }
 
-BPC_VEC v8u shufb(v8u v, v8u idx)
+static BPC_AVX2 __always_inline v8u shufb(v8u v, v8u idx)
 {
-	return (v8u)__builtin_ia32_pshufb256((v32c)v, (v32c)idx);
+	return (v8u)__builtin_ia32_pshufb256(BPC_AS(char, v), BPC_AS(char, idx));
 }
 
 /* Bit i: the sign of lane i. */
-BPC_VEC unsigned int signs(v8u v)
+static BPC_AVX2 __always_inline unsigned int signs(v8u v)
 {
-	return __builtin_ia32_movmskps256((v8f)v);
+	return __builtin_ia32_movmskps256(BPC_AS(float, v));
 }
 
-BPC_VEC bool all_zero(v8u v)
+static BPC_AVX2 __always_inline bool all_zero(v8u v)
 {
-	return __builtin_ia32_ptestz256((v4di)v, (v4di)v);
+	return __builtin_ia32_ptestz256(BPC_AS(long long, v), BPC_AS(long long, v));
+}
+
+/*
+ * The position of the one bit of each lane, set below bit 31: the exponent
+ * of the lane converted to a float, which is exact for a power of two.
+ */
+static BPC_AVX2 __always_inline v8u log2_pow2(v8u x)
+{
+	return ((v8u)__builtin_convertvector((v8s)x,
+			float __attribute__((vector_size(32)))) >> 23) - 127;
 }
 
 /* The halves, the 64-bit pairs and the 32-bit pairs of lanes swapped. */
-BPC_VEC v8u swap128(v8u v)
+static BPC_AVX2 __always_inline v8u swap128(v8u v)
 {
 	return __builtin_shufflevector(v, v, 4, 5, 6, 7, 0, 1, 2, 3);
 }
 
-BPC_VEC v8u swap64(v8u v)
+static BPC_AVX2 __always_inline v8u swap64(v8u v)
 {
 	return __builtin_shufflevector(v, v, 2, 3, 0, 1, 6, 7, 4, 5);
 }
 
-BPC_VEC v8u swap32(v8u v)
+static BPC_AVX2 __always_inline v8u swap32(v8u v)
 {
 	return __builtin_shufflevector(v, v, 1, 0, 3, 2, 5, 4, 7, 6);
 }
@@ -134,7 +144,7 @@ BPC_VEC v8u swap32(v8u v)
  * swaps, Hacker's Delight 7-3), after which its byte s holds byte g of
  * word 8t + s: one more shuffle pair puts it there.
  */
-BPC_VEC void bpc_transpose(v8u v[4])
+static BPC_AVX2 __always_inline void bpc_transpose(v8u v[4])
 {
 	/* per 128-bit lane: byte 4t + r <- byte 4r + t (4x4 bytes) */
 	const v8u bytes4x4 = {
@@ -146,7 +156,8 @@ BPC_VEC void bpc_transpose(v8u v[4])
 	v4q x[4], a0, a1, a2, a3, t;
 	int j;
 
-	BPC_EACH(j, 4)		/* 64-bit lane t: bytes t of v[j] */
+#pragma GCC unroll 4
+	for (j = 0; j < 4; j++)		/* 64-bit lane t: bytes t of v[j] */
 		x[j] = (v4q)perm(shufb(v[j], bytes4x4), pair);
 	a0 = __builtin_shufflevector(x[0], x[1], 0, 4, 2, 6);
 	a1 = __builtin_shufflevector(x[0], x[1], 1, 5, 3, 7);
@@ -156,7 +167,8 @@ BPC_VEC void bpc_transpose(v8u v[4])
 	x[1] = __builtin_shufflevector(a1, a3, 0, 1, 4, 5);
 	x[2] = __builtin_shufflevector(a0, a2, 2, 3, 6, 7);
 	x[3] = __builtin_shufflevector(a1, a3, 2, 3, 6, 7);
-	BPC_EACH(j, 4) {
+#pragma GCC unroll 4
+	for (j = 0; j < 4; j++) {
 		v4q y = x[j];
 
 		t = (y ^ (y >> 7)) & 0x00aa00aa00aa00aaull;
@@ -181,12 +193,13 @@ struct bpc_rows {
 	v8u d[4], s[4], e[4];
 };
 
-BPC_VEC void bpc_rows(const u8 *src, struct bpc_rows *r)
+static BPC_AVX2 __always_inline void bpc_rows(const u8 *src, struct bpc_rows *r)
 {
 	const v8u up1 = { 1, 2, 3, 4, 5, 6, 7, 7 };
 	int j;
 
-	BPC_EACH(j, 4) {
+#pragma GCC unroll 4
+	for (j = 0; j < 4; j++) {
 		v8u w = ld8(src + 32 * j);
 		v8u n = j < 3 ? ld8(src + 32 * j + 4) : perm(w, up1);
 
@@ -200,7 +213,7 @@ BPC_VEC void bpc_rows(const u8 *src, struct bpc_rows *r)
  * All 31 deltas are equal (a constant or a ramp entry, coded without
  * planes): their value in *@d.
  */
-BPC_VEC bool bpc_is_ramp(const struct bpc_rows *r, s64 *d)
+static BPC_AVX2 __always_inline bool bpc_is_ramp(const struct bpc_rows *r, s64 *d)
 {
 	const v8u rows30 = { ~0u, ~0u, ~0u, ~0u, ~0u, ~0u, ~0u, 0 };
 	v8u d0 = lane0(r->d[0]), s0 = lane0(r->s[0]), ne;
@@ -219,7 +232,7 @@ BPC_VEC bool bpc_is_ramp(const struct bpc_rows *r, s64 *d)
  * delta's bit), adj: ones in two adjacent rows.  Counted over the four
  * registers first, then over the eight lanes, halving each time.
  */
-BPC_VEC void bpc_columns(const struct bpc_rows *r, struct bpc_masks *m)
+static BPC_AVX2 __always_inline void bpc_columns(const struct bpc_rows *r, struct bpc_masks *m)
 {
 	const v8u row31 = { 0, 0, 0, 0, 0, 0, 0, ~0u };
 	const v8u *e = r->e;
@@ -242,7 +255,8 @@ BPC_VEC void bpc_columns(const struct bpc_rows *r, struct bpc_masks *m)
 	      (e[2] & __builtin_shufflevector(e[2], e[3], 1, 2, 3, 4, 5, 6, 7, 8)) |
 	      (e[3] & __builtin_shufflevector(e[3], zero, 1, 2, 3, 4, 5, 6, 7, 8));
 
-	BPC_EACH(step, 3) {
+#pragma GCC unroll 3
+	for (step = 0; step < 3; step++) {
 		v8u y3;
 
 		if (step == 0) {
@@ -291,7 +305,7 @@ struct bpc_plan {
 };
 
 /* Plan the stream of the 128 bytes at @src; returns its length in bits. */
-BPC_VEC unsigned int bpc_plan(const u8 *src, struct bpc_plan *p)
+static BPC_AVX2 __always_inline unsigned int bpc_plan(const u8 *src, struct bpc_plan *p)
 {
 	bpc_rows(src, &p->r);
 	p->base = bpc_base((s32)get_unaligned_le32(src));
@@ -308,10 +322,133 @@ BPC_VEC unsigned int bpc_plan(const u8 *src, struct bpc_plan *p)
 			   p->m.nz ^ BPC_ALL_PLANES);
 }
 
+/* The code of a zero run of @r planes (001, 01 LLLLL), 0 for none. */
+static BPC_AVX2 __always_inline u64 bpc_run_code(unsigned int r)
+{
+	return r == 1 ? 1 : 30 + r;		/* 30 + r = 32 | (r - 2) */
+}
+
+static BPC_AVX2 __always_inline unsigned int bpc_run_len(unsigned int r)
+{
+	return !r ? 0 : r == 1 ? 3 : 7;
+}
+
+/*
+ * The symbol of each plane 0..31, in vector lanes, with the zero run that
+ * follows it in the stream (the planes below it down to the next non-zero
+ * plane, or to plane 0): the symbol is a literal 1 DBX, 00000 / 00001, or
+ * 0001x and the position of the single one or the lower of two adjacent
+ * ones (the exponent of the lowest one as a float); the run 001 or
+ * 01 LLLLL.  The next non-zero plane below is the highest one of the
+ * planes below, found the same way once the bits under it are smeared.
+ * Up to 39 bits: the low 32 in lo[], the rest in hi[], the length in
+ * len[], for plane k at index 32 - k (the order of the stream).  Returns
+ * the mask of the non-zero planes by that index.
+ */
+static BPC_AVX2 __always_inline u64 bpc_symbols(const v8u *pl, const struct bpc_plan *p, u32 *lo,
+			u32 *hi, u32 *len)
+{
+	const v8u steps = { 0, 1, 2, 3, 4, 5, 6, 7 };
+	const v8u rev = { 7, 6, 5, 4, 3, 2, 1, 0 };
+	v8u lit = bcast((u32)p->lit), s5 = bcast((u32)p->s5);
+	v8u all = bcast((u32)p->m.all), nz = bcast((u32)p->m.nz), zero = { 0 };
+	u64 mask = 0;
+	int j;
+
+#pragma GCC unroll 4
+	for (j = 0; j < 4; j++) {
+		v8u v = pl[j], k = steps + 8 * j, bit = bcast(1) << k;
+		v8u is_lit = (v8u)((lit & bit) != zero);
+		v8u is5 = (v8u)((s5 & bit) != zero);
+		v8u is_all = (v8u)((all & bit) != zero);
+		v8u low = v & -v, below = nz & (bit - 1), y = below;
+		v8u at = log2_pow2(low);
+		v8u c = ((v8u)(v == low) & bcast(1u << 5)) | bcast(2u << 5) |
+			at;
+		v8u n = bcast(10), r, none, one, rc, rn;
+
+		c = (c & ~is5) | (~is_all & bcast(1) & is5);
+		n = (n & ~is5) | (bcast(5) & is5);
+		c = (c & ~is_lit) | ((v | bcast(1u << 31)) & is_lit);
+		n = (n & ~is_lit) | (bcast(32) & is_lit);
+		/* the run: down to the highest non-zero plane below */
+		y |= y >> 1;
+		y |= y >> 2;
+		y |= y >> 4;
+		y |= y >> 8;
+		y |= y >> 16;
+		y ^= y >> 1;
+		r = log2_pow2(y);
+		none = (v8u)(below == zero);
+		r = (k & none) | ((k - 1 - r) & ~none);
+		one = (v8u)(r == bcast(1));
+		none = (v8u)(r == zero);
+		rc = (((bcast(30) + r) & ~one) | (bcast(1) & one)) & ~none;
+		rn = ((bcast(7) & ~one) | (bcast(3) & one)) & ~none;
+		/* plane 8j + l goes to index 32 - 8j - l: reversed */
+		st8(lo + 25 - 8 * j, perm((c << rn) | rc, rev));
+		st8(hi + 25 - 8 * j, perm((c >> 1) >> (bcast(31) - rn), rev));
+		st8(len + 25 - 8 * j, perm(n + rn, rev));
+		mask |= (u64)signs(perm((v8u)((nz & bit) != zero), rev)) <<
+			(25 - 8 * j);
+	}
+	return mask;
+}
+
+/*
+ * The stream bpc_put_planes() writes, without a branch on a plane's
+ * class: the base and the zero run above the first non-zero plane, then
+ * one put per non-zero plane from plane 32 down, each with the run after
+ * it, then the stretch of literal pairs down to plane 0 as 64-bit words
+ * (x[j] = DBX[2j] | DBX[2j + 1] << 32, as that one takes them).
+ */
+static BPC_AVX2 __always_inline unsigned int bpc_vec_put_planes(struct bitw *o, const struct bpc_plan *p,
+					const v8u *pl, const u64 *x)
+{
+	u32 lo[40] __aligned(32), hi[40] __aligned(32), len[40] __aligned(32);
+	u64 lit2 = p->lit & (p->lit >> 1) & 0x55555555ull, v, m;
+	unsigned int low = __builtin_ctzll(~lit2 & 0x155555555ull) / 2;
+	unsigned int n, r, i;
+	u32 sg = p->m.cand, at = __builtin_ctz(sg | 1u << 31);
+	int j;
+
+	m = bpc_symbols(pl, p, lo, hi, len);
+	bitw_put(o, p->base >> 6, p->base & 63);
+	/* zero planes from 32 down: a run before the first symbol */
+	r = __builtin_clzll(p->m.nz << 31 | 1ull << 30);
+	if (r)
+		bitw_put(o, bpc_run_code(r), bpc_run_len(r));
+	if (p->m.nz >> 32 & 1) {
+		/* plane 32, from DBX[32] as bpc_put_plane() codes it */
+		v = (sg >> at == 1 ? 3u << 5 : 2u << 5) | at;
+		n = 10;
+		if (p->s5 >> 32 & 1) {
+			v = !(p->m.all >> 32 & 1);
+			n = 5;
+		}
+		if (p->lit >> 32 & 1) {
+			v = 1u << 31 | sg;
+			n = 32;
+		}
+		r = __builtin_clzll(p->m.nz << 32 | 1ull << 31);
+		bitw_put(o, v << bpc_run_len(r) | (r ? bpc_run_code(r) : 0),
+			 n + bpc_run_len(r));
+	}
+	/* planes 31 .. 2 * low (index 1 .. 32 - 2 * low) */
+	for (m &= (1ull << (33 - 2 * low)) - 1; m; m &= m - 1) {
+		i = __builtin_ctzll(m);
+		bitw_put(o, (u64)hi[i] << 32 | lo[i], len[i]);
+	}
+	for (j = low - 1; j >= 0; j--)
+		bitw_put64(o, x[j] | BPC_LIT2);
+	return bitw_finish(o);
+}
+
 /* Write the stream @p planned into @dst; returns its length in bits. */
-BPC_VEC unsigned int bpc_write(struct bpc_plan *p, u8 *dst)
+static BPC_AVX2 __always_inline unsigned int bpc_write(struct bpc_plan *p, u8 *dst)
 {
 	u64 x[17] __aligned(32) __uninitialized;	/* all set below */
+	v8u zero = { 0 }, pl[4] = { zero, zero, zero, zero };
 	struct bitw o;
 	int j;
 
@@ -319,13 +456,15 @@ BPC_VEC unsigned int bpc_write(struct bpc_plan *p, u8 *dst)
 	if (p->ramp)
 		return bpc_encode_ramp(&o, p->base, p->d, true);
 	if (p->lit | p->s10) {
-		bpc_transpose(p->r.e);
-		BPC_EACH(j, 4)
-			st8(x + 4 * j, p->r.e[j]);
+#pragma GCC unroll 4
+		for (j = 0; j < 4; j++)
+			pl[j] = p->r.e[j];
+		bpc_transpose(pl);
+#pragma GCC unroll 4
+		for (j = 0; j < 4; j++)
+			st8(x + 4 * j, pl[j]);
 	}
-	x[16] = p->m.cand;			/* DBX[32] */
-	return bpc_put_planes(&o, p->base, x, p->m.nz, p->lit, p->s5,
-			      p->m.all);
+	return bpc_vec_put_planes(&o, p, pl, x);
 }
 
 static BPC_AVX2 unsigned int bpc_avx2_compress(const u8 *src, u8 *dst)
@@ -343,12 +482,12 @@ static BPC_AVX2 unsigned int bpc_avx2_size(const u8 *src)
 	return bpc_plan(src, &p);
 }
 
-BPC_VEC bool entry_zero(const u8 *e)
+static BPC_AVX2 __always_inline bool entry_zero(const u8 *e)
 {
 	return all_zero(ld8(e) | ld8(e + 32) | ld8(e + 64) | ld8(e + 96));
 }
 
-BPC_VEC void entry_copy(u8 *dst, const u8 *src)
+static BPC_AVX2 __always_inline void entry_copy(u8 *dst, const u8 *src)
 {
 	v8u a = ld8(src), b = ld8(src + 32), c = ld8(src + 64);
 	v8u d = ld8(src + 96);
@@ -399,43 +538,35 @@ static BPC_AVX2 unsigned int bpc_avx2_entry_classify(const u8 *entry)
 #define BPC_DBP0	0xffffffffu
 
 /*
- * The plane of a symbol from its first 10 bits v (prefix-coded as in
- * the spec): the DBX of 00000 and of the single and double ones, zero for
- * runs and 001, BPC_DBP0 for 00001; literals are the decoder's.  A
- * position past the plane sets bit 31, which no valid plane has.
+ * The symbols by their first 10 bits v (prefix-coded as in the spec), for
+ * the decoder's loop: bpc_sym[v] has the plane in its low half (the DBX of
+ * 00000 and of the single and double ones, zero for runs and 001,
+ * BPC_DBP0 for 00001; a position past the plane sets bit 31, which no
+ * valid plane has) and in its high half the mask of the bits after the
+ * prefix that are the plane (a literal's 31); bpc_cnt[v] the planes the
+ * symbol covers (L for a run 01 LLLLL, else 1).  Filled once by
+ * buddy_bpc_avx2_init().
  */
-#define BPC_T_DBX(v)	((v) >> 7 ? 0u :					\
-			 (v) >> 6 ? ((v) >> 5 & 1 ? 1u : 3u) << ((v) & 31) :	\
-			 (v) >> 5 ? BPC_DBP0 : BPC_PLANE_MASK)
-/* Planes it covers: L for a run 01 LLLLL (L - 2 coded), else 1. */
-#define BPC_T_CNT(v)	((v) >> 8 == 1 ? ((v) >> 3 & 31) + 2 : 1)
-/*
- * Per 10-bit prefix v: the plane in the low half, in the high half the
- * mask of the bits after it that are the plane (a literal's 31).
- */
-#define BPC_T1(v)	((v) >> 9 ? (u64)BPC_PLANE_MASK << 32 : BPC_T_DBX(v))
-#define BPC_T4(v)	BPC_T1(v), BPC_T1((v) + 1), BPC_T1((v) + 2), BPC_T1((v) + 3)
-#define BPC_T16(v)	BPC_T4(v), BPC_T4((v) + 4), BPC_T4((v) + 8), BPC_T4((v) + 12)
-#define BPC_T64(v)	BPC_T16(v), BPC_T16((v) + 16), BPC_T16((v) + 32),	\
-			BPC_T16((v) + 48)
-#define BPC_T256(v)	BPC_T64(v), BPC_T64((v) + 64), BPC_T64((v) + 128),	\
-			BPC_T64((v) + 192)
+static u64 bpc_sym[1024] __ro_after_init;
+static u8 bpc_cnt[1024] __ro_after_init;
 
-static const u64 bpc_sym[1024] = {
-	BPC_T256(0), BPC_T256(256), BPC_T256(512), BPC_T256(768),
-};
+void buddy_bpc_avx2_init(void)
+{
+	unsigned int v;
 
-#define BPC_C1(v)	BPC_T_CNT(v)
-#define BPC_C4(v)	BPC_C1(v), BPC_C1((v) + 1), BPC_C1((v) + 2), BPC_C1((v) + 3)
-#define BPC_C16(v)	BPC_C4(v), BPC_C4((v) + 4), BPC_C4((v) + 8), BPC_C4((v) + 12)
-#define BPC_C64(v)	BPC_C16(v), BPC_C16((v) + 16), BPC_C16((v) + 32),	\
-			BPC_C16((v) + 48)
-#define BPC_C256(v)	BPC_C64(v), BPC_C64((v) + 64), BPC_C64((v) + 128),	\
-			BPC_C64((v) + 192)
+	for (v = 0; v < 1024; v++) {
+		u32 dbx;
 
-static const u8 bpc_cnt[1024] = {
-	BPC_C256(0), BPC_C256(256), BPC_C256(512), BPC_C256(768),
-};
+		if (v >> 7)			/* 1, 01, 001 */
+			dbx = 0;
+		else if (v >> 6)		/* 0001x ppppp */
+			dbx = (v >> 5 & 1 ? 1u : 3u) << (v & 31);
+		else				/* 00001, 00000 */
+			dbx = v >> 5 ? BPC_DBP0 : BPC_PLANE_MASK;
+		bpc_sym[v] = v >> 9 ? (u64)BPC_PLANE_MASK << 32 : dbx;
+		bpc_cnt[v] = v >> 8 == 1 ? (v >> 3 & 31) + 2 : 1;
+	}
+}
 
 /* The branch on @x goes either way as often: make it a conditional move. */
 #define bpc_unpredictable(x)	__builtin_expect_with_probability(!!(x), 1, 0.5)
@@ -451,13 +582,13 @@ static const u8 bpc_cnt[1024] = {
 #define BPC_STOP	(1ull << 59)
 
 /* Big-endian 64 bits from bit @at of @b (any @at: @b is padded). */
-BPC_VEC u64 bits_at(const u8 *b, unsigned int at)
+static BPC_AVX2 __always_inline u64 bits_at(const u8 *b, unsigned int at)
 {
 	return bits_get64(b + (at >> 3), at & 7);
 }
 
 /* Big-endian 57 bits or more from bit @at of @b (then zeros). */
-BPC_VEC u64 bits57(const u8 *b, unsigned int at)
+static BPC_AVX2 __always_inline u64 bits57(const u8 *b, unsigned int at)
 {
 	return get_unaligned_be64(b + (at >> 3)) << (at & 7);
 }
@@ -468,7 +599,7 @@ BPC_VEC u64 bits57(const u8 *b, unsigned int at)
  * q[0..n-1] in stream order (and zeros up to a multiple of 8).  Loads
  * stay below byte end / 8 + 32.
  */
-BPC_VEC bool bpc_literals(const u8 *b, unsigned int pos, unsigned int n,
+static BPC_AVX2 __always_inline bool bpc_literals(const u8 *b, unsigned int pos, unsigned int n,
 			  unsigned int end, u32 *q)
 {
 	/* per 128-bit lane: big-endian 32-bit words */
@@ -500,7 +631,7 @@ BPC_VEC bool bpc_literals(const u8 *b, unsigned int pos, unsigned int n,
 }
 
 /* Bit k of each lane: the XOR of its bits k..31. */
-BPC_VEC v8u suffix_xor(v8u x)
+static BPC_AVX2 __always_inline v8u suffix_xor(v8u x)
 {
 	x ^= x >> 1;
 	x ^= x >> 2;
@@ -510,7 +641,7 @@ BPC_VEC v8u suffix_xor(v8u x)
 }
 
 /* Inclusive prefix sum over the 8 lanes. */
-BPC_VEC v8u prefix_sum(v8u x)
+static BPC_AVX2 __always_inline v8u prefix_sum(v8u x)
 {
 	v8u zero = { 0 };
 
@@ -519,7 +650,7 @@ BPC_VEC v8u prefix_sum(v8u x)
 	return x + __builtin_shufflevector(x, zero, 8, 8, 8, 8, 3, 3, 3, 3);
 }
 
-BPC_VEC v8u lane7(v8u v)
+static BPC_AVX2 __always_inline v8u lane7(v8u v)
 {
 	return __builtin_shufflevector(v, v, 7, 7, 7, 7, 7, 7, 7, 7);
 }
@@ -529,7 +660,7 @@ BPC_VEC v8u lane7(v8u v)
  * plane 8j + l, 31 bits each) and DBX[32] @sg into @dst; -EINVAL where
  * a word does not fit 32 bits, as bpc.c decides it.
  */
-BPC_VEC int bpc_avx2_words(u8 *dst, s64 w, v8u *pl, u32 sg)
+static BPC_AVX2 __always_inline int bpc_avx2_words(u8 *dst, s64 w, v8u *pl, u32 sg)
 {
 	const v8u mask = bcast(BPC_PLANE_MASK);
 	const v8u steps = { 0, 1, 2, 3, 4, 5, 6, 7 };
@@ -542,7 +673,8 @@ BPC_VEC int bpc_avx2_words(u8 *dst, s64 w, v8u *pl, u32 sg)
 	 * equal d, whose bit k is bit 0 of DBP[k], the XOR of bits 0 of
 	 * DBX[k..32].
 	 */
-	BPC_EACH(j, 4)
+#pragma GCC unroll 4
+	for (j = 0; j < 4; j++)
 		other |= ~((v8u)(pl[j] == zero) | (v8u)(pl[j] == mask));
 	if (all_zero(other) && (!sg || sg == BPC_PLANE_MASK)) {
 		u64 m = signs(pl[0] << 31) | signs(pl[1] << 31) << 8 |
@@ -569,12 +701,14 @@ BPC_VEC int bpc_avx2_words(u8 *dst, s64 w, v8u *pl, u32 sg)
 	 * Rows: shifted by one plane bit first, row i + 1 is delta i and
 	 * row 0 zero, which is the exclusive prefix the sum below wants.
 	 */
-	BPC_EACH(j, 4)
+#pragma GCC unroll 4
+	for (j = 0; j < 4; j++)
 		pl[j] <<= 1;
 	bpc_transpose(pl);
 	sg <<= 1;
 	dbp31 = 0;
-	BPC_EACH(j, 4) {
+#pragma GCC unroll 4
+	for (j = 0; j < 4; j++) {
 		v8u bit = bcast(1) << (steps + 8 * j);
 		v8u sign = (v8u)((bcast(sg) & bit) == bit);
 
@@ -586,7 +720,8 @@ BPC_VEC int bpc_avx2_words(u8 *dst, s64 w, v8u *pl, u32 sg)
 		u32 lo[40] __aligned(32);
 		u64 x64[16];
 
-		BPC_EACH(j, 4)
+#pragma GCC unroll 4
+		for (j = 0; j < 4; j++)
 			st8(lo + 8 * j, d[j]);
 		lo[32] = 0;
 		memcpy(x64, lo + 1, sizeof(x64));
@@ -600,7 +735,8 @@ BPC_VEC int bpc_avx2_words(u8 *dst, s64 w, v8u *pl, u32 sg)
 	 */
 	prev = bcast((u32)w);
 	ovf = zero;
-	BPC_EACH(j, 4) {
+#pragma GCC unroll 4
+	for (j = 0; j < 4; j++) {
 		v8u r = prefix_sum(d[j]) + lane7(prev);
 		v8u a = __builtin_shufflevector(prev, r, 7, 8, 9, 10, 11, 12,
 						13, 14);
@@ -717,7 +853,8 @@ static BPC_AVX2 int bpc_avx2_decompress(const u8 *src, unsigned int srclen,
 		return -EINVAL;
 
 	/* planes 8j..8j+7 in pl[j] (lane l: plane 8j + l) */
-	BPC_EACH(j, 4)
+#pragma GCC unroll 4
+	for (j = 0; j < 4; j++)
 		pl[j] = perm(ld8(q + 25 - 8 * j), rev);
 	return bpc_avx2_words(dst, w, pl, q[0]);
 }

@@ -485,11 +485,13 @@ int cmd_analyze(int argc, char **argv)
 		return EXIT_USAGE;
 	}
 	if (!a.nr) {
+		/* the implementations in force, as buddy_codec_by_id() says */
 		if (a.per_entry) {
-			a.cs[a.nr++].c = &buddy_codec_bpc;
+			a.cs[a.nr++].c = buddy_codec_by_id(BUDDY_CODEC_BPC);
 		} else {
 			for (i = 0; buddy_codecs[i] && a.nr < BUDDY_CODEC_NR; i++)
-				a.cs[a.nr++].c = buddy_codecs[i];
+				a.cs[a.nr++].c =
+					buddy_codec_by_id(buddy_codecs[i]->id);
 		}
 	}
 

@@ -598,9 +598,13 @@ static void write_dump(struct pf_run *r, const struct pf_snap *sn,
 static void classify(struct pf_run *r, struct pf_raw *raw)
 {
 	struct pf_snap *sn = &r->snaps[raw->snap];
+	const struct buddy_codec *cs[PF_NC];
 	double t0 = pf_now();
 	size_t i;
 
+	/* the implementations in force (vector ones where the CPU has them) */
+	for (i = 0; i < PF_NC; i++)
+		cs[i] = buddy_codec_by_id(pf_codecs[i]->id);
 	for (i = 0; i < raw->npieces; i++) {
 		struct pf_piece *pc = &raw->pieces[i];
 		struct pf_alloc *a = &r->allocs[pc->alloc];
@@ -626,7 +630,7 @@ static void classify(struct pf_run *r, struct pf_raw *raw)
 				continue;
 			}
 			for (c = 0; c < PF_NC; c++) {
-				unsigned int bits = pf_codecs[c]->size(ent);
+				unsigned int bits = cs[c]->size(ent);
 
 				ob->hist[c][buddy_code_of_bits(bits)] += k;
 				ob->fig3[c] += (uint64_t)buddy_fig3_bytes(bits) * k;
