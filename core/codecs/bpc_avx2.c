@@ -307,9 +307,17 @@ struct bpc_plan {
 /* Plan the stream of the 128 bytes at @src; returns its length in bits. */
 static BPC_AVX2 __always_inline unsigned int bpc_plan(const u8 *src, struct bpc_plan *p)
 {
-	bpc_rows(src, &p->r);
+	v8u w0 = bcast(get_unaligned_le32(src));
+
 	p->base = bpc_base((s32)get_unaligned_le32(src));
-	p->ramp = bpc_is_ramp(&p->r, &p->d);
+	/* a constant entry (all deltas 0) costs no rows: base, a run of 33 */
+	p->ramp = all_zero((ld8(src) ^ w0) | (ld8(src + 32) ^ w0) |
+			   (ld8(src + 64) ^ w0) | (ld8(src + 96) ^ w0));
+	p->d = 0;
+	if (!p->ramp) {
+		bpc_rows(src, &p->r);
+		p->ramp = bpc_is_ramp(&p->r, &p->d);
+	}
 	if (p->ramp) {
 		/* no planes: bpc_write() codes the ramp from d */
 		p->s5 = p->s10 = p->lit = 0;
@@ -764,6 +772,18 @@ static BPC_AVX2 int bpc_avx2_decompress(const u8 *src, unsigned int srclen,
 	u32 up = 0;		/* DBP of the plane above: XOR of the DBX */
 	s64 w;
 
+	/* a constant entry, from the stream itself: base and a run of 33 */
+	if (len >= 8) {
+		v = get_unaligned_be64(src);
+		pos = bpc_get_base(v, &w);
+		if ((v << pos) >> 57 == BPC_RUN33) {
+			if (pos + 7 > end)
+				return -EINVAL;
+			for (j = 0; j < BUDDY_ENTRY_BYTES; j += 32)
+				st8(dst + j, bcast((u32)w));
+			return 0;
+		}
+	}
 	/* six stores, not a loop the compiler would make a rep stos of */
 	st8(b, zero);
 	st8(b + 32, zero);
