@@ -756,6 +756,26 @@ static BPC_AVX2 __always_inline int bpc_avx2_words(u8 *dst, s64 w, v8u *pl, u32 
 	return signs(ovf) ? -EINVAL : 0;
 }
 
+/*
+ * The stream whose first 64 bits are @v (the stream has @end bits) is a
+ * constant entry's, the base and a run of 33 planes: its 32 words to @dst
+ * and *@ret 0, or -EINVAL where the run is cut short.
+ */
+static BPC_AVX2 __always_inline bool bpc_constant(u64 v, unsigned int end,
+						  u8 *dst, int *ret)
+{
+	unsigned int pos, j;
+	s64 w;
+
+	pos = bpc_get_base(v, &w);
+	if ((v << pos) >> 57 != BPC_RUN33)
+		return false;
+	*ret = pos + 7 > end ? -EINVAL : 0;
+	for (j = 0; !*ret && j < BUDDY_ENTRY_BYTES; j += 32)
+		st8(dst + j, bcast((u32)w));
+	return true;
+}
+
 static BPC_AVX2 int bpc_avx2_decompress(const u8 *src, unsigned int srclen,
 					u8 *dst)
 {
@@ -771,19 +791,11 @@ static BPC_AVX2 int bpc_avx2_decompress(const u8 *src, unsigned int srclen,
 	unsigned int plen;
 	u32 up = 0;		/* DBP of the plane above: XOR of the DBX */
 	s64 w;
+	int ret;
 
 	/* a constant entry, from the stream itself: base and a run of 33 */
-	if (len >= 8) {
-		v = get_unaligned_be64(src);
-		pos = bpc_get_base(v, &w);
-		if ((v << pos) >> 57 == BPC_RUN33) {
-			if (pos + 7 > end)
-				return -EINVAL;
-			for (j = 0; j < BUDDY_ENTRY_BYTES; j += 32)
-				st8(dst + j, bcast((u32)w));
-			return 0;
-		}
-	}
+	if (len >= 8 && bpc_constant(get_unaligned_be64(src), end, dst, &ret))
+		return ret;
 	/* six stores, not a loop the compiler would make a rep stos of */
 	st8(b, zero);
 	st8(b + 32, zero);
@@ -799,14 +811,9 @@ static BPC_AVX2 int bpc_avx2_decompress(const u8 *src, unsigned int srclen,
 		b[j] = src[j];
 
 	v = get_unaligned_be64(b);
+	if (len < 8 && bpc_constant(v, end, dst, &ret))
+		return ret;
 	pos = bpc_get_base(v, &w);
-	if ((v << pos) >> 57 == BPC_RUN33) {		/* a constant entry */
-		if (pos + 7 > end)
-			return -EINVAL;
-		for (j = 0; j < BUDDY_ENTRY_BYTES; j += 32)
-			st8(dst + j, bcast((u32)w));
-		return 0;
-	}
 	st8(q, zero);
 	st8(q + 8, zero);
 	st8(q + 16, zero);
