@@ -104,6 +104,9 @@ static inline u64 get_unaligned_be64(const void *p)
 #ifndef __always_inline
 #define __always_inline inline __attribute__((__always_inline__))
 #endif
+#ifndef noinline
+#define noinline __attribute__((__noinline__))
+#endif
 /* the kernel's: no -ftrivial-auto-var-init fill for this buffer */
 #ifndef __uninitialized
 #define __uninitialized

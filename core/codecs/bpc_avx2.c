@@ -452,8 +452,12 @@ static BPC_AVX2 __always_inline unsigned int bpc_vec_put_planes(struct bitw *o, 
 	return bitw_finish(o);
 }
 
-/* Write the stream @p planned into @dst; returns its length in bits. */
-static BPC_AVX2 __always_inline unsigned int bpc_write(struct bpc_plan *p, u8 *dst)
+/*
+ * Write the stream @p planned into @dst; returns its length in bits.  A
+ * call of its own: its arrays and the plan's rows would otherwise share one
+ * stack frame, over 2 KiB under KASAN.
+ */
+static BPC_AVX2 noinline unsigned int bpc_write(struct bpc_plan *p, u8 *dst)
 {
 	u64 x[17] __aligned(32) __uninitialized;	/* all set below */
 	v8u zero = { 0 }, pl[4] = { zero, zero, zero, zero };
