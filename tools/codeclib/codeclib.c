@@ -79,9 +79,13 @@ static void size_ranges_item(const struct sz_job *j, const struct sz_item *it,
 			     struct buddy_size_stat *st)
 {
 	const uint8_t *p = j->buf + it->first * BUDDY_ENTRY_BYTES;
+	const struct buddy_codec *cs[BUDDY_SIZING_NC];
 	uint64_t e;
 	unsigned int c;
 
+	/* the implementations in force (vector ones where the CPU has them) */
+	for (c = 0; c < BUDDY_SIZING_NC; c++)
+		cs[c] = buddy_codec_by_id(sz_codecs[c]->id);
 	memset(st, 0, sizeof(*st));
 	st->entries = it->count;
 	for (e = 0; e < it->count; e++, p += BUDDY_ENTRY_BYTES) {
@@ -96,7 +100,7 @@ static void size_ranges_item(const struct sz_job *j, const struct sz_item *it,
 
 			if (!(j->codecs & (1u << c)))
 				continue;
-			bits = sz_codecs[c]->size(p);
+			bits = cs[c]->size(p);
 			st->hist[c][buddy_code_of_bits(bits)]++;
 			st->fig3_bytes[c] += buddy_fig3_bytes(bits);
 		}
@@ -367,7 +371,7 @@ int buddy_sizing_entries(struct buddy_sizing *s, const void *buf,
 	nitems = cut_items(&len, 1, &items);
 	if (nitems < 0)
 		return nitems;
-	j.codec = sz_codecs[codec];
+	j.codec = buddy_codec_by_id(sz_codecs[codec]->id);
 	j.items = items;
 	j.nitems = nitems;
 	run_everywhere(s, &j);
