@@ -12,7 +12,12 @@
 #                      paired pass after the table: buddy and zram open
 #                      together, 128 block pairs of 256 ops alternating
 #                      between them, "met" on the median of the pairs' rate
-#                      ratios (printed with its IQR); about 20-30 s more.
+#                      ratios (printed with its IQR), by wall clock and by
+#                      thread CPU time; 2x/bpc's rd4K at 1.0x zram-lz4 and
+#                      seq-wr at 2.0x; about 20-30 s more.  The guest's
+#                      qemu64 CPU has no AVX2: buddy.ko's codecs run scalar
+#                      (with --cpu max, TCG's emulated AVX2 is the slower
+#                      and codec_impl=auto keeps scalar all the same).
 #                      Then, in the same guest, the static inproc_bench
 #                      measures buddy.ko's two-thread scaling (goal: two
 #                      threads on allocations of their own >= 1.8x one;
