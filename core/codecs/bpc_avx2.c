@@ -230,9 +230,10 @@ static BPC_AVX2 __always_inline bool bpc_is_ramp(const struct bpc_rows *r, s64 *
  * c1, c2, c3: at least one, two, three ones (saturating counts over rows
  * 0..30), all: all ones in rows 0..30, dbp: DBP non-zero (a one in some
  * delta's bit), adj: ones in two adjacent rows.  Counted over the four
- * registers first, then over the eight lanes, halving each time.
+ * registers first, then over the eight lanes, halving each time.  Returns
+ * plane 32, DBX[32]: the signs.
  */
-static BPC_AVX2 __always_inline void bpc_columns(const struct bpc_rows *r, struct bpc_masks *m)
+static BPC_AVX2 __always_inline u32 bpc_columns(const struct bpc_rows *r, struct bpc_masks *m)
 {
 	const v8u row31 = { 0, 0, 0, 0, 0, 0, 0, ~0u };
 	const v8u *e = r->e;
@@ -289,7 +290,8 @@ static BPC_AVX2 __always_inline void bpc_columns(const struct bpc_rows *r, struc
 	m->dbp = dbp[0] | (u64)(sg != 0) << 32;
 	m->one = (n1 & ~n2) | (u64)(sg && sg == low) << 32;
 	m->pair = (n2 & ~n3 & adj[0]) | (u64)(sg && sg == 3 * low) << 32;
-	m->cand = sg;		/* kept for the writer: DBX[32] */
+	m->cand = 0;		/* the scalar encoder's; adjacency is in pair */
+	return sg;
 }
 
 /*
@@ -301,6 +303,7 @@ struct bpc_plan {
 	struct bpc_masks m;
 	u64 base, s5, s10, lit;
 	s64 d;
+	u32 sg;		/* DBX[32] */
 	bool ramp;
 };
 
@@ -321,10 +324,11 @@ static BPC_AVX2 __always_inline unsigned int bpc_plan(const u8 *src, struct bpc_
 	if (p->ramp) {
 		/* no planes: bpc_write() codes the ramp from d */
 		p->s5 = p->s10 = p->lit = 0;
-		p->m.nz = p->m.all = p->m.cand = 0;
+		p->m.nz = p->m.all = 0;
+		p->sg = 0;
 		return bpc_encode_ramp(NULL, p->base, p->d, false);
 	}
-	bpc_columns(&p->r, &p->m);
+	p->sg = bpc_columns(&p->r, &p->m);
 	bpc_classes(&p->m, &p->s5, &p->s10, &p->lit);
 	return bpc_size_of(p->base, p->s5, p->s10, p->lit,
 			   p->m.nz ^ BPC_ALL_PLANES);
@@ -417,7 +421,7 @@ static BPC_AVX2 __always_inline unsigned int bpc_vec_put_planes(struct bitw *o, 
 	u64 lit2 = p->lit & (p->lit >> 1) & 0x55555555ull, v, m;
 	unsigned int low = __builtin_ctzll(~lit2 & 0x155555555ull) / 2;
 	unsigned int n, r, i;
-	u32 sg = p->m.cand, at = __builtin_ctz(sg | 1u << 31);
+	u32 sg = p->sg, at = __builtin_ctz(sg | 1u << 31);
 	int j;
 
 	m = bpc_symbols(pl, p, lo, hi, len);
