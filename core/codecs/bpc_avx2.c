@@ -294,6 +294,31 @@ static BPC_AVX2 __always_inline u32 bpc_columns(const struct bpc_rows *r, struct
 	return sg;
 }
 
+static BPC_AVX2 __always_inline bool entry_zero(const u8 *e)
+{
+	return all_zero(ld8(e) | ld8(e + 32) | ld8(e + 64) | ld8(e + 96));
+}
+
+/* All 32 words are the first one. */
+static BPC_AVX2 __always_inline bool entry_constant(const u8 *e)
+{
+	v8u w0 = bcast(get_unaligned_le32(e));
+
+	return all_zero((ld8(e) ^ w0) | (ld8(e + 32) ^ w0) |
+			(ld8(e + 64) ^ w0) | (ld8(e + 96) ^ w0));
+}
+
+static BPC_AVX2 __always_inline void entry_copy(u8 *dst, const u8 *src)
+{
+	v8u a = ld8(src), b = ld8(src + 32), c = ld8(src + 64);
+	v8u d = ld8(src + 96);
+
+	st8(dst, a);
+	st8(dst + 32, b);
+	st8(dst + 64, c);
+	st8(dst + 96, d);
+}
+
 /*
  * What an entry's stream will be: its base, and either a ramp of delta
  * @d or the classified planes of @r.
@@ -310,12 +335,9 @@ struct bpc_plan {
 /* Plan the stream of the 128 bytes at @src; returns its length in bits. */
 static BPC_AVX2 __always_inline unsigned int bpc_plan(const u8 *src, struct bpc_plan *p)
 {
-	v8u w0 = bcast(get_unaligned_le32(src));
-
 	p->base = bpc_base((s32)get_unaligned_le32(src));
 	/* a constant entry (all deltas 0) costs no rows: base, a run of 33 */
-	p->ramp = all_zero((ld8(src) ^ w0) | (ld8(src + 32) ^ w0) |
-			   (ld8(src + 64) ^ w0) | (ld8(src + 96) ^ w0));
+	p->ramp = entry_constant(src);
 	p->d = 0;
 	if (!p->ramp) {
 		bpc_rows(src, &p->r);
@@ -498,21 +520,6 @@ static BPC_AVX2 unsigned int bpc_avx2_size(const u8 *src)
 	return bpc_plan(src, &p);
 }
 
-static BPC_AVX2 __always_inline bool entry_zero(const u8 *e)
-{
-	return all_zero(ld8(e) | ld8(e + 32) | ld8(e + 64) | ld8(e + 96));
-}
-
-static BPC_AVX2 __always_inline void entry_copy(u8 *dst, const u8 *src)
-{
-	v8u a = ld8(src), b = ld8(src + 32), c = ld8(src + 64);
-	v8u d = ld8(src + 96);
-
-	st8(dst, a);
-	st8(dst + 32, b);
-	st8(dst + 64, c);
-	st8(dst + 96, d);
-}
 
 /*
  * buddy_entry_encode() in one: the stream is written only when the entry
@@ -527,6 +534,14 @@ static BPC_AVX2 unsigned int bpc_avx2_entry_encode(const u8 *entry, u8 *out)
 
 	if (entry_zero(entry))
 		return BUDDY_CODE_ZERO;
+	if (entry_constant(entry)) {
+		/* base and a run of 33, at most 40 bits: one 8-byte store */
+		u64 base = bpc_base((s32)get_unaligned_le32(entry));
+		unsigned int n = (base & 63) + 7;
+
+		bits_put64(out, ((base >> 6) << 7 | BPC_RUN33) << (64 - n));
+		return BUDDY_CODE_C8;
+	}
 	code = buddy_code_of_bits(bpc_plan(entry, &p));
 	if (code == BUDDY_CODE_RAW) {
 		entry_copy(out, entry);
