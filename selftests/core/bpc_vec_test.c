@@ -181,7 +181,7 @@ static void check_chunk(struct __test_metadata *_metadata,
 	}
 }
 
-/* 10 million entries per class take minutes: the harness's 30 s is for make check */
+/* The full run, 10 million entries a class, takes minutes: over 30 s. */
 TEST_F_TIMEOUT(vec, datagen_classes, 3600)
 {
 	unsigned int c, n;
