@@ -549,7 +549,8 @@ static void print_goals(const struct row *rows, int nrows)
 
 	printf("\nGoals, judged on %d paired rounds per data class and operation (1 MiB\n"
 	       "through memcpy, bpc (%s), bpc-scalar and lz4 in turn): x = median of the\n"
-	       "rounds' bpc/lz4 ratios [quartiles], mc = of bpc/memcpy, sc = bpc-scalar/lz4\n",
+	       "rounds' bpc/lz4 ratios [quartiles], mc = of bpc/memcpy, sc = bpc-scalar/lz4\n"
+	       "(size-only: bpc-scalar's GB/s)\n",
 	       GOAL_ROUNDS, buddy_impl_name(col_codec[COL_BPC]->impl));
 	printf("%-10s %-9s %-10s | %-48s | %s\n", "", "", "",
 	       "by thread CPU time", "by wall clock");
@@ -568,7 +569,7 @@ static void print_goals(const struct row *rows, int nrows)
 				snprintf(goal, sizeof(goal), ">= %.0f GB/s",
 					 goal_target(op, r));
 				snprintf(x, sizeof(x), "-");
-				snprintf(sc, sizeof(sc), "-");
+				snprintf(sc, sizeof(sc), "%.2f", c->scalar);
 				snprintf(xw, sizeof(xw), "-");
 			} else {
 				snprintf(goal, sizeof(goal), ">= %.1fx",
