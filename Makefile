@@ -28,7 +28,7 @@ CC       ?= gcc
 CLANG    ?= clang
 CFLAGS   ?= -O2 -g
 WARN     := -Wall -Wextra -Wno-unused-parameter -Wno-sign-compare -Wshadow
-CPPFLAGS := -I. -Icore -Itools/lib -isystem $(B)/include
+CPPFLAGS := -I. -Itools/lib -isystem $(B)/include
 SAN      := -fsanitize=address,undefined -fno-omit-frame-pointer \
             -fno-sanitize-recover=all
 LINUX_SRC_TAR ?= /usr/src/linux-source-6.1.tar.xz

@@ -4,7 +4,7 @@
  * ALLOC_STAT and GET_INFO fields, GET_MAP's nibble packing, LIST's walk and
  * PROFILE_SET's capacity rule.  See alloc.h.
  */
-#include "alloc.h"
+#include "core/alloc.h"
 
 void buddy_stat_fill(const struct buddy_alloc_core *a,
 		     struct buddy_alloc_stat *st)
@@ -47,9 +47,11 @@ void buddy_info_ratio(struct buddy_info *info)
 
 void buddy_map_pack(u8 *buf, u64 k, const u8 *meta, u64 i, u64 n)
 {
-	for (; n; n--, k++, i++)
+	for (; n; n--, k++, i++) {
+		/* a writer may change the other nibble: each is a snapshot */
 		buf[k / 2] |= data_race(buddy_meta_get(meta, i)) <<
 			      (4 * (k & 1));
+	}
 }
 
 int buddy_map_walk(const struct buddy_map *m, u64 chunk_entries,

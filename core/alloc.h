@@ -13,7 +13,7 @@
 #ifndef BUDDY_CORE_ALLOC_H
 #define BUDDY_CORE_ALLOC_H
 
-#include "chunk.h"
+#include "core/chunk.h"
 
 #ifndef BUDDY_COMM_LEN
 #define BUDDY_COMM_LEN	16	/* TASK_COMM_LEN; struct buddy_alloc_stat.comm */
@@ -33,7 +33,7 @@
 	u64 bud_bytes;							\
 	bool mixed;							\
 	char label[BUDDY_LABEL_LEN];					\
-	char comm[BUDDY_COMM_LEN];
+	char comm[BUDDY_COMM_LEN]
 
 /**
  * struct buddy_alloc_core - the fields every allocation has on both backends.
@@ -58,12 +58,12 @@
  * struct_group_tagged() does.
  */
 struct buddy_alloc_core {
-	BUDDY_ALLOC_CORE_MEMBERS
+	BUDDY_ALLOC_CORE_MEMBERS;
 };
 
 #define BUDDY_ALLOC_CORE(name)						\
 	union {								\
-		struct { BUDDY_ALLOC_CORE_MEMBERS };			\
+		struct { BUDDY_ALLOC_CORE_MEMBERS; };			\
 		struct buddy_alloc_core name;				\
 	}
 

@@ -12,7 +12,7 @@
 #ifndef BUDDY_CORE_BITSTREAM_H
 #define BUDDY_CORE_BITSTREAM_H
 
-#include "codec.h"
+#include "core/codec.h"
 
 /* Store @v big-endian at @p (get_unaligned_be64() of a u64 swaps it). */
 static __always_inline void bits_put64(u8 *p, u64 v)

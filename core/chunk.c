@@ -3,7 +3,7 @@
  * The chunks of an allocation: ABI checks, extent reservation, the data
  * path of one stripe, and re-targeting with rollback.  See chunk.h.
  */
-#include "chunk.h"
+#include "core/chunk.h"
 
 /* ---- ABI checks ---- */
 

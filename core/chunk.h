@@ -18,7 +18,7 @@
 #ifndef BUDDY_CORE_CHUNK_H
 #define BUDDY_CORE_CHUNK_H
 
-#include "layout.h"
+#include "core/layout.h"
 
 /* The largest allocation ALLOC considers before the pools (else E2BIG). */
 #define BUDDY_SIZE_MAX		(1ULL << 50)

@@ -3,7 +3,7 @@
  * The codec table and the per-entry storage format shared by the module,
  * the profiler and the tools: size code, zero detection, encode and decode.
  */
-#include "codec.h"
+#include "core/codec.h"
 
 /* Indexed by BUDDY_CODEC_*; adding a codec is one file and one line here. */
 const struct buddy_codec *const buddy_codecs[] = {

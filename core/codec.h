@@ -18,8 +18,8 @@
 #ifndef BUDDY_CORE_CODEC_H
 #define BUDDY_CORE_CODEC_H
 
-#include "compat.h"
-#include "../uapi/linux/buddy.h"
+#include "core/compat.h"
+#include "uapi/linux/buddy.h"
 
 #define BUDDY_ENTRY_BYTES	128
 #define BUDDY_ENTRY_WORDS	32

@@ -101,11 +101,10 @@ static inline u64 get_unaligned_be64(const void *p)
 	return __builtin_bswap64(v);
 }
 
-#ifndef __always_inline
-#define __always_inline inline __attribute__((__always_inline__))
-#endif
+/* __always_inline: glibc's, as the kernel defines its own */
+#include <sys/cdefs.h>
 #ifndef noinline
-#define noinline __attribute__((__noinline__))
+#define noinline __attribute_noinline__
 #endif
 /* the kernel's: no -ftrivial-auto-var-init fill for this buffer */
 #ifndef __uninitialized
@@ -124,10 +123,12 @@ static inline u64 div64_u64(u64 dividend, u64 divisor)
 	return dividend / divisor;
 }
 
+/* a racy read of a scalar, as the kernel's READ_ONCE() on a word */
 #ifndef READ_ONCE
-#define READ_ONCE(x) (*(const volatile __typeof__(x) *)&(x))
+#define READ_ONCE(x) __atomic_load_n(&(x), __ATOMIC_RELAXED)
 #endif
 #ifndef data_race
+/* a read the caller knows may race and tolerates: a plain read here */
 #define data_race(expr) (expr)
 #endif
 

@@ -13,7 +13,7 @@
 #ifndef BUDDY_CORE_LAYOUT_H
 #define BUDDY_CORE_LAYOUT_H
 
-#include "stripe.h"
+#include "core/stripe.h"
 
 #define BUDDY_GRANULE_SHIFT	12
 #define BUDDY_GRANULE_BYTES	(1u << BUDDY_GRANULE_SHIFT)

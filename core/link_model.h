@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0 OR MIT */
 /*
- * link.h - the link model, shared by buddy.ko (kmod/link.c) and libbuddy's
+ * link_model.h - the link model, shared by buddy.ko (kmod/link.c) and libbuddy's
  * in-process device: modeled time of one I/O call's traffic,
  *
  *   buddy sectors * 32 B / link_gbps + link requests * link_latency_ns
@@ -20,10 +20,10 @@
  * per-entry count, buddy_accesses, is unchanged: it is the paper's
  * buddy-access fraction, not a latency count.
  */
-#ifndef BUDDY_CORE_LINK_H
-#define BUDDY_CORE_LINK_H
+#ifndef BUDDY_CORE_LINK_MODEL_H
+#define BUDDY_CORE_LINK_MODEL_H
 
-#include "stripe.h"
+#include "core/stripe.h"
 
 #define BUDDY_LINK_GBPS_DEFAULT		150
 #define BUDDY_LINK_LATENCY_NS_DEFAULT	500
@@ -74,4 +74,4 @@ static inline int buddy_stripe_rw_link(const struct buddy_extent *x,
 	return ret;
 }
 
-#endif /* BUDDY_CORE_LINK_H */
+#endif /* BUDDY_CORE_LINK_MODEL_H */

@@ -4,7 +4,7 @@
  * buddy carve-out, with the paper's per-entry metadata and access counters.
  * See stripe.h for the layout.
  */
-#include "stripe.h"
+#include "core/stripe.h"
 
 #define SECTORS(bytes) DIV_ROUND_UP(bytes, BUDDY_SECTOR_SIZE)
 

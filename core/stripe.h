@@ -21,7 +21,7 @@
 #ifndef BUDDY_CORE_STRIPE_H
 #define BUDDY_CORE_STRIPE_H
 
-#include "codec.h"
+#include "core/codec.h"
 
 /* Entries per lock stripe: 32 entries = 4 KiB logical, 16 metadata bytes. */
 #define BUDDY_STRIPE_ENTRIES	32
@@ -51,7 +51,7 @@ struct buddy_extent {
  * @codes:	change of the size-code histogram.
  * @link_requests: requests over the buddy link: stripes whose accesses
  *		touched a buddy sector (counted by buddy_stripe_rw_link() in
- *		core/link.h, never by buddy_stripe_rw() itself).
+ *		core/link_model.h, never by buddy_stripe_rw() itself).
  */
 struct buddy_io_acct {
 	struct buddy_counters c;

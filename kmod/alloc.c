@@ -31,7 +31,7 @@
 
 #include "buddy.h"
 #include "buddy_trace.h"
-#include "../core/link.h"
+#include "core/link_model.h"
 
 #define BUDDY_FS_MAGIC		0x42554459	/* "BUDY" */
 #define BOUNCE_BYTES		BUDDY_BOUNCE_BYTES

@@ -19,7 +19,7 @@
 #include <linux/uidgid.h>
 #include <linux/xarray.h>
 
-#include "../core/alloc.h"
+#include "core/alloc.h"
 #include "window.h"
 
 static_assert(TASK_COMM_LEN == BUDDY_COMM_LEN);

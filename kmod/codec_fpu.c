@@ -29,7 +29,7 @@
 #include <asm/fpu/api.h>
 
 #include "buddy.h"
-#include "../core/link.h"
+#include "core/link_model.h"
 
 /* BUDDY_IMPL_*, or "auto" until buddy_codec_fpu_init() picks one. */
 #define CODEC_IMPL_AUTO		BUDDY_IMPL_NR

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * The link model's parameters and sums: every access to the stored entries
- * adds modeled time (core/link.h, the formula libbuddy's in-process device
+ * adds modeled time (core/link_model.h, the formula libbuddy's in-process device
  * shares; the latency once per link request) to its allocation and to the
  * device.  It is summed in
  * picoseconds, rounded down once per I/O call (a pread or pwrite, a fault,
@@ -18,7 +18,7 @@
 #include <linux/sched.h>
 
 #include "buddy.h"
-#include "../core/link.h"
+#include "core/link_model.h"
 
 static unsigned int link_gbps = BUDDY_LINK_GBPS_DEFAULT;
 static unsigned int link_latency_ns = BUDDY_LINK_LATENCY_NS_DEFAULT;

@@ -42,7 +42,7 @@
 #include <linux/sysfs.h>
 
 #include "buddy.h"
-#include "../core/link.h"
+#include "core/link_model.h"
 
 /**
  * struct buddy_wpage - one resident page.

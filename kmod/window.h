@@ -36,7 +36,7 @@ enum buddy_win_counter {
  * @mapping:	the allocation's address_space, for unmap_mapping_range().
  * @counters:	enum buddy_win_counter.
  * @link_ps:	modeled link time, picoseconds.
- * @link_requests: link requests (core/link.h) of the link time.
+ * @link_requests: link requests (core/link_model.h) of the link time.
  * @resident:	pages of the allocation in the window.
  */
 struct buddy_win {

@@ -1,13 +1,15 @@
 #!/bin/sh
 # checkpatch.pl (from Debian's linux-source-6.1, extracted by `make harness`)
-# over the kernel module and the uapi header: one TAP line per file, and a
+# over the kernel module, the shared core compiled into it and the uapi
+# header: one TAP line per file, and a
 # totals line for scripts/summary.sh.
 cp=${CHECKPATCH:-build/scripts/checkpatch.pl}
 out=${RESULTS:-build/results}/native-checkpatch.log
 mkdir -p "$(dirname "$out")"
 pass=0 fail=0 n=0
 : >"$out"
-for f in $(ls kmod/*.c kmod/*.h uapi/linux/*.h | grep -v '\.mod\.c$'); do
+for f in $(ls kmod/*.c kmod/*.h core/*.c core/*.h core/codecs/*.c uapi/linux/*.h |
+	  grep -v '\.mod\.c$'); do
 	n=$((n + 1))
 	if res=$(perl "$cp" --no-tree --terse --show-types -f "$f" 2>&1) &&
 	   ! echo "$res" | grep -q -E 'ERROR|WARNING|CHECK'; then

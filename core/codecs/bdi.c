@@ -47,7 +47,7 @@
  * The decoder rejects reserved tags, a zeros body that is not zero, and a
  * stream longer than @srclen; bits after the stream are padding, ignored.
  */
-#include "../bitstream.h"
+#include "core/bitstream.h"
 
 #define BDI_ZEROS	0x0
 #define BDI_REP8	0x1

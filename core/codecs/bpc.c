@@ -21,7 +21,7 @@
  * (two literals at once when they follow each other), then either fills a
  * ramp or transposes the planes back into deltas.
  */
-#include "bpc.h"
+#include "core/codecs/bpc.h"
 
 /*
  * In-place transpose of a 32x32 bit matrix: bit c of row r <-> bit r of

@@ -10,7 +10,7 @@
 #ifndef BUDDY_CORE_CODECS_BPC_H
 #define BUDDY_CORE_CODECS_BPC_H
 
-#include "../bitstream.h"
+#include "core/bitstream.h"
 
 #define BPC_PLANES	33
 #define BPC_PLANE_MASK	0x7fffffffu	/* 31 deltas per plane */

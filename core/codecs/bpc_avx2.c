@@ -33,7 +33,7 @@
  * suffix XOR, and the deltas to words by a prefix sum whose overflow is
  * checked lane by lane.
  */
-#include "bpc.h"
+#include "core/codecs/bpc.h"
 
 #ifdef BUDDY_HAVE_AVX2
 

@@ -31,7 +31,7 @@
  *
  * size() adds token lengths without building tokens (see fpc_size()).
  */
-#include "../bitstream.h"
+#include "core/bitstream.h"
 
 #define FPC_ZRUN	0
 #define FPC_S4		1

@@ -4,7 +4,7 @@
  * 1024 bits.  It gives the uncompressed baseline and exercises the storage
  * paths with no codec in the way.
  */
-#include "../codec.h"
+#include "core/codec.h"
 
 static unsigned int none_compress(const u8 *src, u8 *dst)
 {

@@ -9,7 +9,7 @@
  * (all zero) to 1056 (no zero word).  Every field is whole bytes, so the
  * stream is the same as writing each byte MSB-first with the bit writer.
  */
-#include "../codec.h"
+#include "core/codec.h"
 
 /* Number of set bits of @v (no hweight32() in userspace compat). */
 static inline unsigned int zvc_popcount(u32 v)

@@ -6,7 +6,7 @@
  */
 #include <stdio.h>
 #include <kselftest_harness.h>
-#include "codec.h"
+#include "core/codec.h"
 
 struct vector {
 	const char *id;

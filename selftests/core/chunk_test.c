@@ -11,7 +11,7 @@
 #include <string.h>
 
 #include "kselftest_harness.h"
-#include "alloc.h"
+#include "core/alloc.h"
 #include "datagen.h"
 
 #define NR_CHUNKS	4

@@ -10,8 +10,8 @@
 
 #include <kselftest_harness.h>
 
-#include "codec.h"
-#include "bitstream.h"
+#include "core/codec.h"
+#include "core/bitstream.h"
 
 static void put32(u8 *e, unsigned int i, u32 v)
 {

@@ -9,7 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <kselftest_harness.h>
-#include "codec.h"
+#include "core/codec.h"
 #include "datagen.h"
 #include "heuristic.h"
 

@@ -4,7 +4,7 @@
  * module (and the userspace device) apply under their lock.
  */
 #include <kselftest_harness.h>
-#include "layout.h"
+#include "core/layout.h"
 
 static const unsigned int targets[] = { 128, 96, 64, 32, 8 };
 

@@ -14,7 +14,7 @@
 
 #include <kselftest_harness.h>
 
-#include "codec.h"
+#include "core/codec.h"
 #include "datagen.h"
 
 /* Entries whose streams get truncated: every class, a few seeds each. */

@@ -13,7 +13,7 @@
 
 #include <kselftest_harness.h>
 
-#include "codec.h"
+#include "core/codec.h"
 #include "datagen.h"
 
 #define CHUNK_ENTRIES	512

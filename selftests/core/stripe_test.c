@@ -9,7 +9,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <kselftest_harness.h>
-#include "stripe.h"
+#include "core/stripe.h"
 
 #define NR	256	/* entries per test chunk */
 

@@ -14,7 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "codec.h"
+#include "core/codec.h"
 #include "datagen.h"
 #include "guest_util.h"
 

@@ -16,7 +16,7 @@
 
 #include <kselftest_harness.h>
 
-#include "codec.h"
+#include "core/codec.h"
 #include "datagen.h"
 #include "tcodec.h"
 

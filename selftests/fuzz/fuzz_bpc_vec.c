@@ -3,7 +3,7 @@
  * fuzz_bpc_vec.c - libFuzzer target: the vector BPC against the scalar
  * reference on arbitrary input.
  *
- *   clang -g -O1 -fsanitize=fuzzer,address,undefined -I. -Icore \
+ *   clang -g -O1 -fsanitize=fuzzer,address,undefined -I. \
  *	selftests/fuzz/fuzz_bpc_vec.c core/codec.c core/codecs/[a-z]*.c \
  *	-o build/fuzz/fuzz_bpc_vec
  *
@@ -23,7 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "codec.h"
+#include "core/codec.h"
 
 static const struct buddy_codec *ref = &buddy_codec_bpc, *vec;
 

@@ -24,7 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "codec.h"
+#include "core/codec.h"
 
 static void fail(const struct buddy_codec *c, const char *what)
 {

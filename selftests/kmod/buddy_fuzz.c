@@ -58,7 +58,7 @@
 
 #include "datagen.h"
 #include "kmod_util.h"
-#include "stripe.h"
+#include "core/stripe.h"
 #include "uapi/linux/buddy.h"
 
 /* the uapi's __u64 is unsigned long long: one type, one format */

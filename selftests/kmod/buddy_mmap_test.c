@@ -172,7 +172,7 @@ static void evict_all(struct __test_metadata *_metadata, int fd)
 }
 
 /*
- * core/link.h's formula, written out again: latency once per link request
+ * core/link_model.h's formula, written out again: latency once per link request
  * (a stripe whose accesses touched a buddy sector), bytes per sector.
  */
 static uint64_t link_ns_formula(const struct buddy_counters *c, uint64_t req,

@@ -25,7 +25,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "codec.h"
+#include "core/codec.h"
 #include "libbuddy.h"
 
 /* Module parameters, read from /sys/module/buddy/parameters (-1: unknown). */

@@ -13,7 +13,7 @@
  * codec, source), GET_INFO (pool usage, logical bytes, ratio) and the
  * device-wide counters and histogram (sysfs io_stat/code_stat, or the
  * in-process device's), and the errno of every call.  link_ns (the link
- * model, core/link.h) is compared like the counters; the window counters
+ * model, core/link_model.h) is compared like the counters; the window counters
  * are compared too, 0 on both since nothing is mapped; BUDDY_FEAT_MMAP is
  * the one feature bit the in-process device lacks.  The two runs must
  * agree on all of it: one TAP line per checkpoint and kind.
@@ -224,7 +224,7 @@ static bool same_stat(const struct buddy_alloc_stat *a,
 	F(id); F(size); F(target); F(codec); F(owner_uid); F(owner_pid);
 	F(device_bytes); F(buddy_bytes); F(nr_entries); F(target_source);
 	/*
-	 * The link model is one formula over the counters (core/link.h).
+	 * The link model is one formula over the counters (core/link_model.h).
 	 * The in-process device has no mmap and the workload maps nothing:
 	 * the window counters are 0 on both (a pread/pwrite counts a window
 	 * hit only for a resident page).

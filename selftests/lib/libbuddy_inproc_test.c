@@ -303,7 +303,7 @@ TEST(open_options)
 }
 
 /*
- * The link model (core/link.h) with the parameters the device was opened
+ * The link model (core/link_model.h) with the parameters the device was opened
  * with, per call: link_ns is the sum of each call's rounded-down ps / 1000,
  * written out here independently: latency once per link request (a 4 KiB
  * stripe whose accesses touched a buddy sector).  No mmap: the window

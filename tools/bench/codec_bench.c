@@ -58,7 +58,7 @@
 #include <lz4.h>
 #include <zstd.h>
 
-#include "codec.h"
+#include "core/codec.h"
 #include "datagen.h"
 #include "stats.h"
 

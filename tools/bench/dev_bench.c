@@ -102,7 +102,7 @@
 
 #include <liburing.h>
 
-#include "codec.h"
+#include "core/codec.h"
 #include "datagen.h"
 #include "libbuddy.h"
 #include "numa_place.h"

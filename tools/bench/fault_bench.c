@@ -31,10 +31,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "codec.h"
+#include "core/codec.h"
 #include "datagen.h"
 #include "libbuddy.h"
-#include "stripe.h"
+#include "core/stripe.h"
 
 #define PAGE	4096u
 #define EPP	BUDDY_STRIPE_ENTRIES	/* entries per page */

@@ -66,7 +66,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "codec.h"
+#include "core/codec.h"
 #include "datagen.h"
 #include "libbuddy.h"
 #include "numa_place.h"

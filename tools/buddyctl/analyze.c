@@ -61,7 +61,7 @@
 
 #include <json-c/json.h>
 
-#include "codec.h"
+#include "core/codec.h"
 #include "fig3.h"
 #include "buddyctl.h"
 #include "admin_util.h"

@@ -21,7 +21,7 @@
 #include <sys/types.h>
 
 #include "buddycodec.h"
-#include "codec.h"
+#include "core/codec.h"
 #include "fig3.h"
 
 /* 512 KiB: small enough to balance 16 threads over a 64 MiB piece. */

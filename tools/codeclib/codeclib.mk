@@ -25,7 +25,7 @@ CODECLIB_OBJS   := $(patsubst %.c,$(B)/codeclib/pic/%.o,\
 # Core's symbols stay inside (hidden); the map file exports the API only.
 $(B)/codeclib/pic/%.o: %.c $(CODECLIB_HDRS)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) $(WARN) -I. -Icore -Itools/lib -fPIC \
+	$(CC) $(CFLAGS) $(WARN) -I. -Itools/lib -fPIC \
 	    $(if $(filter core/%,$<),-fvisibility=hidden) -c -o $@ $<
 
 $(CODECLIB_SO): $(CODECLIB_OBJS) tools/codeclib/codeclib.map

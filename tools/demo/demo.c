@@ -41,7 +41,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "codec.h"
+#include "core/codec.h"
 #include "datagen.h"
 #include "libbuddy.h"
 

@@ -11,7 +11,7 @@
 #ifndef BUDDY_TOOLS_DATAGEN_H
 #define BUDDY_TOOLS_DATAGEN_H
 
-#include "compat.h"
+#include "core/compat.h"
 
 enum datagen_class {
 	DATAGEN_RANDOM,		/* uniform random bytes */

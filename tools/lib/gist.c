@@ -17,7 +17,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "compat.h"
+#include "core/compat.h"
 #include "tcodec.h"
 
 /* --- Binarize --------------------------------------------------------- */

@@ -7,7 +7,7 @@
 #include <math.h>
 #include <string.h>
 
-#include "codec.h"
+#include "core/codec.h"
 #include "heuristic.h"
 
 #define NO_NEXT		((size_t)-1)

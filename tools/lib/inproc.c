@@ -9,7 +9,7 @@
  * the chunk table (core/chunk.c), what an allocation is and how the ABI
  * reports it (core/alloc.c), the admission rules (core/layout.h), the
  * codecs and the striping (core/stripe.c), next-fit extent reservation and
- * re-targeting with rollback, the link model (core/link.h).  What is here is what the kernel gets from
+ * re-targeting with rollback, the link model (core/link_model.h).  What is here is what the kernel gets from
  * its own environment: memory (two anonymous mappings for the pools), the
  * granule bitmaps, locks (pthreads), file descriptors (memfds, one per
  * allocation, so that close() frees it), the ioctl dispatcher's copies and
@@ -35,7 +35,7 @@
 #include <unistd.h>
 
 #include "core/alloc.h"
-#include "core/link.h"
+#include "core/link_model.h"
 #include "inproc.h"
 
 #define NR_LOCKS	64	/* hashed stripe locks per allocation */
@@ -63,7 +63,7 @@ struct alloc {
 	pthread_mutex_t locks[NR_LOCKS];
 	pthread_mutex_t stat_lock;	/* @cnt and @codes */
 	struct buddy_counters cnt;
-	u64 link_ps;			/* the link model's sum (core/link.h) */
+	u64 link_ps;			/* the link model's sum (core/link_model.h) */
 	u64 link_requests;		/* its link requests */
 	s64 codes[BUDDY_CODE_NR];
 };

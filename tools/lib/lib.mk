@@ -37,7 +37,7 @@ EXAMPLE_BIN        := $(B)/examples/buddy-example
 
 $(B)/lib/pic/%.o: %.c $(LIBBUDDY_HDRS) tools/lib/lib.mk
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) $(WARN) -I. -Icore -Itools/lib -fPIC $(PIC_VIS) \
+	$(CC) $(CFLAGS) $(WARN) -I. -Itools/lib -fPIC $(PIC_VIS) \
 	    -c -o $@ $<
 
 # The in-process device and the core it is built from stay inside the

@@ -12,7 +12,7 @@
 #include <lz4.h>
 #include <zlib.h>
 
-#include "codec.h"
+#include "core/codec.h"
 #include "tcodec.h"
 
 extern const struct tcodec tcodec_binarize, tcodec_csr;

@@ -70,7 +70,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "codec.h"
+#include "core/codec.h"
 #include "profshm.h"
 
 /* Codecs every snapshot is classified with (the best-codec figures). */

@@ -15,7 +15,7 @@
  *             once) and the modeled link time (ALLOC_STAT link_requests,
  *             link_ns);
  *   fallback  allocations of the label that got ordinary memory.
- * The sweep recomputes the link model (core/link.h) for link bandwidths of
+ * The sweep recomputes the link model (core/link_model.h) for link bandwidths of
  * 50, 100, 150, 200 GB/s (the paper's Fig. 12 axis) and PCIe's 16 GB/s,
  * with the device's latency and device bandwidth, and gives the modeled
  * slowdown (T + link time) / T, T being the program's run time here, or
@@ -38,7 +38,7 @@
 
 #include "buddyprof.h"
 #include "libbuddy.h"
-#include "link.h"
+#include "core/link_model.h"
 #include "profile_file.h"
 #include "runshm.h"
 
@@ -282,7 +282,7 @@ static int cmp_logical(const void *a, const void *b)
 }
 
 /*
- * The link model (core/link.h's formula itself) on @t's totals at @gbps,
+ * The link model (core/link_model.h's formula itself) on @t's totals at @gbps,
  * in ns: rounded once, not per I/O call as the device sums it.
  */
 static double model_ns(const struct pr_label *t, unsigned int gbps,

@@ -30,13 +30,12 @@ PROFILE_TEST_BINS := $(PROFILE_TESTS:%=$(PROFILE_TEST_DIR)/%)
 # so that _Unwind_Backtrace() never dlopens anything.
 # buddyctl run's half (interpose_run.c) makes its allocations with libbuddy,
 # linked in statically and kept hidden (--exclude-libs), so that a program
-# that links libbuddy.so itself is not confused.  Without -Icore: core/link.h
-# would hide the C library's <link.h> (dl_iterate_phdr).
+# that links libbuddy.so itself is not confused.
 $(PROFILE_LIB): tools/profile/interpose.c tools/profile/interpose_run.c \
 		tools/profile/interpose.h tools/lib/profshm.h tools/lib/runshm.h \
 		$(B)/lib/libbuddy.a
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) $(WARN) $(filter-out -Icore,$(CPPFLAGS)) -fPIC -shared \
+	$(CC) $(CFLAGS) $(WARN) $(CPPFLAGS) -fPIC -shared \
 	    -fvisibility=hidden -ftls-model=initial-exec -Wl,-z,now \
 	    -Wl,-z,nodelete -Wl,--exclude-libs,ALL -o $@ tools/profile/interpose.c \
 	    tools/profile/interpose_run.c $(B)/lib/libbuddy.a -luring -lpthread \
