@@ -7,7 +7,7 @@
  * size-code histograms the module keeps current on every write), keeps the
  * last Window snapshots per (uid, label), and decides a target compression
  * ratio per unit with the Buddy Threshold heuristic of the paper (section
- * III-B; tools/lib/heuristic.h).  Then, by Mode:
+ * III-B; tools/policy/heuristic.h).  Then, by Mode:
  *
  *   dry-run   log the decisions, change nothing;
  *   profiles  install them in the module's profile table (PROFILE_SET), so
@@ -36,7 +36,7 @@
 #include <unistd.h>
 
 #include "conf.h"
-#include "libbuddy.h"
+#include "lib/libbuddy.h"
 #include "log.h"
 #include "notify.h"
 #include "report.h"

@@ -12,9 +12,9 @@
 #include <sys/stat.h>
 
 #include "conf.h"
-#include "heuristic.h"
+#include "tools/policy/heuristic.h"
 #include "log.h"
-#include "timespan.h"
+#include "tools/common/timespan.h"
 
 void bd_conf_defaults(struct bd_conf *c)
 {
@@ -65,7 +65,7 @@ int bd_parse_percent(const char *s, uint32_t *ppm)
 	return 0;
 }
 
-/* systemd's grammar (tools/lib/timespan.h), within 1ms..1d. */
+/* systemd's grammar (tools/common/timespan.h), within 1ms..1d. */
 int bd_parse_timespan(const char *s, uint64_t *usec)
 {
 	uint64_t v;

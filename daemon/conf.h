@@ -30,7 +30,7 @@
  *
  * PCT: a number from 0 to 100 with up to four decimals, optionally followed
  * by '%' ("30%", "12.5", "0.0001%").  TIME: a time span as systemd reads
- * it (systemd.time(7), tools/lib/timespan.h): "10s", "10 s", "500ms",
+ * it (systemd.time(7), tools/common/timespan.h): "10s", "10 s", "500ms",
  * "1min 30s", "1.5h", "1d"; a bare number is seconds; 1ms..1d.
  *
  * Drop-ins: every regular file named "*.conf" (not starting with '.') in

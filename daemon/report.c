@@ -10,8 +10,8 @@
 
 #include <json-c/json.h>
 
-#include "libbuddy.h"
-#include "profile_file.h"
+#include "lib/libbuddy.h"
+#include "tools/policy/profile_file.h"
 #include "report.h"
 
 #define MIB	(1024.0 * 1024.0)

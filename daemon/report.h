@@ -12,7 +12,7 @@
  *   Fig. 9   the buddy-access fraction at the chosen targets in every
  *            snapshot of the window.
  *
- * Everything comes from tools/lib/heuristic.h (buddy_heur_compare(),
+ * Everything comes from tools/policy/heuristic.h (buddy_heur_compare(),
  * buddy_heur_sweep(), buddy_heur_series()) with the parameters the decision
  * used: units pooled by uid and label, capacity net of pending units.
  */

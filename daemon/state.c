@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * state.c - buddyd's state file (format and table in
- * tools/lib/profile_file.h).
+ * tools/policy/profile_file.h).
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -15,7 +15,7 @@
 #include <unistd.h>
 
 #include "log.h"
-#include "replace_file.h"
+#include "tools/common/replace_file.h"
 #include "state.h"
 
 static void report(void *ctx, enum buddy_profile_note what, unsigned int line,

@@ -2,7 +2,7 @@
 /*
  * state.h - buddyd's profile table and the state file that keeps it, one
  * profile per line, "uid<TAB>label<TAB>target<TAB>codec" with C-escaped
- * labels: the format of tools/lib/profile_file.h, whose table, reader and
+ * labels: the format of tools/policy/profile_file.h, whose table, reader and
  * writer (struct buddy_profile_table, buddy_profile_read() ...) buddyd
  * shares with buddyctl load-profiles.  Here: loading it with warnings for
  * bad lines, saving it atomically without losing a line.
@@ -14,7 +14,7 @@
 #include <stdint.h>
 
 #include "uapi/linux/buddy.h"
-#include "profile_file.h"
+#include "tools/policy/profile_file.h"
 
 /*
  * bd_state_load() - read a state file into @t (replacing its contents and
@@ -30,7 +30,7 @@ int bd_state_load(const char *path, struct buddy_profile_table *t,
 		  unsigned int *bad);
 
 /*
- * bd_state_save() - write @t atomically (tools/lib/replace_file.h): a
+ * bd_state_save() - write @t atomically (tools/common/replace_file.h): a
  * temporary file next to the file, fsync'ed and renamed over it, through a
  * symlink, with the file's mode.  The lines it was loaded from stay, in
  * place: comments, blank and bad lines verbatim, each profile on its line

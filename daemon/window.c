@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "profile_file.h"
+#include "tools/policy/profile_file.h"
 #include "window.h"
 
 int bd_window_init(struct bd_window *win, unsigned int w)

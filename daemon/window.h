@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * window.h - the last W snapshots of every decision unit, and the decision
- * taken on them with the Buddy Threshold heuristic (tools/lib/heuristic.h).
+ * taken on them with the Buddy Threshold heuristic (tools/policy/heuristic.h).
  *
  * A snapshot is one BUDDY_IOC_LIST of every live allocation.  Allocations
  * are grouped into units ("keys"): all allocations of one owner uid with
@@ -33,7 +33,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "heuristic.h"
+#include "tools/policy/heuristic.h"
 #include "uapi/linux/buddy.h"
 
 struct bd_key {
@@ -165,7 +165,7 @@ struct buddy_profile_table;
  * The window holds each unit's size codes in one codec only (the module
  * measures the codec in force), so buddyd cannot compare codecs itself:
  * the per-codec Buddy Threshold decision is the profiler's (`buddyctl
- * profile -p`, tools/profile/prof_report.c: for each label the codec whose
+ * profile -p`, tools/profile/engine/prof_report.c: for each label the codec whose
  * threshold target is the most aggressive, then the fewest buddy accesses),
  * recorded as the codec and target of the label's profile.  For a labelled
  * unit whose profile in @t names a codec (not BUDDY_CODEC_DEFAULT) that

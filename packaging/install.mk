@@ -1,7 +1,5 @@
 # SPDX-License-Identifier: GPL-2.0
-# Installation, man pages and the packaging tests (included from the top
-# Makefile, last: after tools/lib/lib.mk, daemon/daemon.mk and
-# tools/profile/profile.mk, whose targets it installs).
+# Installation, man pages and the packaging tests.
 #
 #   make man              $(B)/man/buddyctl.1 and buddyd.8 from
 #                         Documentation/man/*.rst (rst2man, python3-docutils)
@@ -33,9 +31,8 @@
 #   $(MANDIR)/man1/buddyctl.1              $(MANDIR)/man8/buddyd.8
 #   $(SYSTEMDUNITDIR)/buddyd.service       (when daemon/buddyd.service exists)
 #   $(UDEVRULESDIR)/60-buddy.rules         $(SYSUSERSDIR)/buddy.conf
-#   $(PREFIX)/lib/buddy/libbuddyprof.so   (buddyctl profile's interposer,
-#                                          when tools/profile/profile.mk is
-#                                          included: buddyctl looks for it in
+#   $(PREFIX)/lib/buddy/libbuddyprof.so   (buddyctl profile's interposer:
+#                                          buddyctl looks for it in
 #                                          ../lib/buddy/ next to itself)
 #   $(PYTHONDIR)/buddy/*.py               (the Python package, python/buddy/;
 #                                          PYTHONDIR is
@@ -109,7 +106,7 @@ man: $(MAN_PAGES)
 
 # What install-user copies from the build: plain `make` builds all of it
 # (check-install verifies that with make's own --trace of both goals).
-INSTALL_USER_DEPS := $(B)/buddyctl $(B)/buddyd lib man $(PROFILE_LIB)
+INSTALL_USER_DEPS := $(BUDDYCTL) $(BUDDYD) lib man $(PROFILE_LIB)
 all: $(INSTALL_USER_DEPS)
 
 # --- install -----------------------------------------------------------------
@@ -139,8 +136,8 @@ INSTALL_FILES = \
 	$(addprefix $(PYTHONDIR)/buddy/,$(PY_PKG_FILES))
 
 install-user: $(INSTALL_USER_DEPS)
-	$(INSTALL) -D -m 755 $(B)/buddyctl $(DESTDIR)$(BINDIR)/buddyctl
-	$(INSTALL) -D -m 755 $(B)/buddyd $(DESTDIR)$(SBINDIR)/buddyd
+	$(INSTALL) -D -m 755 $(BUDDYCTL) $(DESTDIR)$(BINDIR)/buddyctl
+	$(INSTALL) -D -m 755 $(BUDDYD) $(DESTDIR)$(SBINDIR)/buddyd
 ifneq ($(PROFILE_LIB),)
 	$(INSTALL) -D -m 755 $(PROFILE_LIB) $(DESTDIR)$(BUDDYPROFDIR)/libbuddyprof.so
 endif
@@ -157,7 +154,7 @@ endif
 	chmod 644 $(DESTDIR)$(PKGCONFIGDIR)/libbuddy.pc
 	$(INSTALL) -d $(DESTDIR)$(INCLUDEDIR)/buddy
 	sed 's|^#include "uapi/linux/buddy.h"|#include <linux/buddy.h>|' \
-	    tools/lib/libbuddy.h >$(DESTDIR)$(INCLUDEDIR)/buddy/libbuddy.h
+	    lib/libbuddy.h >$(DESTDIR)$(INCLUDEDIR)/buddy/libbuddy.h
 	chmod 644 $(DESTDIR)$(INCLUDEDIR)/buddy/libbuddy.h
 	$(INSTALL) -D -m 644 uapi/linux/buddy.h $(DESTDIR)$(INCLUDEDIR)/linux/buddy.h
 	$(INSTALL) -D -m 644 $(B)/man/buddyctl.1 $(DESTDIR)$(MANDIR)/man1/buddyctl.1
@@ -225,7 +222,7 @@ endif
 
 # --- tests -------------------------------------------------------------------
 # The expected tree is written out here, independently of INSTALL_FILES.
-check-install: lib man $(B)/buddyctl $(B)/buddyd $(PROFILE_LIB) module
+check-install: lib man $(BUDDYCTL) $(BUDDYD) $(PROFILE_LIB) module
 	@B=$(B) RESULTS=$${RESULTS:-$(B)/results} scripts/run-native-tests.sh \
 	    --name install selftests/packaging/check-install.sh \
 	    "$(MAKE) -f $(firstword $(MAKEFILE_LIST))" "$(KVER)" \

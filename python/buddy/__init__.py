@@ -2,7 +2,7 @@
 """buddy - Buddy Compression memory from Python, over libbuddy.
 
 A thin ctypes layer: every operation is one libbuddy call
-(tools/lib/libbuddy.h).  Arrays and tensors are read and written in place
+(lib/libbuddy.h).  Arrays and tensors are read and written in place
 through their buffer (numpy's ctypes pointer, torch's data_ptr(), or the
 buffer protocol): no intermediate copy is made.
 
@@ -312,7 +312,7 @@ def _need_tcodec():
 
 
 def codec_names():
-    """Names of libbuddy's whole-buffer codecs (tools/lib/tcodec.h)."""
+    """Names of libbuddy's whole-buffer codecs (lib/tcodec.h)."""
     _need_tcodec()
     return [_lib.buddy_tcodec_name(i).decode()
             for i in range(_lib.buddy_tcodec_count())]

@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: GPL-2.0 OR MIT
-"""ctypes bindings of libbuddy (tools/lib/libbuddy.h) and of the uapi
+"""ctypes bindings of libbuddy (lib/libbuddy.h) and of the uapi
 structs it fills (uapi/linux/buddy.h).
 
 The library is found, in order, at $BUDDY_LIBBUDDY, in the source tree's

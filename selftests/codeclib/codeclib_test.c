@@ -16,10 +16,10 @@
 
 #include <kselftest_harness.h>
 
-#include "buddycodec.h"
-#include "codec.h"
-#include "datagen.h"
-#include "fig3.h"
+#include "tools/codeclib/buddycodec.h"
+#include "core/codec.h"
+#include "tools/common/datagen.h"
+#include "tools/policy/fig3.h"
 
 static const struct buddy_codec *const ref_codecs[BUDDY_SIZING_NC] = {
 	&buddy_codec_bpc, &buddy_codec_zvc, &buddy_codec_bdi, &buddy_codec_fpc,

@@ -27,7 +27,7 @@
 #include <kselftest_harness.h>
 
 #include "core/codec.h"
-#include "datagen.h"
+#include "tools/common/datagen.h"
 
 #define CHUNK_ENTRIES	4096
 #define SEED		0x42756464790030ull

@@ -12,7 +12,7 @@
 
 #include "kselftest_harness.h"
 #include "core/alloc.h"
-#include "datagen.h"
+#include "tools/common/datagen.h"
 
 #define NR_CHUNKS	4
 #define CHUNK_ENTRIES	64

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * The target heuristic (tools/lib/heuristic.h) on hand-made profiles with
+ * The target heuristic (tools/policy/heuristic.h) on hand-made profiles with
  * known answers: the Buddy Threshold boundary, every target, the mostly-zero
  * 16x rule, capacity step-down, pooled labels, the comparison points, the
  * threshold sweep and the Fig. 9 series.
@@ -10,8 +10,8 @@
 #include <stdlib.h>
 #include <kselftest_harness.h>
 #include "core/codec.h"
-#include "datagen.h"
-#include "heuristic.h"
+#include "tools/common/datagen.h"
+#include "tools/policy/heuristic.h"
 
 #define MAXS	16	/* snapshots per profile */
 #define E	BUDDY_ENTRY_SIZE

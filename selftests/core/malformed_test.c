@@ -15,7 +15,7 @@
 #include <kselftest_harness.h>
 
 #include "core/codec.h"
-#include "datagen.h"
+#include "tools/common/datagen.h"
 
 /* Entries whose streams get truncated: every class, a few seeds each. */
 #define TRUNC_SEEDS	24

@@ -14,7 +14,7 @@
 #include <kselftest_harness.h>
 
 #include "core/codec.h"
-#include "datagen.h"
+#include "tools/common/datagen.h"
 
 #define CHUNK_ENTRIES	512
 #define CHUNKS_PER_CLASS 140	/* 14 classes: 1,003,520 entries per codec */

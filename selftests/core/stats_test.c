@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * tools/lib/stats.h: the median, the interpolated quantiles, and the
+ * tools/common/stats.h: the median, the interpolated quantiles, and the
  * paired judgement dev_bench's goals use (the median of block pairs' rate
  * ratios with its quartiles, "met" at or above the factor), on values with
  * known answers: exact quartiles of odd and even counts, a load that slows
@@ -9,7 +9,7 @@
  */
 #include <math.h>
 #include <kselftest_harness.h>
-#include "stats.h"
+#include "tools/common/stats.h"
 
 #define NEAR(a, b)	(fabs((a) - (b)) < 1e-9)
 

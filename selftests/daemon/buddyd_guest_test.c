@@ -37,9 +37,9 @@
 #include <json-c/json.h>
 
 #include <kselftest_harness.h>
-#include "datagen.h"
+#include "tools/common/datagen.h"
 #include "guest_util.h"
-#include "state.h"
+#include "daemon/state.h"
 
 #define NOBODY		65534
 #define E		BUDDY_ENTRY_SIZE

@@ -8,7 +8,7 @@
  *
  * Every allocation is made at 2x (one whole-program target, as a user
  * without a profiler would choose) with BPC, filled with a data class of
- * tools/lib/datagen.h.  A thread rewrites a 64 KiB piece of the activations,
+ * tools/common/datagen.h.  A thread rewrites a 64 KiB piece of the activations,
  * the gradients and one of the buffers every CHURN_MS (default 10)
  * milliseconds, with a sparser or denser class in turn (phases of about a
  * tenth of a second), and reads a piece of every allocation, so
@@ -24,7 +24,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "datagen.h"
+#include "tools/common/datagen.h"
 #include "guest_util.h"
 
 #define KIB	1024

@@ -14,10 +14,10 @@
 #include <unistd.h>
 
 #include <kselftest_harness.h>
-#include "datagen.h"
-#include "libbuddy.h"
-#include "profile_file.h"
-#include "window.h"
+#include "tools/common/datagen.h"
+#include "lib/libbuddy.h"
+#include "tools/policy/profile_file.h"
+#include "daemon/window.h"
 
 #define MIB	(1024 * 1024)
 #define W	3

@@ -11,9 +11,9 @@
 #include <unistd.h>
 
 #include <kselftest_harness.h>
-#include "conf.h"
-#include "log.h"
-#include "timespan.h"
+#include "daemon/conf.h"
+#include "daemon/log.h"
+#include "tools/common/timespan.h"
 
 /* Messages bd_log() would print, collected. */
 static char logbuf[8192];

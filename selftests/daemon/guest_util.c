@@ -15,7 +15,7 @@
 #include <unistd.h>
 
 #include "core/codec.h"
-#include "datagen.h"
+#include "tools/common/datagen.h"
 #include "guest_util.h"
 
 extern char **environ;

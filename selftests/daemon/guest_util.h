@@ -11,7 +11,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "libbuddy.h"
+#include "lib/libbuddy.h"
 
 /*
  * gu_entry() - 128 bytes whose size code under @codec is @code, varied by

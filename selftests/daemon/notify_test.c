@@ -13,7 +13,7 @@
 #include <unistd.h>
 
 #include <kselftest_harness.h>
-#include "notify.h"
+#include "daemon/notify.h"
 
 /* A datagram socket bound to @name ('@' = abstract). */
 static int listener(const char *name)

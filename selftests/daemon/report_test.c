@@ -13,7 +13,7 @@
 #include <json-c/json.h>
 
 #include <kselftest_harness.h>
-#include "report.h"
+#include "daemon/report.h"
 
 static struct buddy_alloc_stat st(uint64_t id, const char *label, uint64_t n,
 				  unsigned int code)

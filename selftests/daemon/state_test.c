@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * buddyd's state file: label escaping round trips for every byte and
- * hostile labels, line parsing (tools/lib/profile_file.c), the table, and
+ * hostile labels, line parsing (tools/policy/profile_file.c), the table, and
  * save/load (daemon/state.c).
  */
 #define _GNU_SOURCE
@@ -12,9 +12,9 @@
 #include <unistd.h>
 
 #include <kselftest_harness.h>
-#include "datagen.h"
-#include "log.h"
-#include "state.h"
+#include "tools/common/datagen.h"
+#include "daemon/log.h"
+#include "daemon/state.h"
 
 static char logbuf[16384];
 static int nwarn;

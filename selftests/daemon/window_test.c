@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include <kselftest_harness.h>
-#include "window.h"
+#include "daemon/window.h"
 
 enum { Z = BUDDY_CODE_ZERO, C8 = BUDDY_CODE_C8, C32 = BUDDY_CODE_C32,
        C64 = BUDDY_CODE_C64, C96 = BUDDY_CODE_C96, RAW = BUDDY_CODE_RAW };

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * calib_test.c - the fit of CSWAP's codec-time model (tools/lib/calib.c):
+ * calib_test.c - the fit of CSWAP's codec-time model (tools/common/calib.c):
  * synthetic timings drawn from a known model are fitted back to it, with
  * and without noise; RAE is CSWAP's definition; samples that do not
  * determine the model are refused.
@@ -9,8 +9,8 @@
 
 #include <kselftest_harness.h>
 
-#include "calib.h"
-#include "datagen.h"
+#include "tools/common/calib.h"
+#include "tools/common/datagen.h"
 
 /* 20 us fixed, 0.3 ns/byte, -10 us at full sparsity, -0.2 ns/byte more. */
 static const double known[CALIB_NFEAT] = { 2e-5, 3e-10, -1e-5, -2e-10 };

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * fuzz_tcodec.c - libFuzzer target for the whole-buffer decoders of
- * tools/lib/tcodec.h (every codec of the table, lossy ones included).
+ * lib/tcodec.h (every codec of the table, lossy ones included).
  *
  * Input: byte 0 picks the codec, bytes 1-2 the decoded length in 32-bit
  * words (little-endian, modulo 1024), the rest is the stream.  The stream
@@ -17,7 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "tcodec.h"
+#include "lib/tcodec.h"
 
 static void fail(const struct tcodec *c, const char *what)
 {

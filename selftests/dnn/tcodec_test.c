@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * tcodec_test.c - the whole-buffer codecs of tools/lib/tcodec.h: every
+ * tcodec_test.c - the whole-buffer codecs of lib/tcodec.h: every
  * lossless one round-trips every data class at lengths that are not whole
  * entries or rows, rejects truncated and extended streams; Binarize keeps
  * exactly (x > 0); CSR has Gist's size and refuses malformed rows; DPR
@@ -17,8 +17,8 @@
 #include <kselftest_harness.h>
 
 #include "core/codec.h"
-#include "datagen.h"
-#include "tcodec.h"
+#include "tools/common/datagen.h"
+#include "lib/tcodec.h"
 
 static const size_t lengths[] = { 0, 4, 124, 128, 132, 1020, 1024, 1028,
 				  4096, 65536 + 12 };

@@ -6,7 +6,7 @@
  * buddy_codecs[]); without FUZZ_CODEC every input goes to every codec.
  *
  *   clang -g -O1 -fsanitize=fuzzer,address,undefined \
- *	-I. -Icore -Itools/lib -DFUZZ_CODEC='"bpc"' \
+ *	-I. -DFUZZ_CODEC='"bpc"' \
  *	selftests/fuzz/fuzz_decode.c core/codec.c core/codecs/[a-z]*.c \
  *	-o build/fuzz/fuzz_decode_bpc
  *

@@ -18,7 +18,7 @@
 #include <unistd.h>
 
 #include <kselftest_harness.h>
-#include "datagen.h"
+#include "tools/common/datagen.h"
 #include "kmod_test.h"
 
 #define ALLOC_IOC_SIZED(n) _IOC(_IOC_READ | _IOC_WRITE, BUDDY_IOC_MAGIC, 0x01, (n))

@@ -56,7 +56,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "datagen.h"
+#include "tools/common/datagen.h"
 #include "kmod_util.h"
 #include "core/stripe.h"
 #include "uapi/linux/buddy.h"

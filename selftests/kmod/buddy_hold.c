@@ -16,7 +16,7 @@
 #include <sys/ioctl.h>
 #include <unistd.h>
 
-#include "libbuddy.h"
+#include "lib/libbuddy.h"
 
 int main(int argc, char **argv)
 {

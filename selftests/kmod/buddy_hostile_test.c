@@ -42,7 +42,7 @@
 #include <unistd.h>
 
 #include <kselftest_harness.h>
-#include "datagen.h"
+#include "tools/common/datagen.h"
 #include "kmod_test.h"
 
 #ifndef RWF_NOWAIT

@@ -17,7 +17,7 @@
 #include <unistd.h>
 
 #include <kselftest_harness.h>
-#include "datagen.h"
+#include "tools/common/datagen.h"
 #include "kmod_test.h"
 
 FIXTURE(io) {

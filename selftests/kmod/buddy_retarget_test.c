@@ -28,7 +28,7 @@
 #include <unistd.h>
 
 #include <kselftest_harness.h>
-#include "datagen.h"
+#include "tools/common/datagen.h"
 #include "kmod_test.h"
 
 #define BIG		(256ull << 20)

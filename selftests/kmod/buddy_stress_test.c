@@ -31,7 +31,7 @@
 #include <unistd.h>
 
 #include <kselftest_harness.h>
-#include "datagen.h"
+#include "tools/common/datagen.h"
 #include "kmod_test.h"
 
 #define NR_THREADS	4

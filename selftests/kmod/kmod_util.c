@@ -9,7 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "datagen.h"
+#include "tools/common/datagen.h"
 #include "kmod_util.h"
 
 const char *counter_name(unsigned int k)

@@ -26,7 +26,7 @@
 #include <sys/types.h>
 
 #include "core/codec.h"
-#include "libbuddy.h"
+#include "lib/libbuddy.h"
 
 /* Module parameters, read from /sys/module/buddy/parameters (-1: unknown). */
 struct kparams {
@@ -98,7 +98,7 @@ unsigned int entry_code(unsigned int codec, const uint8_t *entry);
  */
 bool entry_with_code(unsigned int codec, unsigned int code, uint8_t *entry);
 
-/* Bytes of the named class (tools/lib/datagen.h), deterministic by seed. */
+/* Bytes of the named class (tools/common/datagen.h), deterministic by seed. */
 void fill_class(int cls, uint64_t seed, void *buf, size_t len);
 
 /* Text of /proc/self/fdinfo/FD; the value of "key:\t" into @val. */

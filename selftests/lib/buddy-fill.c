@@ -17,8 +17,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "datagen.h"
-#include "libbuddy.h"
+#include "tools/common/datagen.h"
+#include "lib/libbuddy.h"
 
 static int fill_one(int devfd, const char *spec)
 {

@@ -28,8 +28,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "datagen.h"
-#include "libbuddy.h"
+#include "tools/common/datagen.h"
+#include "lib/libbuddy.h"
 
 #define MAX_CHECKS	8
 #define MAX_ALLOCS	64

@@ -17,7 +17,7 @@
 #include <unistd.h>
 
 #include "kselftest_harness.h"
-#include "libbuddy.h"
+#include "lib/libbuddy.h"
 
 #define MIB (1024 * 1024)
 

@@ -17,8 +17,8 @@
 
 #include "kselftest_harness.h"
 #include "core/chunk.h"
-#include "datagen.h"
-#include "libbuddy.h"
+#include "tools/common/datagen.h"
+#include "lib/libbuddy.h"
 
 #define MIB (1024 * 1024)
 

@@ -28,7 +28,7 @@ import subprocess
 import sys
 
 UAPI = "uapi/linux/buddy.h"
-LIBH = "tools/lib/libbuddy.h"
+LIBH = "lib/libbuddy.h"
 API = "Documentation/userspace-api.rst"
 ADMIN = "Documentation/admin-guide/buddy.rst"
 ABI = "Documentation/ABI/testing/sysfs-class-misc-buddy"
@@ -226,7 +226,7 @@ def main():
     # ---- design.rst names what exists ----------------------------------------
     design = read("Documentation/design.rst") or ""
     src = ""
-    for root in ("kmod", "core", "tools/lib", "daemon"):
+    for root in ("kmod", "core", "lib", "tools", "daemon"):
         for d, _dirs, files in os.walk(root):
             for f in files:
                 if f.endswith((".c", ".h")) and not f.endswith(".mod.c"):
@@ -235,9 +235,9 @@ def main():
     funcs = sorted(set(re.findall(r"``(\w+)\(\)``", design)))
     missing = [f for f in funcs if f not in src_words]
     tap(funcs and not missing, f"design.rst: all {len(funcs)} functions it "
-        "names are in kmod/, core/, tools/lib/ or daemon/",
+        "names are in kmod/, core/, lib/, tools/ or daemon/",
         "not found: " + ", ".join(missing))
-    paths = sorted(set(re.findall(r"``((?:kmod|core|tools|uapi|daemon|"
+    paths = sorted(set(re.findall(r"``((?:kmod|core|lib|tools|uapi|daemon|"
                                   r"selftests)/[\w./\[\],*-]+)``", design)))
     gone = []
     for path in paths:

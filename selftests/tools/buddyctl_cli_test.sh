@@ -174,7 +174,7 @@ if [ ! -s "$T/out" ]; then ok "nothing printed on stdout"; else nok "nothing pri
 printf '1\tw\t4x\tbpc\r\r\n' >"$T/crcr.state"
 run 1 "load-profiles of a line ending CR CR LF" load-profiles --dry-run "$T/crcr.state"
 err_has "CR CR LF: the codec is named, not the label" "$T/crcr.state:1: invalid codec: a carriage return"
-# one rule with buddyd (tools/lib/profile_file.h): the first 4096 profiles
+# one rule with buddyd (tools/policy/profile_file.h): the first 4096 profiles
 awk 'BEGIN { for (i = 0; i < 4100; i++) printf "%d\tl%d\t2x\tbpc\n", i % 3, i }' >"$T/big.state"
 run 0 "load-profiles of 4100 profiles: the first 4096 (as buddyd)" load-profiles --dry-run "$T/big.state"
 err_has "the first profile past 4096 is named, with the count" "$T/big.state:4097: more than 4096 profiles (the size of buddy.ko's table): this line and 3 later profile lines not loaded"

@@ -21,7 +21,7 @@
  *              bands    the code of (i / 64) % 6: row r of the Fig. 8
  *                       picture (64 entries per row) all code r % 6
  *              ramp     code (i * 6) / entries: six equal runs 0..5
- *              class-C  datagen class C (tools/lib/datagen.h), e.g.
+ *              class-C  datagen class C (tools/common/datagen.h), e.g.
  *                       class-mixed: one data class per 4 KiB page
  *
  * Once every allocation is made and written, FILE is created (atomically)
@@ -43,9 +43,9 @@
 #include <grp.h>
 #include <unistd.h>
 
-#include "datagen.h"
-#include "kmod_util.h"
-#include "libbuddy.h"
+#include "tools/common/datagen.h"
+#include "selftests/kmod/kmod_util.h"
+#include "lib/libbuddy.h"
 
 #define MAX_SPECS	16
 

@@ -11,7 +11,7 @@
 #include <string.h>
 
 #include "kselftest_harness.h"
-#include "hmap.h"
+#include "tools/buddyctl/hmap.h"
 
 static bool rgb_eq(struct hmap_rgb a, struct hmap_rgb b)
 {

@@ -18,7 +18,8 @@ import re
 import sys
 
 HEAD = re.compile(r"^### (\d+: |BEGIN )", re.M)
-NUM = re.compile(r"-?\d+(\.\d+)?([eE][+-]?\d+)?")
+# a number with the blanks before it: a column's width varies with it
+NUM = re.compile(r" *-?\d+(\.\d+)?([eE][+-]?\d+)?")
 
 
 def records(path):
@@ -39,9 +40,9 @@ def header(rec):
 def mask(r1, r2, r):
     if r1 == r2:
         return r
-    m1, m2 = NUM.sub("N", r1), NUM.sub("N", r2)
+    m1, m2 = NUM.sub(" N", r1), NUM.sub(" N", r2)
     if m1 == m2:
-        return NUM.sub("N", r)
+        return NUM.sub(" N", r)
     return header(r)
 
 

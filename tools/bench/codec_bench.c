@@ -5,7 +5,7 @@
  *
  *   codec_bench [-t SECONDS] [-m MIB] [-C CPU] [-c CLASS[,CLASS...]] [FILE...]
  *
- * For every data class of tools/lib/datagen.h ("mixed" stands for real
+ * For every data class of tools/common/datagen.h ("mixed" stands for real
  * memory) and for every FILE (its first MIB MiB, zero-padded to 4 KiB), it
  * measures on one pinned CPU:
  *
@@ -59,8 +59,8 @@
 #include <zstd.h>
 
 #include "core/codec.h"
-#include "datagen.h"
-#include "stats.h"
+#include "tools/common/datagen.h"
+#include "tools/common/stats.h"
 
 #define PAGE		4096
 #define SEED		0x42756464790001ull	/* "Buddy", 1 */

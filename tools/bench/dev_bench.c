@@ -103,10 +103,10 @@
 #include <liburing.h>
 
 #include "core/codec.h"
-#include "datagen.h"
-#include "libbuddy.h"
+#include "tools/common/datagen.h"
+#include "lib/libbuddy.h"
 #include "numa_place.h"
-#include "stats.h"
+#include "tools/common/stats.h"
 
 #define SEED		0x42756464790002ull	/* "Buddy", 2 */
 #define SEQ_IO		(128 * 1024)

@@ -32,8 +32,8 @@
 #include <string.h>
 
 #include "core/codec.h"
-#include "datagen.h"
-#include "libbuddy.h"
+#include "tools/common/datagen.h"
+#include "lib/libbuddy.h"
 #include "core/stripe.h"
 
 #define PAGE	4096u

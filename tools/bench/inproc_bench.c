@@ -67,10 +67,10 @@
 #include <time.h>
 
 #include "core/codec.h"
-#include "datagen.h"
-#include "libbuddy.h"
+#include "tools/common/datagen.h"
+#include "lib/libbuddy.h"
 #include "numa_place.h"
-#include "stats.h"
+#include "tools/common/stats.h"
 
 #define AREA	(16u << 20)	/* logical bytes one cell cycles over */
 

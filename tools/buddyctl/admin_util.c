@@ -13,7 +13,7 @@
 
 #include "buddyctl.h"
 #include "admin_util.h"
-#include "utf8.h"
+#include "tools/common/utf8.h"
 
 const char *const au_code_keys[BUDDY_CODE_NR] = {
 	[BUDDY_CODE_ZERO] = "zero", [BUDDY_CODE_C8] = "c8",

@@ -18,7 +18,7 @@
 
 #include <json-c/json.h>
 
-#include "libbuddy.h"
+#include "lib/libbuddy.h"
 
 #ifndef ARRAY_SIZE
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))

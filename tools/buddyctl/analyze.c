@@ -62,7 +62,7 @@
 #include <json-c/json.h>
 
 #include "core/codec.h"
-#include "fig3.h"
+#include "tools/policy/fig3.h"
 #include "buddyctl.h"
 #include "admin_util.h"
 

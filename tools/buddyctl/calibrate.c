@@ -2,11 +2,11 @@
 /*
  * calibrate.c - "buddyctl calibrate": CSWAP's codec-time model.
  *
- * For every codec (tools/lib/tcodec.h), every size and every sparsity it
+ * For every codec (lib/tcodec.h), every size and every sparsity it
  * times compression and decompression of generated float32 activations
  * (smooth values, DATAGEN_FLOAT32, made non-negative, with the given
  * fraction of zeros placed independently), twice with two seeds, and fits
- * CSWAP's linear model of time on size and sparsity (tools/lib/calib.h)
+ * CSWAP's linear model of time on size and sparsity (tools/common/calib.h)
  * for each direction, and the same model of the encoded size.  Each fit's
  * relative absolute error is measured on the second run of every point
  * with the model fitted on the first.  The models go to a JSON file a
@@ -34,10 +34,10 @@
 
 #include "admin_util.h"
 #include "buddyctl.h"
-#include "calib.h"
-#include "datagen.h"
-#include "stats.h"
-#include "tcodec.h"
+#include "tools/common/calib.h"
+#include "tools/common/datagen.h"
+#include "tools/common/stats.h"
+#include "lib/tcodec.h"
 
 #define CAL_FORMAT	"buddy-calibration"
 #define CAL_VERSION	1

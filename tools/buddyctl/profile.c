@@ -5,10 +5,10 @@
  *   buddyctl profile [OPTIONS] -- COMMAND [ARGS...]
  *
  * The command line of the profiler: options, outputs checked before the
- * run, then the engine (tools/profile/buddyprof.h, libbuddyprofile.a):
+ * run, then the engine (tools/profile/engine/buddyprof.h, libbuddyprofile.a):
  * pf_run_program() runs COMMAND and takes the snapshots, pf_report() writes
  * the report.  How snapshots are taken, and which processes are followed,
- * is described in tools/profile/prof_run.c and buddyprof.h.
+ * is described in tools/profile/engine/prof_run.c and buddyprof.h.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -20,10 +20,10 @@
 #include <unistd.h>
 
 #include "buddyctl.h"
-#include "buddyprof.h"
-#include "heuristic.h"
-#include "replace_file.h"
-#include "timespan.h"
+#include "tools/profile/engine/buddyprof.h"
+#include "tools/policy/heuristic.h"
+#include "tools/common/replace_file.h"
+#include "tools/common/timespan.h"
 
 #define STR_(x)		#x
 #define STR(x)		STR_(x)

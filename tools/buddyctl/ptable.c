@@ -10,7 +10,7 @@
  *   buddyctl set-target ID RATIO|auto [--codec NAME] [-j] [-u]
  *
  * The state-file grammar is buddyd's; lines are parsed and labels escaped
- * by tools/lib/profile_file.[ch], shared with buddyd and "buddyctl profile".
+ * by tools/policy/profile_file.[ch], shared with buddyd and "buddyctl profile".
  */
 #include <errno.h>
 #include <getopt.h>
@@ -22,7 +22,7 @@
 
 #include "buddyctl.h"
 #include "admin_util.h"
-#include "profile_file.h"
+#include "tools/policy/profile_file.h"
 
 /* The whole table; *@out malloc'ed.  Returns 0 or -errno (printed). */
 static int profile_get_all(int fd, struct buddy_profile_entry **out,

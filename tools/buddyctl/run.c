@@ -4,8 +4,8 @@
  *
  *   buddyctl run [OPTIONS] -- COMMAND [ARGS...]
  *
- * The command line only: the interposer (tools/profile/interpose_run.c)
- * makes the allocations, the engine (tools/profile/prof_exec.c, pr_run())
+ * The command line only: the interposer (tools/profile/interposer/interpose_run.c)
+ * makes the allocations, the engine (tools/profile/engine/prof_exec.c, pr_run())
  * runs the program and reports.
  */
 #define _GNU_SOURCE
@@ -17,9 +17,9 @@
 #include <unistd.h>
 
 #include "buddyctl.h"
-#include "buddyprof.h"
-#include "libbuddy.h"
-#include "runshm.h"
+#include "tools/profile/engine/buddyprof.h"
+#include "lib/libbuddy.h"
+#include "tools/profile/interposer/runshm.h"
 
 static void run_usage(FILE *f)
 {

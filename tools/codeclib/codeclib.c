@@ -22,7 +22,7 @@
 
 #include "buddycodec.h"
 #include "core/codec.h"
-#include "fig3.h"
+#include "tools/policy/fig3.h"
 
 /* 512 KiB: small enough to balance 16 threads over a 64 MiB piece. */
 #define ITEM_ENTRIES	4096u

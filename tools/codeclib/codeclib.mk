@@ -3,7 +3,7 @@
 # glibc (tools/codeclib/buddycodec.h), for machines without the tools'
 # libraries (json-c, liburing, liblz4): the CUDA profiler's hook
 # (python/buddy/cuda/) sizes GPU memory with it through ctypes
-# (python/buddy/_codec.py).  Included from the top Makefile.
+# (python/buddy/_codec.py).
 #
 #   make codeclib        $(B)/lib/libbuddycodec.so.1 and the link
 #                        libbuddycodec.so (also built by make and make tools)
@@ -16,7 +16,7 @@
 
 CODECLIB_SONAME := libbuddycodec.so.1
 CODECLIB_SO     := $(B)/lib/$(CODECLIB_SONAME)
-CODECLIB_HDRS   := tools/codeclib/buddycodec.h tools/lib/fig3.h $(CORE_HDRS)
+CODECLIB_HDRS   := tools/codeclib/buddycodec.h tools/policy/fig3.h $(CORE_HDRS)
 CODECLIB_OBJS   := $(patsubst %.c,$(B)/codeclib/pic/%.o,\
 		   tools/codeclib/codeclib.c $(CORE_SRCS))
 
@@ -25,7 +25,7 @@ CODECLIB_OBJS   := $(patsubst %.c,$(B)/codeclib/pic/%.o,\
 # Core's symbols stay inside (hidden); the map file exports the API only.
 $(B)/codeclib/pic/%.o: %.c $(CODECLIB_HDRS)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) $(WARN) -I. -Itools/lib -fPIC \
+	$(CC) $(CFLAGS) $(WARN) $(CPPFLAGS) -fPIC \
 	    $(if $(filter core/%,$<),-fvisibility=hidden) -c -o $@ $<
 
 $(CODECLIB_SO): $(CODECLIB_OBJS) tools/codeclib/codeclib.map
@@ -42,17 +42,17 @@ tools: codeclib
 
 CODECLIB_TEST_SRCS := selftests/codeclib/codeclib_test.c tools/codeclib/codeclib.c
 $(B)/san/tests/codeclib/codeclib_test: $(CODECLIB_TEST_SRCS) $(CODECLIB_HDRS) \
-		tools/lib/datagen.h $(B)/san/libbuddycore.a $(B)/san/libbuddytools.a | harness
+		$(USER_HDRS) $(TOOLS_SAN_A) $(CORE_SAN_A) | harness
 	@mkdir -p $(dir $@)
-	$(CC) -O1 -g $(WARN) $(CPPFLAGS) -Itools/codeclib $(SAN) -o $@ \
-	    $(CODECLIB_TEST_SRCS) $(B)/san/libbuddytools.a $(B)/san/libbuddycore.a \
+	$(CC) -O1 -g $(WARN) $(CPPFLAGS) $(SAN) -o $@ \
+	    $(CODECLIB_TEST_SRCS) $(TOOLS_SAN_A) $(CORE_SAN_A) \
 	    -ldl -lpthread -lm
 
 $(B)/tsan/tests/codeclib/codeclib_test: $(CODECLIB_TEST_SRCS) $(CODECLIB_HDRS) \
-		tools/lib/datagen.h tools/lib/datagen.c $(CORE_SRCS) | harness
+		tools/common/datagen.h tools/common/datagen.c $(CORE_SRCS) | harness
 	@mkdir -p $(dir $@)
-	$(CC) -O1 -g $(WARN) $(CPPFLAGS) -Itools/codeclib -fsanitize=thread -o $@ \
-	    $(CODECLIB_TEST_SRCS) tools/lib/datagen.c $(CORE_SRCS) -ldl -lpthread -lm
+	$(CC) -O1 -g $(WARN) $(CPPFLAGS) -fsanitize=thread -o $@ \
+	    $(CODECLIB_TEST_SRCS) tools/common/datagen.c $(CORE_SRCS) -ldl -lpthread -lm
 
 CODECLIB_TESTS := $(B)/san/tests/codeclib/codeclib_test \
 		  $(B)/tsan/tests/codeclib/codeclib_test

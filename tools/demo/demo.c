@@ -7,7 +7,7 @@
  *
  * Each LABEL:SOURCE:PATH argument is a real data file (SOURCE names where it
  * came from, e.g. its Debian package); the demo adds synthetic data classes
- * of its own (tools/lib/datagen).  Every data set becomes its own allocation.
+ * of its own (tools/common/datagen).  Every data set becomes its own allocation.
  *
  * Per allocation, as the paper's profiling pass does (section III-B), the
  * demo samples the data's 128-byte entries, sizes them with every codec the
@@ -42,8 +42,8 @@
 #include <unistd.h>
 
 #include "core/codec.h"
-#include "datagen.h"
-#include "libbuddy.h"
+#include "tools/common/datagen.h"
+#include "lib/libbuddy.h"
 
 #define MIB		(1024.0 * 1024.0)
 #define WRITE_PIECE	(1u << 20)		/* bytes per pwrite */

@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: GPL-2.0
-# The demo (included from the top Makefile).
+# The demo.
 #
 #   make demo       the main job, from a fresh Debian 12 machine: install the
 #                   packages (build tools and the demo's data packages),
@@ -17,13 +17,12 @@
 # The demo's output is also kept in $(B)/demo/demo.out.
 
 DEMO_BIN  := $(B)/demo/buddy-demo
-DEMO_LIBS := $(B)/opt/libbuddytools.a $(B)/opt/libbuddycore.a
+DEMO_LIBS := $(TOOLS_A) $(LIBBUDDY_A)
 
 .PHONY: demo demo-bin demo-run
 
 # Static: the guest is a busybox initramfs without libc.
-$(DEMO_BIN): tools/demo/demo.c tools/lib/libbuddy.h tools/lib/datagen.h \
-		$(CORE_HDRS) $(DEMO_LIBS)
+$(DEMO_BIN): tools/demo/demo.c $(USER_HDRS) $(DEMO_LIBS)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(WARN) $(CPPFLAGS) -static -o $@ $< $(DEMO_LIBS) -lm
 
@@ -40,7 +39,6 @@ demo:
 	tools/demo/run-demo.sh $(DEMO_BIN)
 	$(MAKE) demo-run
 
-# (libbuddyprof.so by name: profile.mk, which names it, is included later)
-demo-run: $(B)/buddyctl $(B)/libbuddyprof.so
+demo-run: $(BUDDYCTL) $(PROFILE_LIB)
 	$(MAKE) module
 	tools/demo/run-demo-run.sh

@@ -17,7 +17,7 @@
  * program's exit status as a shell gives it.
  *
  * Which processes are followed (one place: the interposer decides, with
- * the region's header, tools/lib/profshm.h):
+ * the region's header, tools/profile/interposer/profshm.h):
  *   - every process of COMMAND's tree that loads libbuddyprof.so (COMMAND
  *     itself unless it is statically linked, its forked children and the
  *     programs they exec, however deep) is followed, each with a table of
@@ -59,7 +59,7 @@
  *     processes; a label seen in several is one decision over all its
  *     allocations, as allocations of one label in one process are pooled.
  * `buddyctl run` (prof_exec.c) follows every process too, by its own
- * rules (tools/lib/runshm.h).
+ * rules (tools/profile/interposer/runshm.h).
  * An empty report names which of these happened (pf_empty_reason()).
  */
 #ifndef BUDDYPROF_H
@@ -71,7 +71,7 @@
 #include <sys/types.h>
 
 #include "core/codec.h"
-#include "profshm.h"
+#include "tools/profile/interposer/profshm.h"
 
 /* Codecs every snapshot is classified with (the best-codec figures). */
 #define PF_NC		4

@@ -11,7 +11,7 @@
 # python3-skimage python3-matplotlib libopenblas0-pthread gromacs lammps
 # lammps-examples quantum-espresso quantum-espresso-data hpcc openfoam
 # openfoam-examples dataset-fashion-mnist.  About 3 GB on disk and 3 minutes here.
-# Then tools/profile/eval/eval.py runs every workload (EVAL_ONLY limits
+# Then tools/eval/eval.py runs every workload (EVAL_ONLY limits
 # them: "dl", "hpc" or names) and writes OUTDIR/results.md and results.png,
 # and tools/eval/gpu_rows.py adds the GPU rows to results.md
 # (EVAL_GPU_ROWS=FILE: rows made on another machine).
@@ -64,5 +64,5 @@ timing=
 # The GPU rows (tools/eval/gpu_rows.py): run here when python3's torch sees
 # a CUDA device, taken from EVAL_GPU_ROWS (a gpu-rows.json made on a GPU
 # machine) when set, else the section says they were not run.
-BUDDYCTL=$BUDDYCTL python3 "$HERE/../../eval/gpu_rows.py" --out "$OUT" \
+BUDDYCTL=$BUDDYCTL python3 "$HERE/gpu_rows.py" --out "$OUT" \
 	--merge "$OUT/results.md" ${EVAL_GPU_ROWS:+--rows "$EVAL_GPU_ROWS"}

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * prof_report.c - the profiler's report: from the classified snapshots to the
- * decisions (tools/lib/heuristic.h), the report and the profile file.
+ * decisions (tools/policy/heuristic.h), the report and the profile file.
  *
  * Figures, all over the kept snapshots (every (entry, snapshot) pair counts
  * once; sampled counts are scaled):
@@ -45,12 +45,12 @@
 
 #include <json-c/json.h>
 
-#include "heuristic.h"
-#include "libbuddy.h"
+#include "tools/policy/heuristic.h"
+#include "lib/libbuddy.h"
 #include "buddyprof.h"
-#include "profile_file.h"
-#include "replace_file.h"
-#include "utf8.h"
+#include "tools/policy/profile_file.h"
+#include "tools/common/replace_file.h"
+#include "tools/common/utf8.h"
 
 #define MIB	(1024.0 * 1024.0)
 

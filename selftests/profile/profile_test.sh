@@ -528,9 +528,9 @@ check "--every-allocs 0: exit 2, naming the option" \
 
 # --- make eval's medians and ranges, on synthetic runs ---------------------------
 check "eval.py: repeated runs as medians with their range (eval_aggregate_test.py)" \
-	$PY "$HERE/eval_aggregate_test.py" "$HERE/../eval/eval.py"
+	$PY "$HERE/eval_aggregate_test.py" "$HERE/../../tools/eval/eval.py"
 check "eval: agree.py judges two runs against the stated bounds (eval_agree_test.py)" \
-	$PY "$HERE/eval_agree_test.py" "$HERE/../eval/agree.py"
+	$PY "$HERE/eval_agree_test.py" "$HERE/../../tools/eval/agree.py"
 
 # --- option errors name the option and its range ------------------------------
 "$BUDDYCTL" profile --threshold 150 -- true >/dev/null 2>"$W/opt.err"

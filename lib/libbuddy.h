@@ -539,7 +539,7 @@ int buddy_aio_wait(struct buddy_aio *ctx, struct buddy_aio_completion *c,
 unsigned int buddy_aio_pending(const struct buddy_aio *ctx);
 
 /*
- * Whole-buffer codecs (tools/lib/tcodec.h: cDMA's ZVC, RLE and zlib,
+ * Whole-buffer codecs (lib/tcodec.h: cDMA's ZVC, RLE and zlib,
  * CSWAP's LZ4, Gist's CSR, Binarize and DPR, and the device's entry
  * storage), for userspace policies that compress a buffer before writing
  * it to an allocation (the Python package's DNN policies).  None of them

@@ -1,7 +1,9 @@
 # SPDX-License-Identifier: GPL-2.0
-# libbuddy as a library for other programs (included from the top Makefile).
+# libbuddy, the one library: libbuddy.c, libbuddy_aio.c, the whole-buffer
+# codecs (tcodec.c, gist.c, libbuddy_tcodec.c), the in-process device
+# (inproc*.c) and the shared core it is built from.
 #
-#   make lib     $(B)/lib/libbuddy.a, $(B)/lib/libbuddy.so.$(LIBBUDDY_VERSION)
+#   make lib     $(LIBBUDDY_A), $(B)/lib/libbuddy.so.$(LIBBUDDY_VERSION)
 #                with its soname link libbuddy.so.$(LIBBUDDY_SOVERSION) and
 #                the link libbuddy.so, and $(B)/lib/libbuddy-uninstalled.pc:
 #                PKG_CONFIG_PATH=$(B)/lib pkg-config libbuddy builds against
@@ -9,23 +11,19 @@
 #   make example $(B)/examples/buddy-example from examples/buddy-example.c,
 #                compiled through that pkg-config file
 #
-# The library is libbuddy.c, libbuddy_aio.c and the in-process device
-# (inproc.c with the shared core/ it is built from; not the test data
-# generators nor the heuristic that share tools/lib/); it exports the
-# buddy_* symbols of libbuddy.h and nothing else (libbuddy.map), and
-# needs liburing, zlib and liblz4 (Requires.private), the latter two for
-# the whole-buffer codecs (libbuddy_tcodec.c).  The tools keep linking
-# $(B)/opt/libbuddytools.a: nothing here changes them.
+# Its objects are compiled once, position-independent, into both the
+# shared library and $(LIBBUDDY_A), which the tools link too.  The shared
+# library exports the buddy_* symbols of libbuddy.h and nothing else
+# (libbuddy.map); it needs liburing, zlib and liblz4 (Requires.private),
+# the latter two for the whole-buffer codecs.  $(LIBBUDDY_SAN_A) is the
+# same sources under ASan+UBSan, for the native tests.
 
 LIBBUDDY_VERSION   := 1.0.0
 LIBBUDDY_SOVERSION := 1
 LIBBUDDY_PC_VERSION := 0.1
-LIBBUDDY_SRCS      := tools/lib/libbuddy.c tools/lib/libbuddy_aio.c \
-		      tools/lib/libbuddy_tcodec.c tools/lib/tcodec.c \
-		      tools/lib/gist.c tools/lib/inproc.c $(CORE_SRCS)
-LIBBUDDY_HDRS      := tools/lib/libbuddy.h tools/lib/inproc.h tools/lib/tcodec.h $(CORE_HDRS)
+LIBBUDDY_SRCS      := $(wildcard lib/*.c) $(CORE_SRCS)
+LIBBUDDY_HDRS      := $(wildcard lib/*.h) $(CORE_HDRS)
 LIBBUDDY_PIC_OBJS  := $(LIBBUDDY_SRCS:%.c=$(B)/lib/pic/%.o)
-LIBBUDDY_A         := $(B)/lib/libbuddy.a
 LIBBUDDY_SO_REAL   := $(B)/lib/libbuddy.so.$(LIBBUDDY_VERSION)
 LIBBUDDY_SONAME    := libbuddy.so.$(LIBBUDDY_SOVERSION)
 LIBBUDDY_PC_UNINST := $(B)/lib/libbuddy-uninstalled.pc
@@ -35,16 +33,20 @@ EXAMPLE_BIN        := $(B)/examples/buddy-example
 
 .PHONY: lib example
 
-$(B)/lib/pic/%.o: %.c $(LIBBUDDY_HDRS) tools/lib/lib.mk
+$(B)/lib/pic/%.o: %.c $(LIBBUDDY_HDRS) lib/lib.mk
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) $(WARN) -I. -Itools/lib -fPIC $(PIC_VIS) \
-	    -c -o $@ $<
+	$(CC) $(CFLAGS) $(WARN) $(CPPFLAGS) -fPIC $(PIC_VIS) -c -o $@ $<
 
 # The in-process device and the core it is built from stay inside the
 # library: only libbuddy.h's buddy_* calls are exported.
-$(patsubst %.c,$(B)/lib/pic/%.o,tools/lib/inproc.c tools/lib/tcodec.c \
-	tools/lib/gist.c $(CORE_SRCS)): \
+$(patsubst %.c,$(B)/lib/pic/%.o,$(wildcard lib/inproc*.c) lib/tcodec.c \
+	lib/gist.c $(CORE_SRCS)): \
 	PIC_VIS := -fvisibility=hidden
+
+$(LIBBUDDY_SAN_A): $(LIBBUDDY_SRCS:%.c=$(B)/san/%.o)
+	@mkdir -p $(dir $@)
+	rm -f $@
+	$(AR) rcs $@ $^
 
 # Both archives from the same PIC objects: one compilation, and a static
 # libbuddy.a that can also go into other shared objects.
@@ -53,10 +55,10 @@ $(LIBBUDDY_A): $(LIBBUDDY_PIC_OBJS)
 	rm -f $@
 	$(AR) rcs $@ $^
 
-$(LIBBUDDY_SO_REAL): $(LIBBUDDY_PIC_OBJS) tools/lib/libbuddy.map
+$(LIBBUDDY_SO_REAL): $(LIBBUDDY_PIC_OBJS) lib/libbuddy.map
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -shared -Wl,-soname,$(LIBBUDDY_SONAME) \
-	    -Wl,--version-script=tools/lib/libbuddy.map -Wl,--no-undefined \
+	    -Wl,--version-script=lib/libbuddy.map -Wl,--no-undefined \
 	    -o $@ $(LIBBUDDY_PIC_OBJS) -luring -lpthread -lz -llz4 -lm
 
 $(B)/lib/$(LIBBUDDY_SONAME) $(B)/lib/libbuddy.so: $(LIBBUDDY_SO_REAL)
@@ -64,7 +66,7 @@ $(B)/lib/$(LIBBUDDY_SONAME) $(B)/lib/libbuddy.so: $(LIBBUDDY_SO_REAL)
 
 # The in-tree pkg-config file: headers from the source tree, the library
 # from $(B)/lib.  Absolute paths, so it works from any directory.
-$(LIBBUDDY_PC_UNINST): tools/lib/lib.mk
+$(LIBBUDDY_PC_UNINST): lib/lib.mk
 	@mkdir -p $(dir $@)
 	@{ echo 'prefix=$(abspath $(B))'; \
 	   echo 'libdir=$${prefix}/lib'; \
@@ -76,7 +78,7 @@ $(LIBBUDDY_PC_UNINST): tools/lib/lib.mk
 	   echo 'Requires.private: liburing zlib liblz4'; \
 	   echo 'Libs: -L$${libdir} -lbuddy'; \
 	   echo 'Libs.private: -lm'; \
-	   echo 'Cflags: -I$${srcdir}/tools/lib -I$${srcdir}'; \
+	   echo 'Cflags: -I$${srcdir}/lib -I$${srcdir}'; \
 	} >$@
 	@echo "  GEN     $@"
 
@@ -119,18 +121,18 @@ $(LIB_GUEST_DIR)/buddy-example: examples/buddy-example.c $(LIBBUDDY_HDRS) \
 	    $$(PKG_CONFIG_PATH=$(abspath $(B)/lib) pkg-config --static --cflags --libs libbuddy)
 
 # The helper the admin guide's walk-through was captured with.
-$(LIB_GUEST_DIR)/buddy-fill: selftests/lib/buddy-fill.c tools/lib/datagen.h \
-		$(LIBBUDDY_HDRS) $(B)/opt/libbuddytools.a $(B)/opt/libbuddycore.a
+$(LIB_GUEST_DIR)/buddy-fill: selftests/lib/buddy-fill.c $(USER_HDRS) \
+		$(TOOLS_A) $(LIBBUDDY_A)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(WARN) $(CPPFLAGS) -static -o $@ $< \
-	    $(B)/opt/libbuddytools.a $(B)/opt/libbuddycore.a -lm
+	    $(TOOLS_A) $(LIBBUDDY_A) -lm
 
 # One workload on /dev/buddy and on the in-process device, compared.
-$(LIB_GUEST_DIR)/buddy_twin: selftests/lib/buddy_twin.c $(LIBBUDDY_HDRS) \
-		$(B)/opt/libbuddytools.a $(B)/opt/libbuddycore.a
+$(LIB_GUEST_DIR)/buddy_twin: selftests/lib/buddy_twin.c $(USER_HDRS) \
+		$(TOOLS_A) $(LIBBUDDY_A)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(WARN) $(CPPFLAGS) -static -o $@ $< \
-	    $(B)/opt/libbuddytools.a $(B)/opt/libbuddycore.a -luring -lm
+	    $(TOOLS_A) $(LIBBUDDY_A) -luring -lm
 
 $(LIB_GUEST_DIR)/guest-lib.sh: selftests/lib/guest-lib.sh
 	@mkdir -p $(dir $@)
@@ -141,26 +143,9 @@ lib-guest-bins: $(LIB_GUEST_DIR)/libbuddy_aio_test $(LIB_GUEST_DIR)/buddy-exampl
 	$(LIB_GUEST_DIR)/guest-lib.sh
 
 check-lib: lib-guest-bins
-	$(MAKE) module
-	cp kmod/buddy.ko $(LIB_GUEST_DIR)/buddy.ko
-	@out=$${RESULTS:-$(B)/results}; mkdir -p $$out; log=$$out/guest-lib.log; \
-	run=$(B)/guest/lib.out; \
-	scripts/guest/run.sh --timeout $(LIB_GUEST_TIMEOUT) \
-	    --log $(B)/guest/lib.console --file $(LIB_GUEST_DIR):/opt/lib -- \
-	    'sh /opt/lib/guest-lib.sh' >$$run 2>&1; rc=$$?; \
-	awk '/^### TAP BEGIN/ { f = 1; next } /^### TAP END/ { f = 0; next } f' \
-	    $$run >$$log; \
-	if ! grep -q '^# Totals:' $$log; then \
-		echo "# guest-lib.sh: no totals (crashed or timed out?)" >>$$log; \
-		echo "# Totals: pass:0 fail:1 xfail:0 xpass:0 skip:0 error:0" >>$$log; \
-	fi; \
-	if [ $$rc -ne 0 ]; then \
-		grep '^run.sh:' $$run | head -20 | sed 's/^/# /' >>$$log; \
-		echo "not ok - guest run: run.sh exited $$rc (see $$run)" >>$$log; \
-		echo "# Totals: pass:0 fail:1 xfail:0 xpass:0 skip:0 error:0" >>$$log; \
-	fi; \
-	grep -E '^not ok |^# Totals' $$log; \
-	exit $$rc
+	@MAKE="$(MAKE)" B=$(B) scripts/guest/stage.sh module lib $(LIB_GUEST_DIR)
+	@B=$(B) scripts/guest/stage.sh run lib --timeout $(LIB_GUEST_TIMEOUT) \
+	    --file $(LIB_GUEST_DIR):/opt/lib -- 'sh /opt/lib/guest-lib.sh'
 
 # --- libbuddy natively, on the in-process device ----------------------------
 #   make check-inproc  selftests/lib/libbuddy_inproc_test.c under ASan+UBSan
@@ -172,20 +157,20 @@ check-lib: lib-guest-bins
 INPROC_TEST := $(B)/san/tests/lib/libbuddy_inproc_test
 
 .PHONY: check-inproc
-$(INPROC_TEST): selftests/lib/libbuddy_inproc_test.c $(LIBBUDDY_HDRS) \
-		$(B)/san/libbuddytools.a $(B)/san/libbuddycore.a | harness
+$(INPROC_TEST): selftests/lib/libbuddy_inproc_test.c $(USER_HDRS) \
+		$(TOOLS_SAN_A) $(LIBBUDDY_SAN_A) | harness
 	@mkdir -p $(dir $@)
 	$(CC) -O1 -g $(WARN) $(CPPFLAGS) $(SAN) -o $@ $< \
-	    $(B)/san/libbuddytools.a $(B)/san/libbuddycore.a -luring -lm -lpthread
+	    $(TOOLS_SAN_A) $(LIBBUDDY_SAN_A) -luring -lm -lpthread
 
 # buddy_twin: the guest's /dev/buddy-vs-inproc comparison, here on two
 # in-process devices (the workload is deterministic, the comparison works).
 TWIN_NATIVE := $(B)/san/tests/lib/buddy_twin
-$(TWIN_NATIVE): selftests/lib/buddy_twin.c $(LIBBUDDY_HDRS) \
-		$(B)/san/libbuddytools.a $(B)/san/libbuddycore.a
+$(TWIN_NATIVE): selftests/lib/buddy_twin.c $(USER_HDRS) \
+		$(TOOLS_SAN_A) $(LIBBUDDY_SAN_A)
 	@mkdir -p $(dir $@)
 	$(CC) -O1 -g $(WARN) $(CPPFLAGS) $(SAN) -o $@ $< \
-	    $(B)/san/libbuddytools.a $(B)/san/libbuddycore.a -luring -lm -lpthread
+	    $(TOOLS_SAN_A) $(LIBBUDDY_SAN_A) -luring -lm -lpthread
 
 check-inproc: $(INPROC_TEST) $(EXAMPLE_BIN) $(TWIN_NATIVE)
 	@scripts/run-native-tests.sh $(INPROC_TEST)

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 OR MIT */
 /*
- * runshm.h - the region that libbuddyprof.so (tools/profile/interpose.c,
- * interpose_run.c) shares with `buddyctl run` (tools/profile/prof_exec.c).
+ * runshm.h - the region that libbuddyprof.so (tools/profile/interposer/interpose.c,
+ * interpose_run.c) shares with `buddyctl run` (tools/profile/engine/prof_exec.c).
  *
  * buddyctl run creates the region (a memfd), names it in BUDDYRUN_SHM and
  * starts the program with the interposer preloaded.  Every process that

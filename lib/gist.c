@@ -4,7 +4,7 @@
  * 2018, Section IV) as whole-buffer codecs of tcodec.h: Binarize, sparse
  * storage (CSR with narrow column indices) and Delayed Precision Reduction.
  *
- * Why userspace only (tools/lib/, not core/): the kernel stores 128-byte
+ * Why userspace only (lib/, not core/): the kernel stores 128-byte
  * entries, each coded by itself.  Binarize and DPR do not give the input
  * back, so they can never serve the kernel's lossless path.  CSR is lossless
  * but its unit is a row of 256 words (1 KiB, eight entries) with a row

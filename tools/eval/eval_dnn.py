@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0
 """make eval-dnn: real PyTorch training under every buddy.torch policy.
 
-    /usr/bin/python3 tools/dnn/eval_dnn.py --calibration CAL.json --out DIR
+    /usr/bin/python3 tools/eval/eval_dnn.py --calibration CAL.json --out DIR
         [--iters-cnn N] [--iters N] [--models cnn,resnet18,vgg11,mobilenet_v2]
 
 Every model trains from the same seed under every policy of

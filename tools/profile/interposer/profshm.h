@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 OR MIT */
 /*
  * profshm.h - the region that libbuddyprof.so (the LD_PRELOAD interposer,
- * tools/profile/interpose.c) shares with `buddyctl profile`.
+ * tools/profile/interposer/interpose.c) shares with `buddyctl profile`.
  *
  * The profiler creates the region (a memfd), names it in BUDDYPROF_SHM and
  * starts the program with the interposer preloaded.  The interposer maps it

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * libbuddyprof.so - records a program's large allocations for
- * `buddyctl profile` (LD_PRELOAD; the shared table is in tools/lib/profshm.h).
+ * `buddyctl profile` (LD_PRELOAD; the shared table is in tools/profile/interposer/profshm.h).
  *
  * Hooked: malloc, free, calloc, realloc, reallocarray, posix_memalign,
  * aligned_alloc, memalign, valloc, pvalloc, and anonymous mmap, mmap64,

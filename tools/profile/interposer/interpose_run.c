@@ -3,7 +3,7 @@
  * interpose_run.c - `buddyctl run`'s half of libbuddyprof.so: the program's
  * large allocations become buddy allocations mapped into it.
  *
- * With BUDDYRUN_SHM set (tools/lib/runshm.h), every malloc-family or
+ * With BUDDYRUN_SHM set (tools/profile/interposer/runshm.h), every malloc-family or
  * anonymous-mmap allocation of at least min_size bytes that the hooks of
  * interpose.c see is made here instead:
  *
@@ -49,7 +49,7 @@
 #include <unistd.h>
 
 #include "interpose.h"
-#include "libbuddy.h"
+#include "lib/libbuddy.h"
 #include "profshm.h"
 #include "runshm.h"
 

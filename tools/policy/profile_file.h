@@ -91,7 +91,7 @@ int buddy_profile_write(FILE *f, const struct buddy_profile_entry *e,
 
 /*
  * As buddy_profile_write(), atomically: a temporary file renamed to @path
- * (tools/lib/replace_file.h: symlinks written through, mode kept).
+ * (tools/common/replace_file.h: symlinks written through, mode kept).
  */
 int buddy_profile_save(const char *path, const struct buddy_profile_entry *e,
 		       size_t n, const char *comment);

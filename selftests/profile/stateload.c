@@ -7,8 +7,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "libbuddy.h"
-#include "state.h"
+#include "lib/libbuddy.h"
+#include "daemon/state.h"
 
 int main(int argc, char **argv)
 {

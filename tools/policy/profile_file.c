@@ -14,9 +14,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "libbuddy.h"
+#include "lib/libbuddy.h"
 #include "profile_file.h"
-#include "replace_file.h"
+#include "tools/common/replace_file.h"
 
 static const char hexdig[] = "0123456789abcdef";
 

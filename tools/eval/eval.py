@@ -666,7 +666,7 @@ def input_sets(rs):
 def report(out, results, skipped, host):
     L = []
     L.append("# Buddy Compression on real programs: `buddyctl profile`\n")
-    L.append("Made by `make eval` (tools/profile/eval/). Every workload is a "
+    L.append("Made by `make eval` (tools/eval/). Every workload is a "
              "program Debian ships, run unmodified on the CPU under "
              "`buddyctl profile`: allocations of at least 64 KiB are tracked "
              "(the paper intercepts every GPU malloc), 10 snapshots evenly "

@@ -7,7 +7,7 @@
  *
  * Runs COMMAND, unmodified, with libbuddyprof.so preloaded (it records every
  * allocation of at least --min-size bytes, with a short call stack, in a
- * table shared with this process: tools/lib/profshm.h), takes snapshots of
+ * table shared with this process: tools/profile/interposer/profshm.h), takes snapshots of
  * the live allocations at N points of the run, classifies every 128-byte
  * entry with the codec core, and reports the Buddy Compression paper's
  * figures for the program (section II-C, III-B; Figs. 3, 7, 9, 10) plus a
@@ -80,10 +80,10 @@
 #include <unistd.h>
 
 #include "buddyprof.h"
-#include "fig3.h"
-#include "heuristic.h"
-#include "replace_file.h"
-#include "timespan.h"
+#include "tools/policy/fig3.h"
+#include "tools/policy/heuristic.h"
+#include "tools/common/replace_file.h"
+#include "tools/common/timespan.h"
 
 #define BLK		4096u
 #define IOV_BATCH	1024

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * prof_exec.c - the engine of `buddyctl run`: start a program with
- * libbuddyprof.so in run mode (tools/lib/runshm.h, interpose_run.c), wait
+ * libbuddyprof.so in run mode (tools/profile/interposer/runshm.h, interpose_run.c), wait
  * for it, and report its buddy allocations per label and in total.
  *
  * Figures per label (allocations with the same call-stack label, over every
@@ -37,10 +37,10 @@
 #include <unistd.h>
 
 #include "buddyprof.h"
-#include "libbuddy.h"
+#include "lib/libbuddy.h"
 #include "core/link_model.h"
-#include "profile_file.h"
-#include "runshm.h"
+#include "tools/policy/profile_file.h"
+#include "tools/profile/interposer/runshm.h"
 
 static const unsigned int sweep_gbps[] = { 50, 100, 150, 200, 16 };
 #define NSWEEP	5	/* entries of sweep_gbps */

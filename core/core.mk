@@ -1,14 +1,28 @@
 # SPDX-License-Identifier: GPL-2.0
-# Native tests of the shared core (selftests/core/*_test.c), built with the
-# kselftest harness under ASan+UBSan; each is one binary printing TAP.
+# The shared core natively (buddy.ko builds the same sources in kbuild,
+# kmod/Kbuild): $(CORE_A) and $(CORE_SAN_A), its tests and its fuzzers.
+#
+#   make check-native  the core's tests (selftests/core/*_test.c, kselftest
+#                      harness) under ASan+UBSan, the striping code under
+#                      TSan, then buddyd's native tests
+#                      (check-daemon-native); TAP in $(B)/results/native-*.log
+#   make check-fuzz    each decoder's libFuzzer target for CHECK_FUZZ_SECONDS,
+#                      one TAP line per decoder
+#   make fuzz          the same for FUZZ_SECONDS
+#   make check-style   checkpatch.pl over kmod/, core/ and the uapi header
+
+$(CORE_A): $(CORE_SRCS:%.c=$(B)/opt/%.o)
+	$(AR) rcs $@ $^
+$(CORE_SAN_A): $(CORE_SRCS:%.c=$(B)/san/%.o)
+	$(AR) rcs $@ $^
 
 CORE_TESTS := $(patsubst selftests/core/%.c,$(B)/san/tests/%,\
 	$(wildcard selftests/core/*_test.c))
 
-$(B)/san/tests/%: selftests/core/%.c $(B)/san/libbuddycore.a $(B)/san/libbuddytools.a | harness
+$(B)/san/tests/%: selftests/core/%.c $(TOOLS_SAN_A) $(LIBBUDDY_SAN_A) | harness
 	@mkdir -p $(dir $@)
 	$(CC) -O1 -g $(WARN) $(CPPFLAGS) $(SAN) -o $@ $< \
-	    $(B)/san/libbuddytools.a $(B)/san/libbuddycore.a -lm -lpthread
+	    $(TOOLS_SAN_A) $(LIBBUDDY_SAN_A) -lm -lpthread
 
 # The striping code under ThreadSanitizer: its threaded test exercises the
 # kernel's locking rule (one lock per stripe of whole metadata bytes).
@@ -17,7 +31,7 @@ $(B)/tsan/tests/%: selftests/core/%.c $(CORE_SRCS) $(CORE_HDRS) | harness
 	@mkdir -p $(dir $@)
 	$(CC) -O1 -g $(WARN) $(CPPFLAGS) -fsanitize=thread -o $@ $< $(CORE_SRCS) -lpthread
 
-# Each test binary prints TAP; scripts/tapsum.sh totals them.
+.PHONY: check-native check-style check-fuzz
 check-native: $(CORE_TESTS) $(TSAN_TESTS)
 	@scripts/run-native-tests.sh $(CORE_TESTS) $(TSAN_TESTS)
 	@$(MAKE) --no-print-directory check-daemon-native
@@ -27,11 +41,9 @@ check-native: $(CORE_TESTS) $(TSAN_TESTS)
 # random streams (make check-native runs the same test under the
 # sanitizers on BPC_VEC_ENTRIES' default, 65536).
 BPC_VEC_FULL ?= 10000000
-$(B)/opt/tests/bpc_vec_test: selftests/core/bpc_vec_test.c $(B)/opt/libbuddycore.a \
-		$(B)/opt/libbuddytools.a | harness
+$(B)/opt/tests/bpc_vec_test: selftests/core/bpc_vec_test.c $(CORE_A) $(TOOLS_A) | harness
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) $(WARN) $(CPPFLAGS) -o $@ $< \
-	    $(B)/opt/libbuddytools.a $(B)/opt/libbuddycore.a -lm -lpthread
+	$(CC) $(CFLAGS) $(WARN) $(CPPFLAGS) -o $@ $< $(TOOLS_A) $(CORE_A) -lm -lpthread
 
 .PHONY: check-bpc-vec
 check-bpc-vec: $(B)/opt/tests/bpc_vec_test
@@ -39,7 +51,6 @@ check-bpc-vec: $(B)/opt/tests/bpc_vec_test
 
 check-style: harness
 	@scripts/checkpatch.sh
-
 
 # libFuzzer targets, one per decoder (clang): `make fuzz` runs each for
 # FUZZ_SECONDS; `make check` runs each briefly and records one TAP line per
