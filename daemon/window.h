@@ -165,7 +165,7 @@ struct buddy_profile_table;
  * The window holds each unit's size codes in one codec only (the module
  * measures the codec in force), so buddyd cannot compare codecs itself:
  * the per-codec Buddy Threshold decision is the profiler's (`buddyctl
- * profile -p`, tools/profile/engine/prof_report.c: for each label the codec whose
+ * profile -p`, tools/profile/engine/profile_decide.c: for each label the codec whose
  * threshold target is the most aggressive, then the fewest buddy accesses),
  * recorded as the codec and target of the label's profile.  For a labelled
  * unit whose profile in @t names a codec (not BUDDY_CODEC_DEFAULT) that

@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: GPL-2.0
 """buddy.live_bytes(): the whole process's live bytes as the profiler's
-interposer (libbuddyprof.so, tools/profile/interposer/interpose.c) tracks them, and
+interposer (libbuddyprof.so, tools/profile/interposer/profile_table.c) tracks them, and
 buddy.torch's accounting of them at every pack and unpack.
 
 A child python3 runs under 'buddyctl profile --no-timer' (the interposer

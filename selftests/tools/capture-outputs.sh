@@ -40,6 +40,8 @@ make_wrapper() { # NAME REAL
 	cat >"$wrap/$1" <<EOF
 #!/bin/bash
 rec=\$CAPTURE_REC
+# FILE, and a newline when it does not end with one
+show() { cat "\$1"; [ -s "\$1" ] && [ -n "\$(tail -c1 "\$1")" ] && echo; true; }
 n=\$(flock "\$rec.lock" sh -c 'n=\$(cat "\$0" 2>/dev/null || echo 0); echo \$((n + 1)) >"\$0"; echo \$n' "\$rec.count")
 d=\$(mktemp -d /tmp/capture-call.XXXXXX)
 touch "\$d/stamp"
@@ -50,14 +52,14 @@ rc=\$?
 	printf '### %s: $1' "\$n"
 	printf ' %q' "\$@"
 	printf '\n### rc %s\n' "\$rc"
-	echo "### stdout"; cat "\$d/out"
-	echo "### stderr"; cat "\$d/err"
+	echo "### stdout"; show "\$d/out"
+	echo "### stderr"; show "\$d/err"
 	for a in "\$@"; do
 		a=\${a#*=}
 		[ -f "\$a" ] && [ "\$a" -nt "\$d/stamp" ] || continue
 		case \$a in /dev/*) continue ;; esac
 		if grep -qI . "\$a" 2>/dev/null || [ ! -s "\$a" ]; then
-			echo "### file \$a"; cat "\$a"
+			echo "### file \$a"; show "\$a"
 		else
 			echo "### file \$a (binary) \$(sha256sum <"\$a" | cut -c1-64)"
 		fi

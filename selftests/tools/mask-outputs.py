@@ -19,7 +19,10 @@ import sys
 
 HEAD = re.compile(r"^### (\d+: |BEGIN )", re.M)
 # a number with the blanks before it: a column's width varies with it
-NUM = re.compile(r" *-?\d+(\.\d+)?([eE][+-]?\d+)?")
+# (a fraction such as a 4/3x target is one number)
+NUM = re.compile(r" *-?\d+(/\d+)?(\.\d+)?([eE][+-]?\d+)?")
+# process ids differ from run to run wherever they appear
+PID = re.compile(r'("\w*pid": )\d+')
 
 
 def records(path):
@@ -38,6 +41,7 @@ def header(rec):
 
 
 def mask(r1, r2, r):
+    r1, r2, r = (PID.sub(r"\1PID", x) for x in (r1, r2, r))
     if r1 == r2:
         return r
     m1, m2 = NUM.sub(" N", r1), NUM.sub(" N", r2)

@@ -13,7 +13,7 @@
 
 #include "buddyctl.h"
 #include "admin_util.h"
-#include "tools/common/utf8.h"
+#include "tools/common/json.h"
 
 const char *const au_code_keys[BUDDY_CODE_NR] = {
 	[BUDDY_CODE_ZERO] = "zero", [BUDDY_CODE_C8] = "c8",
@@ -122,14 +122,6 @@ struct json_object *au_json_size(uint64_t bytes, bool human)
 	return json_object_new_string(au_size(bytes, true, buf, sizeof(buf)));
 }
 
-struct json_object *au_json_double(double v, int decimals)
-{
-	char buf[48];
-
-	snprintf(buf, sizeof(buf), "%.*f", decimals, v);
-	return json_object_new_double_s(v, buf);
-}
-
 int au_flush_stdout(void)
 {
 	if (fflush(stdout) || ferror(stdout)) {
@@ -141,29 +133,9 @@ int au_flush_stdout(void)
 
 int au_print_json(struct json_object *o)
 {
-	/* json-c prints an empty array as "[\n]" when pretty */
-	if (json_object_is_type(o, json_type_array) &&
-	    !json_object_array_length(o))
-		fputs("[]", stdout);
-	else
-		fputs(json_object_to_json_string_ext(o, JSON_C_TO_STRING_PRETTY |
-						     JSON_C_TO_STRING_SPACED |
-						     JSON_C_TO_STRING_NOSLASHESCAPE),
-		      stdout);
-	putchar('\n');
+	bjson_write(stdout, o, BJSON_PRETTY);
 	json_object_put(o);
 	return au_flush_stdout();
-}
-
-struct json_object *au_json_string(const char *s)
-{
-	struct json_object *o = buddy_json_string(s);
-
-	if (!o) {
-		buddyctl_err("%s", strerror(ENOMEM));
-		exit(1);
-	}
-	return o;
 }
 
 const char *au_nodelist(const __u64 *pages, unsigned int n, char *buf,
@@ -268,160 +240,15 @@ struct json_object *au_stat_json(const struct buddy_alloc_stat *st,
 	json_object_object_add(o, "target_source",
 		json_object_new_string(buddy_source_name(st->target_source)));
 	json_object_object_add(o, "ratio",
-		au_json_double(au_alloc_ratio(st->size, st->device_bytes), 3));
+		bjson_fixed(au_alloc_ratio(st->size, st->device_bytes), 3));
 	json_object_object_add(o, "buddy_access_fraction",
-		au_json_double(au_buddy_fraction(&st->counters), 4));
+		bjson_fixed(au_buddy_fraction(&st->counters), 4));
 	for (k = 0; k < BUDDY_CODE_NR; k++)
 		json_object_object_add(hist, au_code_keys[k],
 				       json_object_new_uint64(st->codes[k]));
 	json_object_object_add(o, "histogram", hist);
 	json_object_object_add(o, "counters", au_counters_json(&st->counters));
 	return o;
-}
-
-int au_parse_u64(const char *s, uint64_t *v)
-{
-	unsigned long long x;
-	char *end;
-
-	if (!s || *s < '0' || *s > '9')
-		return -EINVAL;
-	errno = 0;
-	x = strtoull(s, &end, 0);
-	if (errno || *end)
-		return -EINVAL;
-	*v = x;
-	return 0;
-}
-
-int au_numset_add(struct au_numset *s, const char *list)
-{
-	char *copy = strdup(list), *save = NULL, *tok;
-	int ret = 0;
-
-	if (!copy)
-		return -ENOMEM;
-	if (!*copy)
-		ret = -EINVAL;
-	for (tok = strtok_r(copy, ",", &save); tok && !ret;
-	     tok = strtok_r(NULL, ",", &save)) {
-		char *dash = strchr(tok, '-');
-		uint64_t lo, hi;
-
-		if (dash) {
-			*dash = 0;
-			if (au_parse_u64(tok, &lo) || au_parse_u64(dash + 1, &hi) ||
-			    hi < lo) {
-				ret = -EINVAL;
-				break;
-			}
-		} else {
-			if (au_parse_u64(tok, &lo)) {
-				ret = -EINVAL;
-				break;
-			}
-			hi = lo;
-		}
-		if (s->n == s->cap) {
-			size_t cap = s->cap ? 2 * s->cap : 8;
-			void *p = realloc(s->r, cap * sizeof(*s->r));
-
-			if (!p) {
-				ret = -ENOMEM;
-				break;
-			}
-			s->r = p;
-			s->cap = cap;
-		}
-		s->r[s->n].lo = lo;
-		s->r[s->n].hi = hi;
-		s->n++;
-	}
-	/* a list ending in ',' or holding ",," */
-	if (!ret && (list[strlen(list) - 1] == ',' || strstr(list, ",,") ||
-		     list[0] == ','))
-		ret = -EINVAL;
-	free(copy);
-	return ret;
-}
-
-bool au_numset_has(const struct au_numset *s, uint64_t v)
-{
-	size_t i;
-
-	for (i = 0; i < s->n; i++)
-		if (v >= s->r[i].lo && v <= s->r[i].hi)
-			return true;
-	return false;
-}
-
-void au_numset_free(struct au_numset *s)
-{
-	free(s->r);
-	memset(s, 0, sizeof(*s));
-}
-
-static int strset_push(struct au_strset *s, const char *item, size_t len)
-{
-	char *c;
-
-	if (s->n == s->cap) {
-		size_t cap = s->cap ? 2 * s->cap : 8;
-		void *p = realloc(s->v, cap * sizeof(*s->v));
-
-		if (!p)
-			return -ENOMEM;
-		s->v = p;
-		s->cap = cap;
-	}
-	c = strndup(item, len);
-	if (!c)
-		return -ENOMEM;
-	s->v[s->n++] = c;
-	return 0;
-}
-
-int au_strset_add(struct au_strset *s, const char *list)
-{
-	size_t len = strlen(list), i, n = 0;
-	char *item = malloc(len + 1);
-	int ret = 0;
-
-	if (!item)
-		return -ENOMEM;
-	for (i = 0; i <= len && !ret; i++) {
-		if (i == len || list[i] == ',') {
-			ret = strset_push(s, item, n);
-			n = 0;
-		} else if (list[i] == '\\' && i + 1 < len &&
-			   (list[i + 1] == ',' || list[i + 1] == '\\')) {
-			item[n++] = list[++i];
-		} else {
-			item[n++] = list[i];
-		}
-	}
-	free(item);
-	return ret;
-}
-
-bool au_strset_has(const struct au_strset *s, const char *str)
-{
-	size_t i;
-
-	for (i = 0; i < s->n; i++)
-		if (!strcmp(s->v[i], str))
-			return true;
-	return false;
-}
-
-void au_strset_free(struct au_strset *s)
-{
-	size_t i;
-
-	for (i = 0; i < s->n; i++)
-		free(s->v[i]);
-	free(s->v);
-	memset(s, 0, sizeof(*s));
 }
 
 int au_get_alloc(int devfd, uint64_t id, struct buddy_alloc_stat *st)
@@ -478,7 +305,7 @@ int au_parse_id(const char *cmd, const char *arg, uint64_t *id)
 		buddyctl_err("%s: missing allocation ID", cmd);
 		return -1;
 	}
-	if (au_parse_u64(arg, id)) {
+	if (parse_u64(arg, id)) {
 		buddyctl_err("%s: invalid allocation ID '%s' (a number)", cmd,
 			     arg);
 		return -1;
@@ -525,32 +352,4 @@ int au_simple_opts(const char *cmd, int argc, char **argv,
 		return EXIT_USAGE;
 	}
 	return -1;
-}
-
-int buddyctl_parse_size(const char *s, uint64_t *v)
-{
-	unsigned long long x;
-	unsigned int shift = 0;
-	char *e;
-
-	errno = 0;
-	x = strtoull(s, &e, 0);
-	if (errno || e == s || *s == '-')
-		return -1;
-	switch (*e) {
-	case 'k': case 'K': shift = 10; e++; break;
-	case 'm': case 'M': shift = 20; e++; break;
-	case 'g': case 'G': shift = 30; e++; break;
-	}
-	if (shift && x > (~0ULL >> shift))
-		return -1;
-	x <<= shift;
-	if (*e == 'i' || *e == 'B')
-		e++;
-	if (*e == 'B')
-		e++;
-	if (*e)
-		return -1;
-	*v = x;
-	return 0;
 }

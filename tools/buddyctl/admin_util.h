@@ -19,6 +19,8 @@
 #include <json-c/json.h>
 
 #include "lib/libbuddy.h"
+#include "tools/common/json.h"
+#include "tools/common/parse.h"
 
 #ifndef ARRAY_SIZE
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
@@ -51,8 +53,6 @@ const char *au_dev_path(void);
 const char *au_size(uint64_t bytes, bool human, char *buf, size_t len);
 /* @bytes as a JSON number, or with @human as the au_size() string. */
 struct json_object *au_json_size(uint64_t bytes, bool human);
-/* @v as a JSON number printed with @decimals decimals. */
-struct json_object *au_json_double(double v, int decimals);
 
 /*
  * au_print_json() - pretty-print @o and a newline to stdout and drop the
@@ -62,8 +62,8 @@ int au_print_json(struct json_object *o);
 /* fflush(stdout) and report a failed write; returns 0 or 1. */
 int au_flush_stdout(void);
 
-/* A JSON string of @s made valid UTF-8 (buddy_utf8()); exits without memory. */
-struct json_object *au_json_string(const char *s);
+/* A JSON string of @s made valid UTF-8; exits without memory. */
+#define au_json_string(s)	bjson_string_or_exit((s), "buddyctl")
 
 /*
  * au_nodelist() - numactl's node-list grammar for the nodes whose @pages
@@ -85,34 +85,6 @@ struct json_object *au_stat_json(const struct buddy_alloc_stat *st,
 				  bool human);
 /* The counters as a JSON object, keys as struct buddy_counters' fields. */
 struct json_object *au_counters_json(const struct buddy_counters *c);
-
-/*
- * au_parse_u64() - a decimal (or 0x hexadecimal) unsigned number, the
- * whole string.  Returns 0 or -EINVAL.
- */
-int au_parse_u64(const char *s, uint64_t *v);
-
-/* A set of numbers given as "1,3-5" lists (numactl grammar). */
-struct au_numset {
-	struct { uint64_t lo, hi; } *r;
-	size_t n, cap;
-};
-/* Add the ranges of @list; -EINVAL (bad syntax) or -ENOMEM. */
-int au_numset_add(struct au_numset *s, const char *list);
-bool au_numset_has(const struct au_numset *s, uint64_t v);
-void au_numset_free(struct au_numset *s);
-
-/*
- * A set of strings given as comma lists; "\," is a comma inside an item
- * and "\\" a backslash.
- */
-struct au_strset {
-	char **v;
-	size_t n, cap;
-};
-int au_strset_add(struct au_strset *s, const char *list);
-bool au_strset_has(const struct au_strset *s, const char *str);
-void au_strset_free(struct au_strset *s);
 
 /*
  * au_get_alloc() - BUDDY_IOC_ALLOC_STAT by id on @devfd; on failure print

@@ -9,7 +9,6 @@
  * below.  "buddyctl COMMAND --help" (or "buddyctl help COMMAND") is handled
  * by the command itself.
  */
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -41,17 +40,6 @@ static const struct cmd_struct commands[] = {
 	{ "clear-profiles", cmd_clear_profiles, "empty the kernel's profile table" },
 	{ "calibrate", cmd_calibrate, "fit CSWAP's codec-time model per codec (JSON)" },
 };
-
-void buddyctl_err(const char *fmt, ...)
-{
-	va_list ap;
-
-	fputs("buddyctl: ", stderr);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-}
 
 static void usage(FILE *f)
 {

@@ -16,20 +16,15 @@
 
 #include <stdint.h>
 
+#include "tools/common/msg.h"
+#include "tools/common/parse.h"
+
 #define BUDDYCTL_VERSION	"0.1"
 
 #define EXIT_USAGE		2
 
 /* Print "buddyctl: <msg>" to stderr (printf format). */
-/*
- * buddyctl_parse_size() - a decimal (or 0x, 0) count with an optional K, M
- * or G suffix (powers of 1024), then an optional "i" and/or "B" ("64K",
- * "1MiB", "100B").  0, or -1 for anything else or past 2^64 - 1.
- */
-int buddyctl_parse_size(const char *s, uint64_t *v);
-
-void buddyctl_err(const char *fmt, ...)
-	__attribute__((format(printf, 1, 2)));
+#define buddyctl_err(...)	msg_err("buddyctl", __VA_ARGS__)
 
 int cmd_analyze(int argc, char **argv);
 int cmd_profile(int argc, char **argv);

@@ -576,13 +576,13 @@ static int write_doc(struct json_object *doc, const char *path)
 static int parse_lists(struct cal_opts *o, const char *codecs,
 		       const char *sizes, const char *sps)
 {
-	struct au_strset cs = { 0 }, ss = { 0 }, ps = { 0 };
+	struct strset cs = { 0 }, ss = { 0 }, ps = { 0 };
 	int ret = EXIT_USAGE;
 	unsigned int b;
 	size_t i;
 
-	if (au_strset_add(&ss, sizes) || au_strset_add(&ps, sps) ||
-	    (codecs && au_strset_add(&cs, codecs))) {
+	if (strset_add(&ss, sizes) || strset_add(&ps, sps) ||
+	    (codecs && strset_add(&cs, codecs))) {
 		buddyctl_err("calibrate: %s", strerror(ENOMEM));
 		ret = 1;
 		goto out;
@@ -616,7 +616,7 @@ static int parse_lists(struct cal_opts *o, const char *codecs,
 		goto out;
 	}
 	for (i = 0; i < ss.n; i++) {
-		if (au_parse_u64(ss.v[i], &o->sizes[i]) || !o->sizes[i] ||
+		if (parse_u64(ss.v[i], &o->sizes[i]) || !o->sizes[i] ||
 		    o->sizes[i] % 4 || o->sizes[i] > CAL_MAX_SIZE) {
 			buddyctl_err("calibrate: --sizes: '%s' is not a size in bytes, a multiple of 4 from 4 to %llu",
 				     ss.v[i], CAL_MAX_SIZE);
@@ -676,9 +676,9 @@ static int parse_lists(struct cal_opts *o, const char *codecs,
 	}
 	ret = 0;
 out:
-	au_strset_free(&cs);
-	au_strset_free(&ss);
-	au_strset_free(&ps);
+	strset_free(&cs);
+	strset_free(&ss);
+	strset_free(&ps);
 	return ret;
 }
 
@@ -718,7 +718,7 @@ int cmd_calibrate(int argc, char **argv)
 			sps = optarg;
 			break;
 		case 'r':
-			if (au_parse_u64(optarg, &v) || !v || v > 1000) {
+			if (parse_u64(optarg, &v) || !v || v > 1000) {
 				buddyctl_err("calibrate: --repeat: '%s' is not a count from 1 to 1000",
 					     optarg);
 				return EXIT_USAGE;
@@ -726,7 +726,7 @@ int cmd_calibrate(int argc, char **argv)
 			o.repeat = v;
 			break;
 		case 'b':
-			if (au_parse_u64(optarg, &v) || !v || v > 16) {
+			if (parse_u64(optarg, &v) || !v || v > 16) {
 				buddyctl_err("calibrate: --bins: '%s' is not a count from 1 to 16",
 					     optarg);
 				return EXIT_USAGE;
@@ -734,7 +734,7 @@ int cmd_calibrate(int argc, char **argv)
 			o.bins = v;
 			break;
 		case 'S':
-			if (au_parse_u64(optarg, &o.seed)) {
+			if (parse_u64(optarg, &o.seed)) {
 				buddyctl_err("calibrate: --seed: '%s' is not a number",
 					     optarg);
 				return EXIT_USAGE;

@@ -106,7 +106,7 @@ static int parse_color(const char *s, enum hmap_color_mode *m)
 static int parse_uint(const char *opt, const char *s, uint64_t min,
 		      uint64_t max, uint64_t *v)
 {
-	if (au_parse_u64(s, v) || *v < min || *v > max) {
+	if (parse_u64(s, v) || *v < min || *v > max) {
 		buddyctl_err("heatmap: invalid --%s '%s' (%" PRIu64 "..%" PRIu64 ")",
 			     opt, s, min, max);
 		return -1;
@@ -409,7 +409,7 @@ int cmd_heatmap(int argc, char **argv)
 		uint64_t k;
 
 		for (k = 0; k < g.cells; k++)
-			json_object_array_add(arr, au_json_double(mean[k], 3));
+			json_object_array_add(arr, bjson_fixed(mean[k], 3));
 		json_object_object_add(j, "means", arr);
 		ret = au_print_json(j);
 	} else {

@@ -193,11 +193,11 @@ static int info_json(const struct buddy_info *in, const struct pool_view *pv,
 				       default_codec(name, sizeof(name))));
 	json_object_object_add(o, "max_ratio",
 			       json_object_new_int(in->max_ratio));
-	json_object_object_add(o, "carve_out_ratio", au_json_double(
+	json_object_object_add(o, "carve_out_ratio", bjson_fixed(
 		in->device_bytes ? (double)in->buddy_bytes / in->device_bytes : 0,
 		3));
 	json_object_object_add(o, "ratio",
-			       au_json_double(in->ratio_milli / 1000.0, 3));
+			       bjson_fixed(in->ratio_milli / 1000.0, 3));
 	json_object_object_add(o, "ratio_milli",
 			       json_object_new_int64(in->ratio_milli));
 	json_object_object_add(o, "nr_allocs",
@@ -483,9 +483,9 @@ int cmd_stats(int argc, char **argv)
 			json_object_object_add(root, sf->file, o);
 	}
 	if (json) {
-		json_object_object_add(root, "ratio", au_json_double(ratio, 3));
+		json_object_object_add(root, "ratio", bjson_fixed(ratio, 3));
 		json_object_object_add(root, "buddy_access_fraction",
-				       au_json_double(frac, 4));
+				       bjson_fixed(frac, 4));
 		return au_print_json(root);
 	}
 	printf("%-26s %.3f\n", "ratio", ratio);

@@ -23,8 +23,8 @@
 #include "admin_util.h"
 
 struct list_filter {
-	struct au_numset id, pid, uid;
-	struct au_strset label, target, codec;
+	struct numset id, pid, uid;
+	struct strset label, target, codec;
 	unsigned int targets[16], nr_targets;
 	unsigned int codecs[BUDDY_CODEC_NR], nr_codecs;
 };
@@ -35,16 +35,16 @@ static bool match(const struct list_filter *f, const struct buddy_alloc_stat *st
 	unsigned int i;
 	bool ok;
 
-	if (f->id.n && !au_numset_has(&f->id, st->id))
+	if (f->id.n && !numset_has(&f->id, st->id))
 		return false;
-	if (f->pid.n && !au_numset_has(&f->pid, st->owner_pid))
+	if (f->pid.n && !numset_has(&f->pid, st->owner_pid))
 		return false;
-	if (f->uid.n && !au_numset_has(&f->uid, st->owner_uid))
+	if (f->uid.n && !numset_has(&f->uid, st->owner_uid))
 		return false;
 	if (f->label.n) {
 		memcpy(label, st->label, BUDDY_LABEL_LEN);
 		label[BUDDY_LABEL_LEN] = 0;
-		if (!au_strset_has(&f->label, label))
+		if (!strset_has(&f->label, label))
 			return false;
 	}
 	if (f->nr_targets) {
@@ -64,12 +64,12 @@ static bool match(const struct list_filter *f, const struct buddy_alloc_stat *st
 
 static void filter_free(struct list_filter *f)
 {
-	au_numset_free(&f->id);
-	au_numset_free(&f->pid);
-	au_numset_free(&f->uid);
-	au_strset_free(&f->label);
-	au_strset_free(&f->target);
-	au_strset_free(&f->codec);
+	numset_free(&f->id);
+	numset_free(&f->pid);
+	numset_free(&f->uid);
+	strset_free(&f->label);
+	strset_free(&f->target);
+	strset_free(&f->codec);
 }
 
 /* Turn the --target and --codec strings into values; -1 on a bad one. */
@@ -129,9 +129,9 @@ static void list_usage(FILE *f)
 		"error, 2 usage error.\n");
 }
 
-static int add_num(struct au_numset *s, const char *opt, const char *arg)
+static int add_num(struct numset *s, const char *opt, const char *arg)
 {
-	if (au_numset_add(s, arg)) {
+	if (numset_add(s, arg)) {
 		buddyctl_err("list: invalid --%s '%s' (numbers and ranges: 1,3-5)",
 			     opt, arg);
 		return -1;
@@ -176,15 +176,15 @@ int cmd_list(int argc, char **argv)
 				goto out;
 			break;
 		case 'l':
-			if (au_strset_add(&f.label, optarg))
+			if (strset_add(&f.label, optarg))
 				goto out;
 			break;
 		case 't':
-			if (au_strset_add(&f.target, optarg))
+			if (strset_add(&f.target, optarg))
 				goto out;
 			break;
 		case 'c':
-			if (au_strset_add(&f.codec, optarg))
+			if (strset_add(&f.codec, optarg))
 				goto out;
 			break;
 		case 'u':

@@ -4,43 +4,23 @@
  *
  *   buddyctl profile [OPTIONS] -- COMMAND [ARGS...]
  *
- * The command line of the profiler: options, outputs checked before the
- * run, then the engine (tools/profile/engine/buddyprof.h, libbuddyprofile.a):
- * pf_run_program() runs COMMAND and takes the snapshots, pf_report() writes
- * the report.  How snapshots are taken, and which processes are followed,
- * is described in tools/profile/engine/prof_run.c and buddyprof.h.
+ * The command line only: its options (the ones `buddyctl run` shares are
+ * in tools/profile/engine/options.c), outputs checked before the run, then
+ * the engine (tools/profile/engine/profiler.h).
  */
 #define _GNU_SOURCE
 #include <errno.h>
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "buddyctl.h"
-#include "tools/profile/engine/buddyprof.h"
-#include "tools/policy/heuristic.h"
 #include "tools/common/replace_file.h"
-#include "tools/common/timespan.h"
-
-#define STR_(x)		#x
-#define STR(x)		STR_(x)
-#define BPROF_FRAMES_STR STR(BPROF_FRAMES)
-
-static void *xrealloc(void *p, size_t n)
-{
-	void *q = realloc(p, n ? n : 1);
-
-	if (!q) {
-		buddyctl_err("profile: out of memory");
-		exit(1);
-	}
-	return q;
-}
-
-/* ---- options --------------------------------------------------------------- */
+#include "tools/policy/heuristic.h"
+#include "tools/profile/engine/profiler.h"
 
 static void profile_usage(FILE *f)
 {
@@ -134,41 +114,61 @@ static void profile_usage(FILE *f)
 		BPROF_FRAMES, BPROF_MAX_PROCS, BPROF_DEF_PROCS, BPROF_DEF_SLOTS);
 }
 
-static int parse_double(const char *s, double *v)
-{
-	char *e;
+/* ---- options --------------------------------------------------------------- */
 
-	errno = 0;
-	*v = strtod(s, &e);
-	return errno || e == s || *e || *v < 0 ? -1 : 0;
+static bool timed, clock_set;	/* a time was given; --clock was */
+
+#define PO(o)		((struct prof_opts *)(o))
+#define SPAN		"a time span above 0 (seconds, or 500ms, 1min 30s ...)"
+#define SIZE1		"a size of at least 1 byte (K, M, G suffixes)"
+#define PCT		"in 0..100 (percent)"
+
+static void *xrealloc(void *p, size_t n)
+{
+	void *q = realloc(p, n ? n : 1);
+
+	if (!q) {
+		buddyctl_err("profile: out of memory");
+		exit(1);
+	}
+	return q;
 }
 
-/* A time span as systemd writes it ("1.5", "500ms", "1min 30s"): seconds. */
-static int parse_span(const char *s, double *sec)
+static int set_points(void *o, const char *arg)
 {
-	uint64_t us;
+	uint64_t v;
 
-	if (buddy_parse_timespan(s, &us))
+	if (parse_size(arg, &v) || v > 100000)
 		return -1;
-	*sec = us / 1e6;
+	PO(o)->points = v;
 	return 0;
 }
 
-static int parse_pct(const char *s, uint32_t *ppm)
+static int set_interval(void *o, const char *arg)
 {
-	double v;
+	timed = true;
+	return parse_span(arg, &PO(o)->interval) || PO(o)->interval <= 0 ?
+	       -1 : 0;
+}
 
-	if (parse_double(s, &v) || v > 100)
+static int set_first(void *o, const char *arg)
+{
+	double d;
+
+	timed = true;
+	if (parse_span(arg, &d) || d <= 0)
 		return -1;
-	*ppm = (uint32_t)(v * 10000 + 0.5);
+	PO(o)->first = d;
 	return 0;
 }
 
-static int parse_at(struct pf_opts *o, const char *list)
+static int set_at(void *o, const char *list)
 {
+	struct prof_opts *po = o;
 	char *dup = strdup(list), *save = NULL, *tok;
 	int ret = 0;
 
+	timed = true;
 	for (tok = strtok_r(dup, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
 		double t;
 
@@ -176,42 +176,210 @@ static int parse_at(struct pf_opts *o, const char *list)
 			ret = -1;
 			break;
 		}
-		o->at = xrealloc(o->at, (o->nat + 1) * sizeof(double));
-		o->at[o->nat++] = t;
+		po->at = xrealloc(po->at, (po->nat + 1) * sizeof(double));
+		po->at[po->nat++] = t;
 	}
 	free(dup);
-	if (!ret && !o->nat)
+	if (!ret && !po->nat)
 		ret = -1;
 	return ret;
 }
 
-static int parse_int(const char *s, long lo, long hi, int *v)
+static int set_clock(void *o, const char *arg)
 {
-	char *e;
-	long x;
+	clock_set = true;
+	if (!strcmp(arg, "progress"))
+		PO(o)->clock = PROF_CLOCK_PROGRESS;
+	else if (!strcmp(arg, "wall"))
+		PO(o)->clock = PROF_CLOCK_WALL;
+	else if (!strcmp(arg, "cpu"))
+		PO(o)->clock = PROF_CLOCK_CPU;
+	else
+		return -1;
+	return 0;
+}
 
-	errno = 0;
-	x = strtol(s, &e, 10);
-	if (errno || e == s || *e || x < lo || x > hi)
+/* A size or count of at least 1 into @v. */
+static int size1(const char *arg, uint64_t *v)
+{
+	uint64_t x;
+
+	if (parse_size(arg, &x) || !x)
 		return -1;
 	*v = x;
 	return 0;
 }
 
-/* "--threshold" for 't': the long name of an option, as users know it. */
-static const char *opt_name(const struct option *opts, int val)
+static int set_first_bytes(void *o, const char *arg)
 {
-	static char buf[72];
+	return size1(arg, &PO(o)->first_bytes);
+}
 
-	for (; opts->name; opts++) {
-		if (opts->val == val) {
-			snprintf(buf, sizeof(buf), "--%s", opts->name);
-			return buf;
+static int set_no_timer(void *o, const char *arg)
+{
+	PO(o)->timer = false;
+	return 0;
+}
+
+static int set_every_allocs(void *o, const char *arg)
+{
+	return size1(arg, &PO(o)->every_allocs);
+}
+
+static int set_every_bytes(void *o, const char *arg)
+{
+	return size1(arg, &PO(o)->every_bytes);
+}
+
+static int set_free_bytes(void *o, const char *arg)
+{
+	return size1(arg, &PO(o)->free_bytes);
+}
+
+static int set_sample_mib(void *o, const char *arg)
+{
+	uint64_t v;
+
+	if (parse_size(arg, &v) || v > (1ULL << 20))
+		return -1;
+	PO(o)->sample_bytes = v << 20;
+	return 0;
+}
+
+static int set_match(void *o, const char *arg)
+{
+	if (!*arg || strlen(arg) >= 64)
+		return -1;
+	PO(o)->match = arg;
+	return 0;
+}
+
+static int set_exclude(void *o, const char *arg)
+{
+	struct prof_opts *po = o;
+
+	po->exclude = xrealloc(po->exclude, (po->nexclude + 1) * sizeof(char *));
+	po->exclude[po->nexclude++] = arg;
+	return 0;
+}
+
+static int set_processes(void *o, const char *arg)
+{
+	uint64_t v;
+
+	if (parse_size(arg, &v) || !v || v > BPROF_MAX_PROCS)
+		return -1;
+	PO(o)->procs = v;
+	return 0;
+}
+
+static int set_slots(void *o, const char *arg)
+{
+	uint64_t v;
+
+	if (parse_size(arg, &v) || v < 64 || v > (1u << 24) || (v & (v - 1)))
+		return -1;
+	PO(o)->slots = v;
+	return 0;
+}
+
+static int set_codec(void *o, const char *arg)
+{
+	for (unsigned int i = 0; i < PROF_NC; i++) {
+		if (!strcasecmp(arg, prof_codecs[i]->name)) {
+			PO(o)->codec = i;
+			return 0;
 		}
 	}
-	snprintf(buf, sizeof(buf), "-%c", val);
-	return buf;
+	return -1;
 }
+
+static int set_threshold(void *o, const char *arg)
+{
+	return parse_pct(arg, &PO(o)->threshold_ppm);
+}
+
+static int set_zero(void *o, const char *arg)
+{
+	return parse_pct(arg, &PO(o)->zero_ppm);
+}
+
+static int set_max_ratio(void *o, const char *arg)
+{
+	double d;
+
+	if (parse_double(arg, &d) || (d && d < 1))
+		return -1;
+	PO(o)->max_ratio = d;
+	return 0;
+}
+
+static int set_json(void *o, const char *arg)
+{
+	PO(o)->json = true;
+	return 0;
+}
+
+static int set_profile_out(void *o, const char *arg)
+{
+	PO(o)->profile_out = arg;
+	return 0;
+}
+
+static int set_dumps(void *o, const char *arg)
+{
+	PO(o)->dumps = arg;
+	return 0;
+}
+
+static int set_nice(void *o, const char *arg)
+{
+	return parse_int(arg, -20, 19, &PO(o)->nice);
+}
+
+enum {
+	OPT_FIRST = 300, OPT_AT, OPT_NO_TIMER, OPT_MATCH, OPT_SLOTS, OPT_PROCS,
+	OPT_ZERO, OPT_MAX_RATIO, OPT_NICE, OPT_EXCLUDE, OPT_EVERY_ALLOCS,
+	OPT_EVERY_BYTES, OPT_FREE_BYTES, OPT_CLOCK, OPT_FIRST_BYTES,
+};
+
+static const struct eng_option profile_options[] = {
+	{ "points", 'n', true, set_points, "in 0..100000" },
+	{ "interval", 'i', true, set_interval, SPAN },
+	{ "first", OPT_FIRST, true, set_first, SPAN },
+	{ "at", OPT_AT, true, set_at,
+	  "a list of times from the start (seconds, or 500ms, 1min 30s ...)" },
+	{ "points-at", OPT_AT, true, set_at, NULL },
+	{ "no-timer", OPT_NO_TIMER, false, set_no_timer, NULL },
+	{ "every-allocs", OPT_EVERY_ALLOCS, true, set_every_allocs,
+	  "a count of at least 1" },
+	{ "every-bytes", OPT_EVERY_BYTES, true, set_every_bytes, SIZE1 },
+	{ "free-bytes", OPT_FREE_BYTES, true, set_free_bytes, SIZE1 },
+	{ "clock", OPT_CLOCK, true, set_clock, "a clock: progress, wall or cpu" },
+	{ "first-bytes", OPT_FIRST_BYTES, true, set_first_bytes, SIZE1 },
+	{ "sample-mib", 's', true, set_sample_mib, "in 0..1048576 (MiB; 0: all)" },
+	{ "match", OPT_MATCH, true, set_match, "an executable name of 1..63 bytes" },
+	{ "exclude", OPT_EXCLUDE, true, set_exclude, NULL },
+	{ "slots", OPT_SLOTS, true, set_slots, "a power of two in 64..16777216" },
+	{ "processes", OPT_PROCS, true, set_processes, "in 1..1024" },
+	{ "codec", 'c', true, set_codec, "a codec: bpc, zvc, bdi or fpc" },
+	{ "threshold", 't', true, set_threshold, PCT },
+	{ "zero", OPT_ZERO, true, set_zero, PCT },
+	{ "max-ratio", OPT_MAX_RATIO, true, set_max_ratio,
+	  "0 (no cap) or a ratio of at least 1" },
+	{ "json", 'j', false, set_json, NULL },
+	{ "profile-out", 'p', true, set_profile_out, NULL },
+	{ "keep-dumps", 'k', true, set_dumps, NULL },
+	{ "nice", OPT_NICE, true, set_nice, "in -20..19" },
+	{ NULL }
+};
+
+static const struct eng_command profile_cmd = {
+	.name = "profile",
+	.options = profile_options,
+	.usage = profile_usage,
+	.no_command = "no COMMAND given (buddyctl profile [OPTIONS] -- COMMAND [ARGS...])",
+};
 
 static int cmp_double(const void *a, const void *b)
 {
@@ -220,68 +388,20 @@ static int cmp_double(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-enum {
-	OPT_FIRST = 256, OPT_AT, OPT_NO_TIMER, OPT_DEPTH, OPT_NO_UNWIND,
-	OPT_MATCH, OPT_SLOTS, OPT_PROCS, OPT_ZERO, OPT_MAX_RATIO, OPT_LIB, OPT_NICE,
-	OPT_JSON_OUT, OPT_EXCLUDE, OPT_EVERY_ALLOCS, OPT_EVERY_BYTES,
-	OPT_FREE_BYTES,
-	OPT_CLOCK, OPT_FIRST_BYTES,
-};
-
-static int parse_opts(struct pf_opts *o, int argc, char **argv)
+/* The defaults, the command line, and what follows from both. */
+static int parse_opts(struct prof_opts *o, int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "points",	required_argument, NULL, 'n' },
-		{ "interval",	required_argument, NULL, 'i' },
-		{ "first",	required_argument, NULL, OPT_FIRST },
-		{ "at",		required_argument, NULL, OPT_AT },
-		{ "points-at",	required_argument, NULL, OPT_AT },
-		{ "no-timer",	no_argument,	   NULL, OPT_NO_TIMER },
-		{ "every-allocs", required_argument, NULL, OPT_EVERY_ALLOCS },
-		{ "every-bytes", required_argument, NULL, OPT_EVERY_BYTES },
-		{ "free-bytes", required_argument, NULL, OPT_FREE_BYTES },
-		{ "clock",	required_argument, NULL, OPT_CLOCK },
-		{ "first-bytes", required_argument, NULL, OPT_FIRST_BYTES },
-		{ "min-size",	required_argument, NULL, 'm' },
-		{ "depth",	required_argument, NULL, OPT_DEPTH },
-		{ "no-unwind",	no_argument,	   NULL, OPT_NO_UNWIND },
-		{ "sample-mib",	required_argument, NULL, 's' },
-		{ "match",	required_argument, NULL, OPT_MATCH },
-		{ "exclude",	required_argument, NULL, OPT_EXCLUDE },
-		{ "slots",	required_argument, NULL, OPT_SLOTS },
-		{ "processes",	required_argument, NULL, OPT_PROCS },
-		{ "codec",	required_argument, NULL, 'c' },
-		{ "threshold",	required_argument, NULL, 't' },
-		{ "zero",	required_argument, NULL, OPT_ZERO },
-		{ "max-ratio",	required_argument, NULL, OPT_MAX_RATIO },
-		{ "json",	no_argument,	   NULL, 'j' },
-		{ "output",	required_argument, NULL, 'o' },
-		{ "json-out",	required_argument, NULL, OPT_JSON_OUT },
-		{ "profile-out", required_argument, NULL, 'p' },
-		{ "uid",	required_argument, NULL, 'u' },
-		{ "keep-dumps",	required_argument, NULL, 'k' },
-		{ "labels",	required_argument, NULL, 'l' },
-		{ "lib",	required_argument, NULL, OPT_LIB },
-		{ "nice",	required_argument, NULL, OPT_NICE },
-		{ "quiet",	no_argument,	   NULL, 'q' },
-		{ "help",	no_argument,	   NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
-	bool clock_set = false, timed = false;
-	uint64_t v;
-	double d;
-	int opt, i;
+	int ret;
 
 	o->points = 10;
 	o->first = 1;
 	o->timer = true;
-	o->clock = PF_CLOCK_PROGRESS;
-	o->first_bytes = PF_DEF_FIRST_BYTES;
+	o->clock = PROF_CLOCK_PROGRESS;
+	o->first_bytes = PROF_DEF_FIRST_BYTES;
 	o->min_size = BPROF_DEF_MIN;
 	o->depth = 8;
 	o->unwind = true;
 	o->sample_bytes = 16ULL << 20;
-	o->codec = 0;
 	o->threshold_ppm = BUDDY_HEUR_DEF_THRESHOLD_PPM;
 	o->zero_ppm = 900000;
 	o->max_ratio = 4;
@@ -289,216 +409,22 @@ static int parse_opts(struct pf_opts *o, int argc, char **argv)
 	o->slots = BPROF_DEF_SLOTS;
 	o->procs = BPROF_DEF_PROCS;
 	o->show_labels = 25;
-	o->nice = 0;
-
-	optind = 1;
-	/* '+': stop at COMMAND, its options are its own. */
-	while ((opt = getopt_long(argc, argv, "+n:i:m:s:c:t:jo:p:u:k:l:qh",
-				  opts, NULL)) != -1) {
-		const char *bad = NULL;	/* the range, for the message */
-
-		switch (opt) {
-		case 'n':
-			if (buddyctl_parse_size(optarg, &v) || v > 100000)
-				bad = "in 0..100000";
-			else
-				o->points = v;
-			break;
-		case 'i':
-			if (parse_span(optarg, &d) || d <= 0)
-				bad = "a time span above 0 (seconds, or 500ms, 1min 30s ...)";
-			else
-				o->interval = d;
-			timed = true;
-			break;
-		case OPT_FIRST:
-			if (parse_span(optarg, &d) || d <= 0)
-				bad = "a time span above 0 (seconds, or 500ms, 1min 30s ...)";
-			else
-				o->first = d;
-			timed = true;
-			break;
-		case OPT_AT:
-			if (parse_at(o, optarg))
-				bad = "a list of times from the start (seconds, or 500ms, 1min 30s ...)";
-			timed = true;
-			break;
-		case OPT_CLOCK:
-			if (!strcmp(optarg, "progress"))
-				o->clock = PF_CLOCK_PROGRESS;
-			else if (!strcmp(optarg, "wall"))
-				o->clock = PF_CLOCK_WALL;
-			else if (!strcmp(optarg, "cpu"))
-				o->clock = PF_CLOCK_CPU;
-			else
-				bad = "a clock: progress, wall or cpu";
-			clock_set = true;
-			break;
-		case OPT_FIRST_BYTES:
-			if (buddyctl_parse_size(optarg, &v) || !v)
-				bad = "a size of at least 1 byte (K, M, G suffixes)";
-			else
-				o->first_bytes = v;
-			break;
-		case OPT_NO_TIMER:
-			o->timer = false;
-			break;
-		case OPT_EVERY_ALLOCS:
-			if (buddyctl_parse_size(optarg, &v) || !v)
-				bad = "a count of at least 1";
-			else
-				o->every_allocs = v;
-			break;
-		case OPT_EVERY_BYTES:
-			if (buddyctl_parse_size(optarg, &v) || !v)
-				bad = "a size of at least 1 byte (K, M, G suffixes)";
-			else
-				o->every_bytes = v;
-			break;
-		case OPT_FREE_BYTES:
-			if (buddyctl_parse_size(optarg, &v) || !v)
-				bad = "a size of at least 1 byte (K, M, G suffixes)";
-			else
-				o->free_bytes = v;
-			break;
-		case 'm':
-			if (buddyctl_parse_size(optarg, &v) || !v)
-				bad = "a size of at least 1 byte (K, M, G suffixes)";
-			else
-				o->min_size = v;
-			break;
-		case OPT_DEPTH:
-			if (buddyctl_parse_size(optarg, &v) || !v || v > BPROF_FRAMES)
-				bad = "in 1.." BPROF_FRAMES_STR;
-			else
-				o->depth = v;
-			break;
-		case OPT_NO_UNWIND:
-			o->unwind = false;
-			break;
-		case 's':
-			if (buddyctl_parse_size(optarg, &v) || v > (1ULL << 20))
-				bad = "in 0..1048576 (MiB; 0: all)";
-			else
-				o->sample_bytes = v << 20;
-			break;
-		case OPT_MATCH:
-			if (!*optarg || strlen(optarg) >= 64)
-				bad = "an executable name of 1..63 bytes";
-			else
-				o->match = optarg;
-			break;
-		case OPT_EXCLUDE:
-			o->exclude = xrealloc(o->exclude, (o->nexclude + 1) *
-					      sizeof(char *));
-			o->exclude[o->nexclude++] = optarg;
-			break;
-		case OPT_PROCS:
-			if (buddyctl_parse_size(optarg, &v) || !v ||
-			    v > BPROF_MAX_PROCS)
-				bad = "in 1..1024";
-			else
-				o->procs = v;
-			break;
-		case OPT_SLOTS:
-			if (buddyctl_parse_size(optarg, &v) || v < 64 || v > (1u << 24) ||
-			    (v & (v - 1)))
-				bad = "a power of two in 64..16777216";
-			else
-				o->slots = v;
-			break;
-		case 'c':
-			for (i = 0; i < PF_NC; i++)
-				if (!strcasecmp(optarg, pf_codecs[i]->name))
-					break;
-			if (i == PF_NC)
-				bad = "a codec: bpc, zvc, bdi or fpc";
-			else
-				o->codec = i;
-			break;
-		case 't':
-			if (parse_pct(optarg, &o->threshold_ppm))
-				bad = "in 0..100 (percent)";
-			break;
-		case OPT_ZERO:
-			if (parse_pct(optarg, &o->zero_ppm))
-				bad = "in 0..100 (percent)";
-			break;
-		case OPT_MAX_RATIO:
-			if (parse_double(optarg, &d) || (d && d < 1))
-				bad = "0 (no cap) or a ratio of at least 1";
-			else
-				o->max_ratio = d;
-			break;
-		case 'j':
-			o->json = true;
-			break;
-		case 'o':
-			o->out = optarg;
-			break;
-		case OPT_JSON_OUT:
-			o->json_out = optarg;
-			break;
-		case 'p':
-			o->profile_out = optarg;
-			break;
-		case 'u':
-			if (buddyctl_parse_size(optarg, &v) || v >= 0xffffffffULL)
-				bad = "a uid in 0..4294967294";
-			else
-				o->uid = v;
-			break;
-		case 'k':
-			o->dumps = optarg;
-			break;
-		case 'l':
-			if (buddyctl_parse_size(optarg, &v) || v > UINT_MAX)
-				bad = "a number of rows (0: all)";
-			else
-				o->show_labels = v;
-			break;
-		case OPT_LIB:
-			o->lib = optarg;
-			break;
-		case OPT_NICE:
-			if (parse_int(optarg, -20, 19, &o->nice))
-				bad = "in -20..19";
-			break;
-		case 'q':
-			o->quiet = true;
-			break;
-		case 'h':
-			profile_usage(stdout);
-			exit(0);
-		default:
-			/* getopt said what (with the "buddyctl: profile" prefix) */
-			fputs("Try 'buddyctl help profile'.\n", stderr);
-			return -1;
-		}
-		if (bad) {
-			buddyctl_err("profile: %s: %s is not %s", opt_name(opts, opt),
-				     optarg, bad);
-			return -1;
-		}
-	}
-	if (optind >= argc) {
-		buddyctl_err("profile: no COMMAND given (buddyctl profile [OPTIONS] -- COMMAND [ARGS...])");
-		return -1;
-	}
-	o->argv = argv + optind;
-	/* A time given without a clock is wall-clock time (as before). */
+	ret = eng_parse(&profile_cmd, o, argc, argv);
+	if (ret >= 0)
+		return ret;
+	/* A time given without a clock is wall-clock time. */
 	if (timed && !clock_set)
-		o->clock = PF_CLOCK_WALL;
-	if (timed && o->clock == PF_CLOCK_PROGRESS) {
+		o->clock = PROF_CLOCK_WALL;
+	if (timed && o->clock == PROF_CLOCK_PROGRESS) {
 		buddyctl_err("profile: --interval, --at and --first are times: they need --clock wall or cpu, not progress");
-		return -1;
+		return EXIT_USAGE;
 	}
 	/* Fixed progress steps replace the timer unless one is asked for. */
 	if ((o->every_allocs || o->every_bytes) && !o->interval && !o->nat)
 		o->timer = false;
 	if (o->nat)
 		qsort(o->at, o->nat, sizeof(double), cmp_double);
-	return 0;
+	return -1;
 }
 
 /*
@@ -523,7 +449,7 @@ static const char *admin_hint(const char *s)
  * missing (never truncated; the reports replace them at the end), -k is
  * created.  Returns 0, or EXIT_USAGE with "buddyctl: profile: PATH: why".
  */
-static int check_outputs(const struct pf_opts *o)
+static int check_outputs(const struct prof_opts *o)
 {
 	const char *const paths[] = { o->out, o->json_out, o->profile_out };
 	static const char *const opt[] = { "-o", "--json-out", "-p" };
@@ -548,7 +474,7 @@ static int check_outputs(const struct pf_opts *o)
 		}
 	}
 	if (o->dumps) {
-		r = pf_mkdir_p(o->dumps) ? errno :
+		r = prof_mkdir_p(o->dumps) ? errno :
 		    stat(o->dumps, &st) ? errno :
 		    !S_ISDIR(st.st_mode) ? ENOTDIR :
 		    access(o->dumps, W_OK | X_OK) ? errno : 0;
@@ -562,8 +488,8 @@ static int check_outputs(const struct pf_opts *o)
 
 int cmd_profile(int argc, char **argv)
 {
-	struct pf_opts o = { 0 };
-	struct pf_run r = { .o = &o };
+	struct prof_opts o = { 0 };
+	struct prof_run r = { .o = &o };
 	char *lib;
 	int ret;
 
@@ -572,30 +498,31 @@ int cmd_profile(int argc, char **argv)
 			     argv[1], admin_hint(argv[1]), argv[1], argv[1]);
 		return EXIT_USAGE;
 	}
-	if (parse_opts(&o, argc, argv))
-		return EXIT_USAGE;
+	ret = parse_opts(&o, argc, argv);
+	if (ret >= 0)
+		return ret;
 	ret = check_outputs(&o);
 	if (ret)
 		return ret;
-	lib = pf_find_lib(&o);
+	lib = prof_find_lib(o.lib);
 	if (!lib) {
 		buddyctl_err("profile: libbuddyprof.so not found (build it with make, or give --lib PATH)");
 		return 1;
 	}
-	if (pf_run_program(&r, lib)) {
+	if (prof_run_program(&r, lib)) {
 		free(lib);
 		return 1;
 	}
-	pf_msg(&r, "%s exited (status %d) after %.2f s; %u snapshots taken",
-	       o.argv[0], pf_exit_code(&r), r.t_end - r.t_start, r.nsnaps);
+	prof_msg(&r, "%s exited (status %d) after %.2f s; %u snapshots taken",
+	       o.argv[0], prof_exit_code(&r), r.t_end - r.t_start, r.nsnaps);
 
 	{
 		char why[512];
 
-		if (pf_empty_reason(&r, why, sizeof(why)))
+		if (prof_empty_reason(&r, why, sizeof(why)))
 			buddyctl_err("profile: empty report: %s", why);
 		else if (r.final.nr_not_followed)
-			pf_msg(&r, "%u process%s not matching --match %s %s not followed",
+			prof_msg(&r, "%u process%s not matching --match %s %s not followed",
 			       r.final.nr_not_followed,
 			       r.final.nr_not_followed == 1 ? "" : "es",
 			       o.match ? o.match : "",
@@ -607,9 +534,9 @@ int cmd_profile(int argc, char **argv)
 				     r.final.nprocs, (int)r.final.no_slot_pid,
 				     r.final.no_slot);
 	}
-	ret = pf_report(&r);
+	ret = prof_report(&r);
 	free(lib);
 	if (ret)
 		return 1;
-	return pf_exit_code(&r);
+	return prof_exit_code(&r);
 }

@@ -4,22 +4,22 @@
  *
  *   buddyctl run [OPTIONS] -- COMMAND [ARGS...]
  *
- * The command line only: the interposer (tools/profile/interposer/interpose_run.c)
- * makes the allocations, the engine (tools/profile/engine/prof_exec.c, pr_run())
- * runs the program and reports.
+ * The command line only: its options (the ones `buddyctl profile` shares
+ * are in tools/profile/engine/options.c); the interposer's run half
+ * (tools/profile/interposer/run_alloc.c) makes the allocations, the run
+ * engine (tools/profile/engine/run_engine.c) runs the program and reports.
  */
 #define _GNU_SOURCE
 #include <errno.h>
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "buddyctl.h"
-#include "tools/profile/engine/buddyprof.h"
 #include "lib/libbuddy.h"
-#include "tools/profile/interposer/runshm.h"
+#include "tools/profile/engine/profiler.h"
+#include "tools/profile/interposer/run_shm.h"
 
 static void run_usage(FILE *f)
 {
@@ -72,146 +72,115 @@ static void run_usage(FILE *f)
 		BPROF_FRAMES, BRUN_DEF_RECS);
 }
 
-enum {
-	OPT_DEPTH = 256, OPT_NO_UNWIND, OPT_CPUNODE, OPT_BASE, OPT_JSON,
-	OPT_RECORDS, OPT_LIB, OPT_UM_PAGE,
+#define RO(o)		((struct run_opts *)(o))
+
+static int set_target(void *o, const char *arg)
+{
+	return buddy_target_parse(arg, &RO(o)->target) ? -1 : 0;
+}
+
+static int set_codec(void *o, const char *arg)
+{
+	int r = buddy_codec_parse(arg);
+
+	if (r < 0)
+		return -1;
+	RO(o)->codec = r;
+	return 0;
+}
+
+static int set_profile(void *o, const char *arg)
+{
+	RO(o)->profile_file = arg;
+	return 0;
+}
+
+static int set_device(void *o, const char *arg)
+{
+	RO(o)->device = arg;
+	return 0;
+}
+
+static int set_cpunode(void *o, const char *arg)
+{
+	uint64_t v;
+
+	if (parse_size(arg, &v) || v > 1023)
+		return -1;
+	RO(o)->cpunode = v;
+	return 0;
+}
+
+static int set_base_time(void *o, const char *arg)
+{
+	return parse_double(arg, &RO(o)->base_time) ||
+	       !(RO(o)->base_time > 0) ? -1 : 0;
+}
+
+static int set_um_page(void *o, const char *arg)
+{
+	uint64_t v;
+
+	if (parse_size(arg, &v) || v < 4096 || v > (2u << 20) || (v & (v - 1)))
+		return -1;
+	RO(o)->um_page = v;
+	return 0;
+}
+
+static int set_records(void *o, const char *arg)
+{
+	uint64_t v;
+
+	if (parse_size(arg, &v) || !v || v > (1u << 24))
+		return -1;
+	RO(o)->nrecs = v;
+	return 0;
+}
+
+enum { OPT_CPUNODE = 300, OPT_BASE, OPT_RECORDS, OPT_UM_PAGE };
+
+static const struct eng_option run_options[] = {
+	{ "target", 't', true, set_target,
+	  "a target: 16x, 4x, 2x, 4/3x, 1x or auto" },
+	{ "codec", 'c', true, set_codec,
+	  "a codec: bpc, zvc, bdi, fpc, none or default" },
+	{ "profile", 'p', true, set_profile, NULL },
+	{ "device", 'd', true, set_device, NULL },
+	{ "cpunodebind", OPT_CPUNODE, true, set_cpunode, "a node in 0..1023" },
+	{ "base-time", OPT_BASE, true, set_base_time, "a number of seconds above 0" },
+	{ "um-page", OPT_UM_PAGE, true, set_um_page,
+	  "a power of two from 4K to 2M" },
+	{ "records", OPT_RECORDS, true, set_records, "in 1..16777216" },
+	{ NULL }
+};
+
+static const struct eng_command run_cmd = {
+	.name = "run",
+	.options = run_options,
+	.usage = run_usage,
+	.no_command = "no command given (buddyctl run [OPTIONS] -- COMMAND)",
 };
 
 int cmd_run(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "min-size",	required_argument, NULL, 'm' },
-		{ "target",	required_argument, NULL, 't' },
-		{ "codec",	required_argument, NULL, 'c' },
-		{ "profile",	required_argument, NULL, 'p' },
-		{ "uid",	required_argument, NULL, 'u' },
-		{ "depth",	required_argument, NULL, OPT_DEPTH },
-		{ "no-unwind",	no_argument,	   NULL, OPT_NO_UNWIND },
-		{ "device",	required_argument, NULL, 'd' },
-		{ "cpunodebind", required_argument, NULL, OPT_CPUNODE },
-		{ "base-time",	required_argument, NULL, OPT_BASE },
-		{ "um-page",	required_argument, NULL, OPT_UM_PAGE },
-		{ "output",	required_argument, NULL, 'o' },
-		{ "json-out",	required_argument, NULL, OPT_JSON },
-		{ "labels",	required_argument, NULL, 'l' },
-		{ "records",	required_argument, NULL, OPT_RECORDS },
-		{ "lib",	required_argument, NULL, OPT_LIB },
-		{ "quiet",	no_argument,	   NULL, 'q' },
-		{ "help",	no_argument,	   NULL, 'h' },
-		{ NULL, 0, NULL, 0 }
-	};
-	struct pr_opts o = {
+	struct run_opts o = {
 		.min_size = BRUN_DEF_MIN, .depth = 8, .unwind = true,
 		.target = BUDDY_TARGET_AUTO, .codec = BUDDY_CODEC_DEFAULT,
 		.uid = getuid(), .cpunode = -1, .show_labels = 25,
 		.nrecs = BRUN_DEF_RECS, .um_page = 64 << 10,
 	};
-	struct pf_opts po = { 0 };
-	char *lib, *end;
-	uint64_t v;
-	int c, r;
+	char *lib;
+	int r;
 
-	optind = 1;
-	while ((c = getopt_long(argc, argv, "+m:t:c:p:u:d:o:l:qh", opts,
-				NULL)) != -1) {
-		const char *bad = NULL;
-
-		switch (c) {
-		case 'm':
-			if (buddyctl_parse_size(optarg, &v) || !v)
-				bad = "--min-size";
-			o.min_size = v;
-			break;
-		case 't':
-			if (buddy_target_parse(optarg, &o.target))
-				bad = "--target";
-			break;
-		case 'c':
-			r = buddy_codec_parse(optarg);
-			if (r < 0)
-				bad = "--codec";
-			o.codec = r;
-			break;
-		case 'p':
-			o.profile_file = optarg;
-			break;
-		case 'u':
-			if (buddyctl_parse_size(optarg, &v) || v >= UINT32_MAX)
-				bad = "--uid";
-			o.uid = v;
-			break;
-		case OPT_DEPTH:
-			if (buddyctl_parse_size(optarg, &v) || !v || v > BPROF_FRAMES)
-				bad = "--depth";
-			o.depth = v;
-			break;
-		case OPT_NO_UNWIND:
-			o.unwind = false;
-			break;
-		case 'd':
-			o.device = optarg;
-			break;
-		case OPT_CPUNODE:
-			if (buddyctl_parse_size(optarg, &v) || v > 1023)
-				bad = "--cpunodebind";
-			o.cpunode = v;
-			break;
-		case OPT_BASE:
-			o.base_time = strtod(optarg, &end);
-			if (end == optarg || *end || !(o.base_time > 0))
-				bad = "--base-time";
-			break;
-		case OPT_UM_PAGE:
-			if (buddyctl_parse_size(optarg, &v) || v < 4096 ||
-			    v > (2u << 20) || (v & (v - 1)))
-				bad = "--um-page";
-			o.um_page = v;
-			break;
-		case 'o':
-			o.out = optarg;
-			break;
-		case OPT_JSON:
-			o.json_out = optarg;
-			break;
-		case 'l':
-			if (buddyctl_parse_size(optarg, &v) || v > 1000000)
-				bad = "--labels";
-			o.show_labels = v;
-			break;
-		case OPT_RECORDS:
-			if (buddyctl_parse_size(optarg, &v) || !v || v > (1u << 24))
-				bad = "--records";
-			o.nrecs = v;
-			break;
-		case OPT_LIB:
-			po.lib = optarg;
-			break;
-		case 'q':
-			o.quiet = true;
-			break;
-		case 'h':
-			run_usage(stdout);
-			return 0;
-		default:
-			run_usage(stderr);
-			return 2;
-		}
-		if (bad) {
-			buddyctl_err("run: %s: invalid value '%s'", bad, optarg);
-			return 2;
-		}
-	}
-	if (optind >= argc) {
-		buddyctl_err("run: no command given (buddyctl run [OPTIONS] -- COMMAND)");
-		return 2;
-	}
-	o.argv = argv + optind;
-	lib = pf_find_lib(&po);
+	r = eng_parse(&run_cmd, &o, argc, argv);
+	if (r >= 0)
+		return r;
+	lib = prof_find_lib(o.lib);
 	if (!lib) {
 		buddyctl_err("run: libbuddyprof.so not found (--lib PATH or $BUDDYPROF_LIB)");
 		return 1;
 	}
-	r = pr_run(&o, lib);
+	r = run_program(&o, lib);
 	free(lib);
 	return r;
 }

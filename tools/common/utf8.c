@@ -1,12 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * utf8.c - strings made valid UTF-8 for JSON (buddyctl's outputs and the
- * profiler's report).
+ * utf8.c - strings made valid UTF-8 for JSON (json.c's bjson_string()).
  */
 #include <stdlib.h>
 #include <string.h>
-
-#include <json-c/json.h>
 
 #include "utf8.h"
 
@@ -58,16 +55,4 @@ char *buddy_utf8(const char *s)
 	}
 	*o = 0;
 	return out;
-}
-
-struct json_object *buddy_json_string(const char *s)
-{
-	char *u = buddy_utf8(s);
-	struct json_object *o;
-
-	if (!u)
-		return NULL;
-	o = json_object_new_string(u);
-	free(u);
-	return o;
 }

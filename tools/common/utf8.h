@@ -2,8 +2,6 @@
 #ifndef BUDDY_UTF8_H
 #define BUDDY_UTF8_H
 
-struct json_object;
-
 /*
  * buddy_utf8() - @s as valid UTF-8: every byte that does not start a valid
  * sequence (overlong forms, surrogates and code points past U+10FFFF are
@@ -11,7 +9,5 @@ struct json_object;
  * memory.  JSON must be UTF-8 (RFC 8259), file names need not be.
  */
 char *buddy_utf8(const char *s);
-/* A JSON string of @s made valid UTF-8 (buddy_utf8()); NULL without memory. */
-struct json_object *buddy_json_string(const char *s);
 
 #endif /* BUDDY_UTF8_H */

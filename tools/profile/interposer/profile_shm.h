@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 OR MIT */
 /*
- * profshm.h - the region that libbuddyprof.so (the LD_PRELOAD interposer,
- * tools/profile/interposer/interpose.c) shares with `buddyctl profile`.
+ * profile_shm.h - the region that libbuddyprof.so (the LD_PRELOAD interposer,
+ * tools/profile/interposer/profile_table.c) shares with `buddyctl profile`.
  *
  * The profiler creates the region (a memfd), names it in BUDDYPROF_SHM and
  * starts the program with the interposer preloaded.  The interposer maps it
@@ -44,8 +44,8 @@
  * stopped in the middle of an insert is simply not seen yet.  Lock-free, no
  * allocation, async-signal-safe.
  */
-#ifndef BUDDY_TOOLS_PROFSHM_H
-#define BUDDY_TOOLS_PROFSHM_H
+#ifndef BUDDY_PROFILE_SHM_H
+#define BUDDY_PROFILE_SHM_H
 
 #include <stdint.h>
 
@@ -208,8 +208,8 @@ static inline uint32_t bprof_hash(uint64_t addr, uint32_t mask)
 /*
  * A label's key: FNV-1a over, per frame, the module's basename with its NUL
  * and the frame's file offset (or "?" and the address outside any file),
- * then the size.  The profiler (prof_run.c) and `buddyctl run`'s
- * interposer (interpose_run.c) both label with it, so that a profile
+ * then the size.  The profiler (profile_snapshot.c) and `buddyctl run`'s
+ * interposer (run_alloc.c) both label with it, so that a profile
  * written by one selects targets in the other.
  */
 #define BPROF_FNV_INIT		0xcbf29ce484222325ULL
@@ -233,4 +233,4 @@ _Static_assert(sizeof(struct bprof_slot) == 128, "slot is 128 bytes");
 _Static_assert(sizeof(struct bprof_hdr) <= BPROF_HDR_BYTES, "header fits");
 _Static_assert(sizeof(struct bprof_proc) == 256, "process slot is 256 bytes");
 
-#endif /* BUDDY_TOOLS_PROFSHM_H */
+#endif /* BUDDY_PROFILE_SHM_H */

@@ -1,12 +1,16 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * interpose.h - what the two halves of libbuddyprof.so share: the hooks
- * and the profiler's table (interpose.c), and `buddyctl run`'s buddy
- * allocations (interpose_run.c).  Everything here is hidden in the
- * library (-fvisibility=hidden).
+ * interposer.h - what the files of libbuddyprof.so share (everything here
+ * is hidden in the library, -fvisibility=hidden):
+ *
+ *   hooks.c          the malloc family and the anonymous mappings
+ *   profile_table.c  `buddyctl profile`'s half: the table of tracked
+ *                    allocations in the shared region (profile_shm.h)
+ *   run_alloc.c      `buddyctl run`'s half: allocations in buddy memory
+ *                    (run_shm.h)
  */
-#ifndef BUDDY_PROFILE_INTERPOSE_H
-#define BUDDY_PROFILE_INTERPOSE_H
+#ifndef BUDDY_INTERPOSER_H
+#define BUDDY_INTERPOSER_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -31,6 +35,12 @@ extern void *(*real_mremap)(void *, size_t, size_t, int, ...);
 /* Non-zero while a hook runs: allocations go straight to the real ones. */
 extern __thread int in_hook __attribute__((tls_model("initial-exec")));
 
+/* Allocations of at least this many bytes are handed over; SIZE_MAX: none. */
+extern size_t hook_min_size;
+
+/* What the program may call: buddyprof_snapshot(), buddyprof_live_bytes(). */
+#define EXPORT	__attribute__((visibility("default")))
+
 /*
  * bp_backtrace() - up to @max return addresses into @frames, innermost
  * first, starting at @ra (the hook's caller); with @unwind false or when
@@ -52,7 +62,27 @@ void *shm_region_attach(const char *env, size_t hdr_bytes,
 			uint64_t (*region_bytes)(const void *head),
 			uint64_t *bytes);
 
-/* ---- buddyctl run (interpose_run.c) ---------------------------------------- */
+/* ---- buddyctl profile (profile_table.c) ------------------------------------ */
+
+struct bprof_slot;
+
+/* Attach to the profile region, when there is one, and follow forks. */
+void prof_attach(void);
+/* The slow path of every allocation of at least hook_min_size bytes. */
+void track(void *p, size_t size, unsigned int kind, uintptr_t ra);
+/* Before the real free: true when @p was tracked (its slot in @old). */
+bool untrack(void *p, struct bprof_slot *old);
+/* A failed realloc(): track the old block @old again. */
+void track_restore(const struct bprof_slot *old);
+/* Before a free (@len SIZE_MAX) or munmap of @p: a snapshot when due. */
+void free_snapshot(void *p, size_t len);
+/* munmap(@addr, @len) of what may be a tracked mapping, before the real. */
+void track_munmap(void *addr, size_t len);
+/* mremap() of what may be a tracked mapping, the real call included. */
+void *track_mremap(void *old_addr, size_t old_len, size_t new_len, int flags,
+		   void *new_addr);
+
+/* ---- buddyctl run (run_alloc.c) ---------------------------------------- */
 
 /* True in a process started by `buddyctl run` (BUDDYRUN_SHM set). */
 extern bool run_mode;
@@ -80,4 +110,4 @@ bool run_free(void *p);
 /* A buddy mapping at @p shrank in place to @len bytes. */
 void run_shrunk(void *p, size_t len);
 
-#endif /* BUDDY_PROFILE_INTERPOSE_H */
+#endif /* BUDDY_INTERPOSER_H */

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 OR MIT */
 /*
- * runshm.h - the region that libbuddyprof.so (tools/profile/interposer/interpose.c,
- * interpose_run.c) shares with `buddyctl run` (tools/profile/engine/prof_exec.c).
+ * run_shm.h - the region that libbuddyprof.so (tools/profile/interposer/hooks.c,
+ * run_alloc.c) shares with `buddyctl run` (tools/profile/engine/run_engine.c).
  *
  * buddyctl run creates the region (a memfd), names it in BUDDYRUN_SHM and
  * starts the program with the interposer preloaded.  Every process that
@@ -16,8 +16,8 @@
  * Layout: the header (BRUN_HDR_BYTES), @nprofiles struct brun_profile
  * (BRUN_MAX_PROFILES slots), then @nrecs struct brun_rec.
  */
-#ifndef BUDDY_TOOLS_RUNSHM_H
-#define BUDDY_TOOLS_RUNSHM_H
+#ifndef BUDDY_RUN_SHM_H
+#define BUDDY_RUN_SHM_H
 
 #include <stdint.h>
 
@@ -62,7 +62,7 @@ struct brun_profile {
  * @pid:	the process.
  * @err:	why it fell back (positive errno; 0 for a fallback of the
  *		device being unavailable before any allocation was tried).
- * @kind:	enum bprof_kind (profshm.h): heap or anonymous mmap.
+ * @kind:	enum bprof_kind (profile_shm.h): heap or anonymous mmap.
  * @target:	BUDDY_TARGET_* asked for (the stat has the one in force).
  * @size:	bytes the program asked for.
  * @label:	the call-stack label, as `buddyctl profile` names it.
@@ -126,4 +126,4 @@ struct brun_hdr {
 
 _Static_assert(sizeof(struct brun_hdr) <= BRUN_HDR_BYTES, "header fits");
 
-#endif /* BUDDY_TOOLS_RUNSHM_H */
+#endif /* BUDDY_RUN_SHM_H */

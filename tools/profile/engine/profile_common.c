@@ -1,26 +1,27 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * prof_common.c - what the profiler's engine (prof_run.c) and its report
- * (prof_report.c) both use: the codecs, the clock, messages, directories and
- * the reason an empty run is empty.  Both depend on this file and on
- * buddyprof.h, never on each other (the report reads only struct pf_run).
+ * profile_common.c - what the files of the profile engine all use: the
+ * codecs, the clock, messages, directories, which snapshots are kept for
+ * whom, and the reason an empty run is empty.
  */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
 
-#include "buddyprof.h"
+#include "profile_priv.h"
+#include "tools/common/msg.h"
 
-const struct buddy_codec *const pf_codecs[PF_NC] = {
+const struct buddy_codec *const prof_codecs[PROF_NC] = {
 	&buddy_codec_bpc, &buddy_codec_zvc, &buddy_codec_bdi, &buddy_codec_fpc,
 };
 
-double pf_now(void)
+double prof_now(void)
 {
 	struct timespec ts;
 
@@ -28,7 +29,7 @@ double pf_now(void)
 	return ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
-void pf_msg(struct pf_run *r, const char *fmt, ...)
+void prof_msg(struct prof_run *r, const char *fmt, ...)
 {
 	va_list ap;
 
@@ -41,7 +42,7 @@ void pf_msg(struct pf_run *r, const char *fmt, ...)
 	fputc('\n', stderr);
 }
 
-void pf_err(const char *fmt, ...)
+void prof_err(const char *fmt, ...)
 {
 	va_list ap;
 
@@ -52,7 +53,7 @@ void pf_err(const char *fmt, ...)
 	fputc('\n', stderr);
 }
 
-int pf_mkdir_p(const char *dir)
+int prof_mkdir_p(const char *dir)
 {
 	char tmp[PATH_MAX], *p;
 
@@ -69,7 +70,7 @@ int pf_mkdir_p(const char *dir)
 	return mkdir(tmp, 0755) && errno != EEXIST ? -1 : 0;
 }
 
-uint64_t pf_nr_alloc(const struct pf_run *r, int proc)
+uint64_t prof_nr_alloc(const struct prof_run *r, int proc)
 {
 	uint64_t n = 0;
 
@@ -79,9 +80,9 @@ uint64_t pf_nr_alloc(const struct pf_run *r, int proc)
 	return n;
 }
 
-bool pf_snap_kept(const struct pf_run *r, unsigned int s, int proc)
+bool prof_snap_kept(const struct prof_run *r, unsigned int s, int proc)
 {
-	const struct pf_snap *sn = &r->snaps[s];
+	const struct prof_snap *sn = &r->snaps[s];
 
 	if (!sn->dropped)
 		return true;
@@ -92,22 +93,22 @@ bool pf_snap_kept(const struct pf_run *r, unsigned int s, int proc)
 }
 
 /* Whether process @p has an allocation in a snapshot kept for it. */
-static bool has_kept(const struct pf_run *r, unsigned int p)
+static bool has_kept(const struct prof_run *r, unsigned int p)
 {
 	for (size_t i = 0; i < r->nallocs; i++) {
-		const struct pf_alloc *a = &r->allocs[i];
+		const struct prof_alloc *a = &r->allocs[i];
 
 		if (a->proc != (int)p)
 			continue;
 		for (unsigned int j = 0; j < a->nobs; j++)
-			if (pf_snap_kept(r, a->obs[j].snap, p))
+			if (prof_snap_kept(r, a->obs[j].snap, p))
 				return true;
 	}
 	return false;
 }
 
 /* @a started before @b (start time, then pid: a parent before its child). */
-static bool earlier(const struct pf_proc *a, const struct pf_proc *b)
+static bool earlier(const struct prof_proc *a, const struct prof_proc *b)
 {
 	unsigned long long sa = a->start ? a->start : ~0ULL;
 	unsigned long long sb = b->start ? b->start : ~0ULL;
@@ -115,7 +116,7 @@ static bool earlier(const struct pf_proc *a, const struct pf_proc *b)
 	return sa != sb ? sa < sb : a->pid < b->pid;
 }
 
-int pf_main_proc(const struct pf_run *r)
+int prof_main_proc(const struct prof_run *r)
 {
 	int first = -1, best = -1;
 
@@ -139,14 +140,14 @@ static const char *name_of(const char *s, size_t n, char *buf)
 	return buf;
 }
 
-const char *pf_empty_reason(const struct pf_run *r, char *buf, size_t len)
+const char *prof_empty_reason(const struct prof_run *r, char *buf, size_t len)
 {
 	const struct bprof_hdr *h = &r->final;
-	const struct pf_opts *o = r->o;
+	const struct prof_opts *o = r->o;
 	char first[sizeof(h->not_followed) + 1], fexe[sizeof(h->first_exe) + 1];
 	const char *who;
 
-	if (pf_nr_alloc(r, -1))
+	if (prof_nr_alloc(r, -1))
 		return NULL;
 	name_of(h->not_followed, sizeof(h->not_followed), first);
 	who = h->first_pid == r->child ? o->argv[0] :
@@ -180,4 +181,15 @@ const char *pf_empty_reason(const struct pf_run *r, char *buf, size_t len)
 			 (unsigned long long)o->min_size);
 	}
 	return buf;
+}
+
+void *prof_xrealloc(void *p, size_t n)
+{
+	void *q = realloc(p, n ? n : 1);
+
+	if (!q) {
+		prof_err("out of memory");
+		exit(1);
+	}
+	return q;
 }

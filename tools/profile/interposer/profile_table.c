@@ -1,23 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * libbuddyprof.so - records a program's large allocations for
- * `buddyctl profile` (LD_PRELOAD; the shared table is in tools/profile/interposer/profshm.h).
- *
- * Hooked: malloc, free, calloc, realloc, reallocarray, posix_memalign,
- * aligned_alloc, memalign, valloc, pvalloc, and anonymous mmap, mmap64,
- * munmap, mremap.  C++ operator new and the allocators of Python, NumPy and
- * PyTorch (c10::alloc_cpu uses posix_memalign) all end in one of those.
- *
- * Two modes.  With BUDDYPROF_SHM (buddyctl profile) it records; with
- * BUDDYRUN_SHM (buddyctl run) the hooks hand every allocation of at least
- * the threshold to interpose_run.c, which makes it a buddy allocation
- * mapped into the program, and interpose malloc_usable_size() too.
- *
- * Fast path: an allocation below the threshold costs one compare; free()
- * costs one malloc_usable_size() (only pointers whose usable size reaches the
- * threshold can be tracked).  Nothing is recorded unless BUDDYPROF_SHM names
- * a region; each followed process records into a table of its own
- * (profshm.h: a forked child claims a slot of its own, an exec keeps it).
+ * profile_table.c - the profile half of libbuddyprof.so: a followed
+ * process's table of its live tracked allocations in the region shared with
+ * `buddyctl profile` (profile_shm.h), with their call stacks, and the
+ * snapshots the program asks for.
  *
  * Call stacks.  Frame 0 is __builtin_return_address(0) of the hook, always
  * right.  The frames above it come from libgcc's _Unwind_Backtrace(), which
@@ -55,34 +41,19 @@
 #include <unistd.h>
 #include <unwind.h>
 
-#include "interpose.h"
-#include "profshm.h"
-
-#define EXPORT	__attribute__((visibility("default")))
-
-void *(*real_malloc)(size_t);
-void (*real_free)(void *);
-void *(*real_calloc)(size_t, size_t);
-void *(*real_realloc)(void *, size_t);
-int (*real_posix_memalign)(void **, size_t, size_t);
-void *(*real_aligned_alloc)(size_t, size_t);
-void *(*real_memalign)(size_t, size_t);
-void *(*real_valloc)(size_t);
-void *(*real_pvalloc)(size_t);
-size_t (*real_usable)(void *);
-void *(*real_mmap)(void *, size_t, int, int, int, off_t);
-int (*real_munmap)(void *, size_t);
-void *(*real_mremap)(void *, size_t, size_t, int, ...);
-
-enum { INIT_NONE, INIT_BUSY, INIT_DONE };
-static int init_state;
+#include "interposer.h"
+#include "profile_shm.h"
 
 static struct bprof_hdr *hdr;		/* non-NULL: this process is followed */
+
 static struct bprof_proc *me;		/* its process slot, once claimed */
+
 static struct bprof_slot *slots;	/* its table */
+
 static uint32_t slot_mask;
-static size_t min_size = SIZE_MAX;	/* SIZE_MAX: tracking off */
+
 static unsigned int depth;
+
 static bool unwind;
 
 /*
@@ -94,8 +65,11 @@ static bool unwind;
  * MADV_WIPEONFORK).  @no_slot_pid: the process found no free slot.
  */
 static volatile int32_t *owner_tag;
+
 static bool tag_by_pid;
+
 static int32_t no_slot_pid;
+
 static int claim_lock;		/* threads racing to the first allocation */
 
 /* Whether this process has its slot (and @me, @slots are its). */
@@ -108,62 +82,6 @@ static inline bool owner(void)
 	/* acquire: @me and @slots were set before the tag (take_slot()) */
 	tag = __atomic_load_n(owner_tag, __ATOMIC_ACQUIRE);
 	return tag && (!tag_by_pid || tag == (int32_t)getpid());
-}
-
-__thread int in_hook __attribute__((tls_model("initial-exec")));
-
-/* ---- allocations made while dlsym() resolves the real functions -------- */
-
-static char boot_buf[1 << 16] __attribute__((aligned(64)));
-static size_t boot_off;
-
-static bool is_boot(const void *p)
-{
-	return (const char *)p >= boot_buf &&
-	       (const char *)p < boot_buf + sizeof(boot_buf);
-}
-
-/* 16-byte header holding the size, so that realloc() can copy. */
-static void *boot_alloc(size_t size, size_t align)
-{
-	size_t off;
-
-	if (align < 16)
-		align = 16;
-	off = (boot_off + 16 + align - 1) & ~(align - 1);
-	if (off + size > sizeof(boot_buf))
-		return NULL;
-	*(size_t *)(boot_buf + off - 16) = size;
-	boot_off = off + size;
-	return boot_buf + off;	/* static storage: already zero */
-}
-
-/* ---- setup ---------------------------------------------------------------- */
-
-static void resolve(void)
-{
-	init_state = INIT_BUSY;
-	real_malloc = dlsym(RTLD_NEXT, "malloc");
-	real_free = dlsym(RTLD_NEXT, "free");
-	real_calloc = dlsym(RTLD_NEXT, "calloc");
-	real_realloc = dlsym(RTLD_NEXT, "realloc");
-	real_posix_memalign = dlsym(RTLD_NEXT, "posix_memalign");
-	real_aligned_alloc = dlsym(RTLD_NEXT, "aligned_alloc");
-	real_memalign = dlsym(RTLD_NEXT, "memalign");
-	real_valloc = dlsym(RTLD_NEXT, "valloc");
-	real_pvalloc = dlsym(RTLD_NEXT, "pvalloc");
-	real_usable = dlsym(RTLD_NEXT, "malloc_usable_size");
-	real_mmap = dlsym(RTLD_NEXT, "mmap");
-	real_munmap = dlsym(RTLD_NEXT, "munmap");
-	real_mremap = dlsym(RTLD_NEXT, "mremap");
-	init_state = INIT_DONE;
-}
-
-static inline void ensure_resolved(void)
-{
-	if (__builtin_expect(init_state != INIT_DONE, 0) &&
-	    init_state == INIT_NONE)
-		resolve();
 }
 
 /* The basename of /proc/self/exe in @buf ("" when unknown). */
@@ -210,7 +128,7 @@ static void not_followed(struct bprof_hdr *h)
 	if (__atomic_fetch_add(&h->nr_not_followed, 1, __ATOMIC_RELAXED))
 		return;
 	base = exe_base(exe, sizeof(exe));
-	strncpy(h->not_followed, base, sizeof(h->not_followed) - 1);
+	set_name(h->not_followed, sizeof(h->not_followed), base);
 }
 
 /* Make @i this process's slot (@pid's); its table is @slots from now on. */
@@ -328,7 +246,7 @@ static void clear_table(struct bprof_hdr *h, uint32_t i)
 		memset(t, 0, bytes);
 }
 
-static void attach(void)
+static void attach_region(void)
 {
 	struct bprof_hdr *h;
 	uint64_t bytes;
@@ -382,7 +300,7 @@ static void attach(void)
 	depth = h->depth < 1 ? 1 : h->depth > BPROF_FRAMES ? BPROF_FRAMES : h->depth;
 	unwind = h->flags & BPROF_F_UNWIND;
 	__atomic_store_n(&hdr, h, __ATOMIC_RELEASE);
-	min_size = h->min_size ? h->min_size : 1;
+	hook_min_size = h->min_size ? h->min_size : 1;
 }
 
 /*
@@ -402,18 +320,6 @@ static void forked_child(void)
 	me = NULL;
 	claim_lock = 0;		/* the forking thread is the only one left */
 	__atomic_add_fetch(&h->nr_forked, 1, __ATOMIC_RELAXED);
-}
-
-__attribute__((constructor(101))) static void buddyprof_init(void)
-{
-	ensure_resolved();
-	in_hook++;
-	min_size = run_attach();
-	if (!run_mode)
-		attach();
-	if (hdr)
-		pthread_atfork(NULL, NULL, forked_child);
-	in_hook--;
 }
 
 /* ---- the table ------------------------------------------------------------ */
@@ -563,7 +469,7 @@ static bool remove_addr(uint64_t addr, struct bprof_slot *old)
 EXPORT int buddyprof_snapshot(void);
 
 /*
- * The progress schedule (profshm.h): a snapshot from the allocation that
+ * The progress schedule (profile_shm.h): a snapshot from the allocation that
  * reaches the next multiple of every_allocs allocations or every_bytes
  * bytes (counted over all followed processes).  Called by a followed
  * process after the allocation is in its table, so the snapshot sees it.
@@ -585,12 +491,12 @@ static void progress(uint64_t size)
 }
 
 /*
- * Before a free of @p (profshm.h, free_bytes): a snapshot while a tracked
+ * Before a free of @p (profile_shm.h, free_bytes): a snapshot while a tracked
  * allocation of at least free_bytes still holds the data of its last
  * phase.  @len: the bytes munmap() unmaps (SIZE_MAX for free()); a partial
  * unmap takes none.
  */
-static void free_snapshot(void *p, size_t len)
+void free_snapshot(void *p, size_t len)
 {
 	uint64_t fb = hdr ? hdr->free_bytes : 0;
 	struct bprof_slot *s;
@@ -609,12 +515,12 @@ static void free_snapshot(void *p, size_t len)
 }
 
 /* The slow path of every allocation function. */
-static void track(void *p, size_t size, unsigned int kind, uintptr_t ra)
+void track(void *p, size_t size, unsigned int kind, uintptr_t ra)
 {
 	uint64_t frames[BPROF_FRAMES], t0;
 	unsigned int n;
 
-	if (!p || size < min_size || in_hook || !hdr)
+	if (!p || size < hook_min_size || in_hook || !hdr)
 		return;
 	in_hook++;
 	if (!owner() && !claim_slot()) {
@@ -630,7 +536,7 @@ static void track(void *p, size_t size, unsigned int kind, uintptr_t ra)
 }
 
 /* Before the real free: true when @p was tracked (its slot in @old). */
-static bool untrack(void *p, struct bprof_slot *old)
+bool untrack(void *p, struct bprof_slot *old)
 {
 	uint64_t t0;
 	bool found;
@@ -643,473 +549,6 @@ static bool untrack(void *p, struct bprof_slot *old)
 	__atomic_add_fetch(&me->hook_ns, now_ns() - t0, __ATOMIC_RELAXED);
 	in_hook--;
 	return found;
-}
-
-static inline bool heap_maybe_tracked(void *p)
-{
-	return p && min_size != SIZE_MAX && !is_boot(p) && real_usable &&
-	       real_usable(p) >= min_size;
-}
-
-/* ---- the malloc family ------------------------------------------------------ */
-
-/*
- * buddyctl run: a buddy allocation for @size >= min_size (falling back to
- * the real allocator, counted), the real allocator below it.  @align 0 is
- * malloc's.
- */
-static void *run_or_real(size_t size, size_t align, uintptr_t ra)
-{
-	void *p;
-
-	if (size >= min_size && !in_hook) {
-		p = run_alloc(size, align, BPROF_KIND_HEAP, ra);
-		if (p)
-			return p;
-	} else if (!in_hook) {
-		run_small(size);
-	}
-	if (!align)
-		return real_malloc(size);
-	return real_aligned_alloc(align, (size + align - 1) & ~(align - 1));
-}
-
-/* Whether @align is one the C library takes (a power of two). */
-static inline bool align_ok(size_t align)
-{
-	return align && !(align & (align - 1));
-}
-
-/* The aligned family in buddyctl run: a buddy block, or NULL (counted). */
-static void *run_aligned(size_t size, size_t align, uintptr_t ra)
-{
-	if (in_hook)
-		return NULL;
-	if (size < min_size) {
-		run_small(size);
-		return NULL;
-	}
-	return run_alloc(size, align, BPROF_KIND_HEAP, ra);
-}
-
-/**
- * malloc_usable_size() - a buddy block's usable size is its whole pages
- * (the allocation is made that large); anything else is the C library's.
- * @p: a block of the malloc family, or NULL.
- *
- * Return: the bytes usable at @p.
- */
-EXPORT size_t malloc_usable_size(void *p)
-{
-	size_t len;
-
-	if (!p)
-		return 0;
-	if (is_boot(p))
-		return *(size_t *)((char *)p - 16);
-	ensure_resolved();
-	if (run_mode && run_owns(p, &len))
-		return len;
-	return real_usable ? real_usable(p) : 0;
-}
-
-EXPORT void *malloc(size_t size)
-{
-	void *p;
-
-	ensure_resolved();
-	if (__builtin_expect(init_state != INIT_DONE, 0))
-		return boot_alloc(size, 16);
-	if (run_mode)
-		return run_or_real(size, 0, (uintptr_t)__builtin_return_address(0));
-	p = real_malloc(size);
-	if (__builtin_expect(size >= min_size, 0))
-		track(p, size, BPROF_KIND_HEAP,
-		      (uintptr_t)__builtin_return_address(0));
-	return p;
-}
-
-EXPORT void free(void *p)
-{
-	if (!p || is_boot(p))
-		return;
-	ensure_resolved();
-	if (run_mode && run_free(p))
-		return;
-	if (heap_maybe_tracked(p)) {
-		free_snapshot(p, SIZE_MAX);
-		untrack(p, NULL);
-	}
-	real_free(p);
-}
-
-EXPORT void *calloc(size_t n, size_t size)
-{
-	size_t bytes;
-	void *p;
-
-	if (__builtin_mul_overflow(n, size, &bytes)) {
-		errno = ENOMEM;
-		return NULL;
-	}
-	ensure_resolved();
-	if (__builtin_expect(init_state != INIT_DONE, 0))
-		return boot_alloc(bytes, 16);
-	if (run_mode && bytes >= min_size && !in_hook) {
-		p = run_alloc(bytes, 0, BPROF_KIND_HEAP,
-			      (uintptr_t)__builtin_return_address(0));
-		if (p)
-			return p;	/* a new allocation reads as zeros */
-	} else if (run_mode && !in_hook) {
-		run_small(bytes);
-	}
-	p = real_calloc(n, size);
-	if (__builtin_expect(bytes >= min_size, 0))
-		track(p, bytes, BPROF_KIND_HEAP,
-		      (uintptr_t)__builtin_return_address(0));
-	return p;
-}
-
-/*
- * buddyctl run's realloc: a buddy block moves to a new block (buddy or
- * not) of @size; an ordinary one that grows to min_size moves into buddy
- * memory; anything else is the real realloc.
- */
-static void *run_realloc(void *p, size_t size, uintptr_t ra)
-{
-	size_t had, keep;
-	void *q;
-
-	if (run_owns(p, &had)) {
-		if (!size) {
-			run_free(p);
-			return NULL;
-		}
-		q = run_or_real(size, 0, ra);
-		if (!q)
-			return NULL;
-		keep = had < size ? had : size;
-		memcpy(q, p, keep);
-		run_free(p);
-		return q;
-	}
-	if (p && size >= min_size && !in_hook) {
-		q = run_alloc(size, 0, BPROF_KIND_HEAP, ra);
-		if (q) {
-			had = real_usable(p);
-			memcpy(q, p, had < size ? had : size);
-			real_free(p);
-			return q;
-		}
-		return real_realloc(p, size);
-	}
-	if (!p)
-		return run_or_real(size, 0, ra);
-	return real_realloc(p, size);
-}
-
-static void *do_realloc(void *p, size_t size, uintptr_t ra)
-{
-	struct bprof_slot old;
-	bool was = false;
-	void *q;
-
-	ensure_resolved();
-	if (is_boot(p)) {
-		size_t had = *(size_t *)((char *)p - 16);
-
-		if (init_state != INIT_DONE)
-			return boot_alloc(size, 16);
-		q = real_malloc(size);
-		if (q)
-			memcpy(q, p, had < size ? had : size);
-		return q;
-	}
-	if (__builtin_expect(init_state != INIT_DONE, 0))
-		return boot_alloc(size, 16);
-	if (run_mode)
-		return run_realloc(p, size, ra);
-	if (heap_maybe_tracked(p))
-		was = untrack(p, &old);
-	q = real_realloc(p, size);
-	if (!q && size) {
-		if (was && owner()) {	/* the old block is still there */
-			in_hook++;
-			insert(old.addr, old.size, old.kind, old.frames, old.depth);
-			in_hook--;
-		}
-		return NULL;
-	}
-	if (size >= min_size)
-		track(q, size, BPROF_KIND_HEAP, ra);
-	return q;
-}
-
-EXPORT void *realloc(void *p, size_t size)
-{
-	return do_realloc(p, size, (uintptr_t)__builtin_return_address(0));
-}
-
-EXPORT void *reallocarray(void *p, size_t n, size_t size)
-{
-	size_t bytes;
-
-	if (__builtin_mul_overflow(n, size, &bytes)) {
-		errno = ENOMEM;
-		return NULL;
-	}
-	return do_realloc(p, bytes, (uintptr_t)__builtin_return_address(0));
-}
-
-EXPORT int posix_memalign(void **out, size_t align, size_t size)
-{
-	int r;
-
-	ensure_resolved();
-	if (__builtin_expect(init_state != INIT_DONE, 0)) {
-		*out = boot_alloc(size, align);
-		return *out ? 0 : ENOMEM;
-	}
-	if (run_mode && size >= min_size && !in_hook && align_ok(align) &&
-	    !(align % sizeof(void *))) {
-		void *p = run_alloc(size, align, BPROF_KIND_HEAP,
-				    (uintptr_t)__builtin_return_address(0));
-
-		if (p) {
-			*out = p;
-			return 0;
-		}
-	} else if (run_mode && !in_hook && size < min_size) {
-		run_small(size);
-	}
-	r = real_posix_memalign(out, align, size);
-	if (!r && size >= min_size)
-		track(*out, size, BPROF_KIND_HEAP,
-		      (uintptr_t)__builtin_return_address(0));
-	return r;
-}
-
-EXPORT void *aligned_alloc(size_t align, size_t size)
-{
-	void *p;
-
-	ensure_resolved();
-	if (__builtin_expect(init_state != INIT_DONE, 0))
-		return boot_alloc(size, align);
-	if (run_mode && align_ok(align) && (p = run_aligned(size, align,
-			(uintptr_t)__builtin_return_address(0))))
-		return p;
-	p = real_aligned_alloc(align, size);
-	if (size >= min_size)
-		track(p, size, BPROF_KIND_HEAP,
-		      (uintptr_t)__builtin_return_address(0));
-	return p;
-}
-
-EXPORT void *memalign(size_t align, size_t size)
-{
-	void *p;
-
-	ensure_resolved();
-	if (__builtin_expect(init_state != INIT_DONE, 0))
-		return boot_alloc(size, align);
-	if (run_mode && align_ok(align) && (p = run_aligned(size, align,
-			(uintptr_t)__builtin_return_address(0))))
-		return p;
-	p = real_memalign(align, size);
-	if (size >= min_size)
-		track(p, size, BPROF_KIND_HEAP,
-		      (uintptr_t)__builtin_return_address(0));
-	return p;
-}
-
-EXPORT void *valloc(size_t size)
-{
-	void *p;
-
-	ensure_resolved();
-	if (__builtin_expect(init_state != INIT_DONE, 0))
-		return boot_alloc(size, 4096);
-	if (run_mode && (p = run_aligned(size, 4096,
-			(uintptr_t)__builtin_return_address(0))))
-		return p;
-	p = real_valloc(size);
-	if (size >= min_size)
-		track(p, size, BPROF_KIND_HEAP,
-		      (uintptr_t)__builtin_return_address(0));
-	return p;
-}
-
-EXPORT void *pvalloc(size_t size)
-{
-	void *p;
-
-	ensure_resolved();
-	if (__builtin_expect(init_state != INIT_DONE, 0))
-		return boot_alloc((size + 4095) & ~(size_t)4095, 4096);
-	if (run_mode && (p = run_aligned(size, 4096,
-			(uintptr_t)__builtin_return_address(0))))
-		return p;
-	p = real_pvalloc(size);
-	if (size >= min_size)
-		track(p, size, BPROF_KIND_HEAP,
-		      (uintptr_t)__builtin_return_address(0));
-	return p;
-}
-
-/* ---- anonymous mappings ------------------------------------------------------- */
-
-static void *sys_mmap(void *addr, size_t len, int prot, int flags, int fd,
-		      off_t off)
-{
-	return (void *)syscall(SYS_mmap, addr, len, prot, flags, fd, off);
-}
-
-/*
- * Tracked: anonymous, readable, not executable, not MAP_FIXED (a fixed
- * mapping lands inside a range some allocator reserved: that allocator's own
- * allocations are what matters, and they are not visible here).
- */
-static inline bool mmap_tracked(size_t len, int prot, int flags)
-{
-	return (flags & MAP_ANONYMOUS) && !(flags & MAP_FIXED) &&
-#ifdef MAP_FIXED_NOREPLACE
-	       !(flags & MAP_FIXED_NOREPLACE) &&
-#endif
-	       (prot & PROT_READ) && !(prot & PROT_EXEC) && len >= min_size;
-}
-
-EXPORT void *mmap(void *addr, size_t len, int prot, int flags, int fd,
-		  off_t off)
-{
-	void *p;
-
-	if (__builtin_expect(init_state != INIT_DONE, 0) || !real_mmap)
-		return sys_mmap(addr, len, prot, flags, fd, off);
-	if (run_mode && !in_hook && mmap_tracked(len, prot, flags) &&
-	    (flags & MAP_TYPE) == MAP_PRIVATE &&
-	    !(flags & (MAP_STACK | MAP_GROWSDOWN | MAP_HUGETLB))) {
-		p = run_alloc(len, 4096, BPROF_KIND_MMAP,
-			      (uintptr_t)__builtin_return_address(0));
-		if (p) {
-			if (!(prot & PROT_WRITE))
-				mprotect(p, len, prot);
-			return p;
-		}
-	}
-	p = real_mmap(addr, len, prot, flags, fd, off);
-	if (p != MAP_FAILED && mmap_tracked(len, prot, flags))
-		track(p, len, BPROF_KIND_MMAP,
-		      (uintptr_t)__builtin_return_address(0));
-	return p;
-}
-
-EXPORT void *mmap64(void *addr, size_t len, int prot, int flags, int fd,
-		    off_t off) __attribute__((alias("mmap")));
-
-EXPORT int munmap(void *addr, size_t len)
-{
-	struct bprof_slot old;
-
-	if (__builtin_expect(init_state != INIT_DONE, 0) || !real_munmap)
-		return syscall(SYS_munmap, addr, len);
-	if (run_mode) {
-		size_t have;
-
-		/* the whole mapping: the allocation goes; a part: just that */
-		if (run_owns(addr, &have) && len >= have && run_free(addr))
-			return 0;
-		return real_munmap(addr, len);
-	}
-	if (min_size != SIZE_MAX)
-		free_snapshot(addr, len);
-	if (min_size != SIZE_MAX && untrack(addr, &old) && len < old.size) {
-		/* Only the head goes: the rest stays allocated. */
-		size_t cut = (len + 4095) & ~(size_t)4095;
-
-		if (cut < old.size && old.size - cut >= min_size && owner()) {
-			in_hook++;
-			insert(old.addr + cut, old.size - cut, old.kind,
-			       old.frames, old.depth);
-			__atomic_add_fetch(&me->nr_partial_unmap, 1,
-					   __ATOMIC_RELAXED);
-			in_hook--;
-		}
-	}
-	return real_munmap(addr, len);
-}
-
-/*
- * buddyctl run's mremap of a buddy mapping: shrinking in place is the
- * kernel's; growing or moving makes a new block (buddy or anonymous) and
- * copies, when MREMAP_MAYMOVE allows, else ENOMEM (a buddy mapping is
- * VM_DONTEXPAND).  Other mappings: the real mremap.
- */
-static void *run_mremap(void *old_addr, size_t old_len, size_t new_len,
-			int flags, void *new_addr)
-{
-	size_t have;
-	void *p;
-
-	if (!run_owns(old_addr, &have) || old_len != have)
-		return real_mremap(old_addr, old_len, new_len, flags, new_addr);
-	if (new_len <= old_len && !(flags & MREMAP_FIXED)) {
-		p = real_mremap(old_addr, old_len, new_len, flags);
-		if (p != MAP_FAILED)
-			run_shrunk(old_addr, new_len);
-		return p;
-	}
-	if (!(flags & MREMAP_MAYMOVE) || (flags & MREMAP_FIXED) || !new_len) {
-		errno = ENOMEM;
-		return MAP_FAILED;
-	}
-	p = run_alloc(new_len, 4096, BPROF_KIND_MMAP,
-		      (uintptr_t)__builtin_return_address(0));
-	if (!p) {
-		p = real_mmap(NULL, new_len, PROT_READ | PROT_WRITE,
-			      MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-		if (p == MAP_FAILED)
-			return p;
-	}
-	memcpy(p, old_addr, old_len < new_len ? old_len : new_len);
-	run_free(old_addr);
-	return p;
-}
-
-EXPORT void *mremap(void *old_addr, size_t old_len, size_t new_len, int flags,
-		    ...)
-{
-	struct bprof_slot old;
-	void *new_addr = NULL, *p;
-	bool was = false;
-	va_list ap;
-
-	if (flags & MREMAP_FIXED) {
-		va_start(ap, flags);
-		new_addr = va_arg(ap, void *);
-		va_end(ap);
-	}
-	if (__builtin_expect(init_state != INIT_DONE, 0) || !real_mremap)
-		return (void *)syscall(SYS_mremap, old_addr, old_len, new_len,
-				       flags, new_addr);
-	if (run_mode)
-		return run_mremap(old_addr, old_len, new_len, flags, new_addr);
-	if (min_size != SIZE_MAX)
-		was = untrack(old_addr, &old);
-	p = real_mremap(old_addr, old_len, new_len, flags, new_addr);
-	if (was && owner()) {
-		in_hook++;
-		if (p != MAP_FAILED) {
-			if (new_len >= min_size)
-				insert((uintptr_t)p, new_len, old.kind,
-				       old.frames, old.depth);
-		} else {
-			insert(old.addr, old.size, old.kind, old.frames,
-			       old.depth);
-		}
-		in_hook--;
-	}
-	return p;
 }
 
 /* ---- snapshots the program asks for ------------------------------------------- */
@@ -1173,4 +612,73 @@ EXPORT long long buddyprof_live_bytes(unsigned long long *peak)
 	if (peak)
 		*peak = __atomic_load_n(&me->peak_live_bytes, __ATOMIC_RELAXED);
 	return (long long)__atomic_load_n(&me->live_bytes, __ATOMIC_RELAXED);
+}
+
+/*
+ * Before munmap(@addr, @len) of a tracked mapping: a snapshot when one is
+ * due (free_bytes); the mapping is untracked, and when only its head goes,
+ * the rest stays tracked.
+ */
+void track_munmap(void *addr, size_t len)
+{
+	struct bprof_slot old;
+
+	free_snapshot(addr, len);
+	if (untrack(addr, &old) && len < old.size) {
+		/* Only the head goes: the rest stays allocated. */
+		size_t cut = (len + 4095) & ~(size_t)4095;
+
+		if (cut < old.size && old.size - cut >= hook_min_size && owner()) {
+			in_hook++;
+			insert(old.addr + cut, old.size - cut, old.kind,
+			       old.frames, old.depth);
+			__atomic_add_fetch(&me->nr_partial_unmap, 1,
+					   __ATOMIC_RELAXED);
+			in_hook--;
+		}
+	}
+}
+
+/*
+ * mremap() of a mapping that may be tracked: untracked before, tracked
+ * again at its new place and length after (at its old one when the call
+ * failed).
+ */
+void *track_mremap(void *old_addr, size_t old_len, size_t new_len, int flags,
+		   void *new_addr)
+{
+	struct bprof_slot old;
+	bool was = untrack(old_addr, &old);
+	void *p = real_mremap(old_addr, old_len, new_len, flags, new_addr);
+
+	if (was && owner()) {
+		in_hook++;
+		if (p != MAP_FAILED) {
+			if (new_len >= hook_min_size)
+				insert((uintptr_t)p, new_len, old.kind,
+				       old.frames, old.depth);
+		} else {
+			insert(old.addr, old.size, old.kind, old.frames,
+			       old.depth);
+		}
+		in_hook--;
+	}
+	return p;
+}
+
+void prof_attach(void)
+{
+	attach_region();
+	if (hdr)
+		pthread_atfork(NULL, NULL, forked_child);
+}
+
+/* A failed realloc(): the old block, untracked before, is still there. */
+void track_restore(const struct bprof_slot *old)
+{
+	if (!owner())
+		return;
+	in_hook++;
+	insert(old->addr, old->size, old->kind, old->frames, old->depth);
+	in_hook--;
 }

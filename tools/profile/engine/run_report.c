@@ -1,181 +1,31 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * prof_exec.c - the engine of `buddyctl run`: start a program with
- * libbuddyprof.so in run mode (tools/profile/interposer/runshm.h, interpose_run.c), wait
- * for it, and report its buddy allocations per label and in total.
- *
- * Figures per label (allocations with the same call-stack label, over every
- * process that took part), from each allocation's final ALLOC_STAT:
- *   logical   bytes asked for; device, buddy: bytes reserved in the pools;
- *   expansion logical / device bytes;
- *   window    faults, hits and write-backs of the resident window;
- *   buddy %   buddy accesses / entry reads and writes;
- *   link      buddy sectors read and written * 32 B, the link requests
- *             (stripes that touched buddy sectors, each paying the latency
- *             once) and the modeled link time (ALLOC_STAT link_requests,
- *             link_ns);
- *   fallback  allocations of the label that got ordinary memory.
- * The sweep recomputes the link model (core/link_model.h) for link bandwidths of
- * 50, 100, 150, 200 GB/s (the paper's Fig. 12 axis) and PCIe's 16 GB/s,
- * with the device's latency and device bandwidth, and gives the modeled
- * slowdown (T + link time) / T, T being the program's run time here, or
- * --base-time (say, its native run time when this run is in a TCG guest).
+ * run_report.c - the report of `buddyctl run`: the program's buddy
+ * allocations per label and in total, the modeled link time swept over
+ * link bandwidths, and the two baselines (Documentation/profiler.rst,
+ * "buddyctl run").
  */
 #define _GNU_SOURCE
 #include <errno.h>
-#include <fcntl.h>
-#include <json-c/json.h>
 #include <numa.h>
-#include <signal.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
-#include <sys/resource.h>
 #include <sys/wait.h>
-#include <unistd.h>
 
-#include "buddyprof.h"
-#include "lib/libbuddy.h"
+#include <json-c/json.h>
+
 #include "core/link_model.h"
-#include "tools/policy/profile_file.h"
-#include "tools/profile/interposer/runshm.h"
+#include "lib/libbuddy.h"
+#include "run_priv.h"
+#include "tools/common/replace_file.h"
 
 static const unsigned int sweep_gbps[] = { 50, 100, 150, 200, 16 };
+
 #define NSWEEP	5	/* entries of sweep_gbps */
-_Static_assert(sizeof(sweep_gbps) == NSWEEP * sizeof(sweep_gbps[0]), "NSWEEP");
-
-struct pr_label {
-	char name[BUDDY_LABEL_LEN];
-	unsigned int target;		/* asked for (the last allocation's) */
-	bool from_profile;
-	uint64_t nallocs, nfallback, nunfinished;
-	uint64_t logical, fallback_bytes, device, buddy;
-	uint64_t faults, hits, writebacks;
-	uint64_t entries, buddy_acc;
-	uint64_t bud_sectors, dev_sectors;
-	uint64_t link_ns, link_req;
-	int err;			/* the first fallback's errno */
-};
-
-static void msg(const struct pr_opts *o, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
-static void msg(const struct pr_opts *o, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (o->quiet)
-		return;
-	va_start(ap, fmt);
-	fputs("buddyctl: run: ", stderr);
-	vfprintf(stderr, fmt, ap);
-	fputc('\n', stderr);
-	va_end(ap);
-}
-
-static void err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static void err(const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	fputs("buddyctl: run: ", stderr);
-	vfprintf(stderr, fmt, ap);
-	fputc('\n', stderr);
-	va_end(ap);
-}
-
-/* The profile file's entries of @uid into the region. */
-static int load_profiles(struct pr_opts *o, struct brun_hdr *h)
-{
-	struct brun_profile *p = BRUN_PROFILES(h);
-	FILE *f = fopen(o->profile_file, "re");
-	char *line = NULL;
-	size_t cap = 0;
-	unsigned int lineno = 0;
-	int ret = 0;
-
-	if (!f) {
-		err("%s: %s", o->profile_file, strerror(errno));
-		return -1;
-	}
-	while (getline(&line, &cap, f) >= 0) {
-		struct buddy_profile_entry e;
-		const char *why = NULL;
-		size_t n = strcspn(line, "\n");
-		int r;
-
-		lineno++;
-		line[n] = 0;
-		r = buddy_profile_parse_line(line, &e, &why);
-		if (r < 0) {
-			err("%s:%u: %s", o->profile_file, lineno, why);
-			ret = -1;
-			break;
-		}
-		if (!r || e.uid != o->uid)
-			continue;
-		if (h->nprofiles >= BRUN_MAX_PROFILES) {
-			err("%s: more than %u profiles for uid %u",
-			    o->profile_file, BRUN_MAX_PROFILES, o->uid);
-			ret = -1;
-			break;
-		}
-		memcpy(p[h->nprofiles].label, e.label, BUDDY_LABEL_LEN);
-		p[h->nprofiles].target = e.target;
-		p[h->nprofiles].codec = e.codec;
-		h->nprofiles++;
-	}
-	free(line);
-	fclose(f);
-	return ret;
-}
-
-static struct brun_hdr *make_region(struct pr_opts *o, char *path, size_t len,
-				    int *fdp)
-{
-	uint64_t bytes = BRUN_REGION_BYTES(o->nrecs);
-	struct brun_hdr *h;
-	int fd;
-
-	fd = memfd_create("buddyrun", MFD_CLOEXEC);
-	if (fd < 0 || ftruncate(fd, bytes)) {
-		err("region: %s", strerror(errno));
-		if (fd >= 0)
-			close(fd);
-		return NULL;
-	}
-	h = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-	if (h == MAP_FAILED) {
-		err("region: %s", strerror(errno));
-		close(fd);
-		return NULL;
-	}
-	h->magic = BRUN_MAGIC;
-	h->version = BRUN_VERSION;
-	h->hdr_bytes = BRUN_HDR_BYTES;
-	h->nrecs = o->nrecs;
-	h->rec_bytes = sizeof(struct brun_rec);
-	h->min_size = o->min_size;
-	h->depth = o->depth;
-	h->flags = o->unwind ? BRUN_F_UNWIND : 0;
-	h->target = o->target;
-	h->codec = o->codec;
-	if (o->device)
-		snprintf(h->device, sizeof(h->device), "%s", o->device);
-	if (o->profile_file && load_profiles(o, h)) {
-		munmap(h, bytes);
-		close(fd);
-		return NULL;
-	}
-	snprintf(path, len, "/proc/%d/fd/%d", (int)getpid(), fd);
-	*fdp = fd;
-	return h;
-}
 
 /* A module parameter of buddy.ko, or an "inproc:" option, or @def. */
-static unsigned int link_param(const struct pr_opts *o, const char *name,
+static unsigned int link_param(const struct run_opts *o, const char *name,
 			       unsigned int def)
 {
 	const char *dev = o->device ? o->device : getenv("BUDDY_DEVICE");
@@ -201,7 +51,7 @@ static unsigned int link_param(const struct pr_opts *o, const char *name,
 	return def;
 }
 
-static struct pr_label *label_get(struct pr_label **ls, size_t *n,
+static struct run_label *label_get(struct run_label **ls, size_t *n,
 				  const char *name)
 {
 	size_t i;
@@ -211,7 +61,7 @@ static struct pr_label *label_get(struct pr_label **ls, size_t *n,
 			return &(*ls)[i];
 	*ls = realloc(*ls, (*n + 1) * sizeof(**ls));
 	if (!*ls) {
-		err("out of memory");
+		run_err("out of memory");
 		exit(1);
 	}
 	memset(&(*ls)[*n], 0, sizeof(**ls));
@@ -219,7 +69,7 @@ static struct pr_label *label_get(struct pr_label **ls, size_t *n,
 	return &(*ls)[(*n)++];
 }
 
-static void add(struct pr_label *l, const struct brun_rec *r)
+static void add(struct run_label *l, const struct brun_rec *r)
 {
 	const struct buddy_counters *c = &r->st.counters;
 
@@ -251,7 +101,7 @@ static void add(struct pr_label *l, const struct brun_rec *r)
 	l->link_req += r->st.link_requests;
 }
 
-static void sum(struct pr_label *t, const struct pr_label *l)
+static void sum(struct run_label *t, const struct run_label *l)
 {
 	t->nallocs += l->nallocs;
 	t->nfallback += l->nfallback;
@@ -273,7 +123,7 @@ static void sum(struct pr_label *t, const struct pr_label *l)
 
 static int cmp_logical(const void *a, const void *b)
 {
-	const struct pr_label *x = a, *y = b;
+	const struct run_label *x = a, *y = b;
 
 	if (x->logical + x->fallback_bytes != y->logical + y->fallback_bytes)
 		return x->logical + x->fallback_bytes <
@@ -285,7 +135,7 @@ static int cmp_logical(const void *a, const void *b)
  * The link model (core/link_model.h's formula itself) on @t's totals at @gbps,
  * in ns: rounded once, not per I/O call as the device sums it.
  */
-static double model_ns(const struct pr_label *t, unsigned int gbps,
+static double model_ns(const struct run_label *t, unsigned int gbps,
 		       unsigned int lat, unsigned int dev_gbps)
 {
 	struct buddy_counters c = {
@@ -301,7 +151,7 @@ static double ratio(uint64_t a, uint64_t b)
 	return b ? (double)a / b : 0;
 }
 
-static void row(FILE *f, const struct pr_label *l, const char *name)
+static void row(FILE *f, const struct run_label *l, const char *name)
 {
 	fprintf(f, "%-16s %5s %6llu %10.1f %10.1f %10.1f %6.2f %8llu %8llu %8llu %6.1f %10.1f %9llu %9.3f %4llu\n",
 		name, l->nallocs && strcmp(name, "total") ?
@@ -317,7 +167,7 @@ static void row(FILE *f, const struct pr_label *l, const char *name)
 		(unsigned long long)l->nfallback);
 }
 
-static json_object *jlabel(const struct pr_label *l)
+static json_object *jlabel(const struct run_label *l)
 {
 	json_object *j = json_object_new_object();
 
@@ -347,7 +197,7 @@ static json_object *jlabel(const struct pr_label *l)
  * opens it once itself (for the in-process device: one with the same
  * options).  false when it cannot be opened.
  */
-static bool device_info(const struct pr_opts *o, struct buddy_info *info)
+static bool device_info(const struct run_opts *o, struct buddy_info *info)
 {
 	int fd = buddy_open(o->device);
 	bool ok;
@@ -390,7 +240,7 @@ struct baseline {
 	double overflow;	/* fraction of the footprint not in the pool */
 };
 
-static void baselines(const struct pr_label *t, uint64_t pool,
+static void baselines(const struct run_label *t, uint64_t pool,
 		      uint64_t um_page, unsigned int gbps, unsigned int lat,
 		      unsigned int dev_gbps, struct baseline *b)
 {
@@ -409,12 +259,12 @@ static void baselines(const struct pr_label *t, uint64_t pool,
 			 pages * (1 - b->overflow) * 4096 / dev_gbps;
 }
 
-static int report(struct pr_opts *o, struct brun_hdr *h, double run_s,
+int run_report(struct run_opts *o, struct brun_hdr *h, double run_s,
 		  int status)
 {
 	struct brun_rec *recs = BRUN_RECS(h);
 	uint64_t n = h->next_rec < h->nrecs ? h->next_rec : h->nrecs, i;
-	struct pr_label *ls = NULL, tot = { .name = "total" };
+	struct run_label *ls = NULL, tot = { .name = "total" };
 	size_t nl = 0, k;
 	unsigned int lat = link_param(o, "link_latency_ns",
 				      BUDDY_LINK_LATENCY_NS_DEFAULT);
@@ -444,7 +294,7 @@ static int report(struct pr_opts *o, struct brun_hdr *h, double run_s,
 	if (o->out) {
 		f = fopen(o->out, "we");
 		if (!f) {
-			err("%s: %s", o->out, strerror(errno));
+			run_err("%s: %s", o->out, strerror(errno));
 			f = stdout;
 			ret = -1;
 		}
@@ -592,96 +442,11 @@ static int report(struct pr_opts *o, struct brun_hdr *h, double run_s,
 			json_object_object_add(j, "baselines", b);
 		}
 		if (json_object_to_file_ext(o->json_out, j, JSON_C_TO_STRING_PRETTY)) {
-			err("%s: %s", o->json_out, strerror(errno));
+			run_err("%s: %s", o->json_out, strerror(errno));
 			ret = -1;
 		}
 		json_object_put(j);
 	}
 	free(ls);
 	return ret;
-}
-
-static int set_env(const char *lib, const char *shm)
-{
-	const char *old = getenv("LD_PRELOAD");
-	char *pre;
-	int r;
-
-	if (old && *old) {
-		if (asprintf(&pre, "%s:%s", lib, old) < 0)
-			return -1;
-	} else {
-		pre = strdup(lib);
-	}
-	r = !pre || setenv("LD_PRELOAD", pre, 1) || setenv(BRUN_ENV_SHM, shm, 1);
-	free(pre);
-	return r ? -1 : 0;
-}
-
-int pr_run(struct pr_opts *o, const char *lib)
-{
-	struct sigaction ign = { .sa_handler = SIG_IGN }, oint, oquit;
-	struct brun_hdr *h;
-	char shm[64];
-	double t0, t1;
-	int fd, status = 0, code;
-	pid_t child;
-
-	h = make_region(o, shm, sizeof(shm), &fd);
-	if (!h)
-		return 1;
-	if (o->cpunode >= 0) {
-		if (numa_available() < 0) {
-			err("--cpunodebind %d: no NUMA support here", o->cpunode);
-			return 1;
-		}
-		if (o->cpunode > numa_max_node()) {
-			err("--cpunodebind %d: the highest node is %d", o->cpunode,
-			    numa_max_node());
-			return 2;
-		}
-	}
-	fflush(NULL);
-	t0 = pf_now();
-	child = fork();
-	if (child < 0) {
-		err("fork: %s", strerror(errno));
-		return 1;
-	}
-	if (!child) {
-		if (o->cpunode >= 0 && numa_run_on_node(o->cpunode)) {
-			fprintf(stderr, "buddyctl: run: --cpunodebind %d: %s\n",
-				o->cpunode, strerror(errno));
-			_exit(126);
-		}
-		if (set_env(lib, shm)) {
-			fprintf(stderr, "buddyctl: run: setenv failed\n");
-			_exit(127);
-		}
-		execvp(o->argv[0], o->argv);
-		fprintf(stderr, "buddyctl: run: %s: %s\n", o->argv[0],
-			strerror(errno));
-		_exit(errno == ENOENT ? 127 : 126);
-	}
-	/* like system(): the terminal's signals go to the program */
-	sigaction(SIGINT, &ign, &oint);
-	sigaction(SIGQUIT, &ign, &oquit);
-	msg(o, "pid %d, %s, buddy memory for allocations >= %llu B",
-	    (int)child, lib, (unsigned long long)o->min_size);
-	while (waitpid(child, &status, 0) < 0) {
-		if (errno != EINTR) {
-			err("waitpid: %s", strerror(errno));
-			break;
-		}
-	}
-	t1 = pf_now();
-	sigaction(SIGINT, &oint, NULL);
-	sigaction(SIGQUIT, &oquit, NULL);
-	code = WIFEXITED(status) ? WEXITSTATUS(status) :
-	       WIFSIGNALED(status) ? 128 + WTERMSIG(status) : 1;
-	if (report(o, h, t1 - t0, status) && !code)
-		code = 1;
-	munmap(h, BRUN_REGION_BYTES(o->nrecs));
-	close(fd);
-	return code;
 }

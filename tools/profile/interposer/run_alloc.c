@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * interpose_run.c - `buddyctl run`'s half of libbuddyprof.so: the program's
+ * run_alloc.c - `buddyctl run`'s half of libbuddyprof.so: the program's
  * large allocations become buddy allocations mapped into it.
  *
- * With BUDDYRUN_SHM set (tools/profile/interposer/runshm.h), every malloc-family or
+ * With BUDDYRUN_SHM set (tools/profile/interposer/run_shm.h), every malloc-family or
  * anonymous-mmap allocation of at least min_size bytes that the hooks of
- * interpose.c see is made here instead:
+ * hooks.c see is made here instead:
  *
  *   - the call stack is labelled exactly as `buddyctl profile` labels it
  *     (bprof_fnv() over module basename and file offset per frame, and the
@@ -48,10 +48,10 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "interpose.h"
+#include "interposer.h"
 #include "lib/libbuddy.h"
-#include "profshm.h"
-#include "runshm.h"
+#include "profile_shm.h"
+#include "run_shm.h"
 
 #define PAGE		4096UL
 #define TBL_SLOTS	(1u << 16)	/* live buddy allocations per process */

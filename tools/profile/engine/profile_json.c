@@ -1,0 +1,510 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * profile_json.c - the profile report as JSON, the profile file (-p) and
+ * the dump index (-k); prof_report() writes what the options ask for.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+
+#include <json-c/json.h>
+
+#include "lib/libbuddy.h"
+#include "profile_priv.h"
+#include "tools/common/json.h"
+#include "tools/common/replace_file.h"
+#include "tools/policy/profile_file.h"
+
+/* ---- JSON ------------------------------------------------------------------------- */
+
+static struct json_object *jratio(double v)
+{
+	char s[32];
+
+	if (isinf(v))
+		return json_object_new_string("inf");
+	snprintf(s, sizeof(s), "%.4f", v);
+	return json_object_new_double_s(v, s);
+}
+
+static struct json_object *jfrac(double v)
+{
+	char s[32];
+
+	snprintf(s, sizeof(s), "%.6f", v);
+	return json_object_new_double_s(v, s);
+}
+
+static struct json_object *jresult(const struct buddy_heur_result *res)
+{
+	struct json_object *o = json_object_new_object();
+	struct json_object *nt = json_object_new_object();
+	static const char *const tn[] = { "16x", "4x", "2x", "4/3x", "1x" };
+	int i;
+
+	json_object_object_add(o, "ratio", jratio(res->ratio));
+	json_object_object_add(o, "buddy_frac", jfrac(res->buddy_frac));
+	json_object_object_add(o, "threshold", jfrac(res->threshold_ppm / 1e6));
+	json_object_object_add(o, "logical_bytes", json_object_new_int64(res->logical_bytes));
+	json_object_object_add(o, "device_bytes", json_object_new_int64(res->device_bytes));
+	json_object_object_add(o, "steps", json_object_new_int(res->steps));
+	json_object_object_add(o, "error", json_object_new_int(res->err));
+	for (i = 0; i < BUDDY_HEUR_NR_TARGETS; i++)
+		json_object_object_add(nt, tn[i], json_object_new_int(res->nr_by_target[i]));
+	json_object_object_add(o, "allocations_by_target", nt);
+	return o;
+}
+
+/* A JSON string of @s made valid UTF-8; exits without memory. */
+static struct json_object *jstring(const char *s)
+{
+	struct json_object *o = bjson_string(s);
+
+	if (!o) {
+		prof_err("%s", strerror(ENOMEM));
+		exit(1);
+	}
+	return o;
+}
+
+static void jadd(struct json_object *o, const char *k, struct json_object *v)
+{
+	json_object_object_add(o, k, v);
+}
+
+/* The interposer's counters of @c, of the process that has them. */
+static void json_counters(struct json_object *o, const struct bprof_proc *c)
+{
+	jadd(o, "allocations", json_object_new_int64(c->nr_alloc));
+	jadd(o, "frees", json_object_new_int64(c->nr_free));
+	jadd(o, "dropped", json_object_new_int64(c->nr_dropped));
+	jadd(o, "short_stacks", json_object_new_int64(c->nr_unwind_short));
+	jadd(o, "exec_resets", json_object_new_int64(c->nr_exec_reset));
+	jadd(o, "partial_unmaps", json_object_new_int64(c->nr_partial_unmap));
+}
+
+/*
+ * The snapshots, figures and labels of @rp into @root: the report's top
+ * level for the main process, and each entry of "processes".
+ */
+static void json_figures(struct json_object *root, struct prof_rep *rp)
+{
+	struct prof_run *r = rp->r;
+	struct json_object *o, *arr, *x;
+	static const char *const thr_names[] = { "10", "20", "30", "40" };
+	unsigned int s, c, k;
+	size_t i;
+
+	arr = json_object_new_array();
+	for (s = 0; s < r->nsnaps; s++) {
+		struct prof_snap *sn = &r->snaps[s];
+		struct prof_psnap pp = prof_snap_proc(sn, rp->proc);
+
+		x = json_object_new_object();
+		jadd(x, "index", json_object_new_int(rp->final_of[s]));
+		jadd(x, "t_s", jfrac(sn->t));
+		jadd(x, "kept", json_object_new_boolean(rp->final_of[s] >= 0));
+		jadd(x, "requested", json_object_new_boolean(sn->requested));
+		jadd(x, "allocations", json_object_new_int64(pp.allocs));
+		jadd(x, "bytes", json_object_new_int64(pp.bytes));
+		jadd(x, "readable_bytes", json_object_new_int64(pp.readable));
+		jadd(x, "sampled_bytes", json_object_new_int64(pp.sampled));
+		jadd(x, "stride", json_object_new_int64(pp.stride));
+		jadd(x, "stale", json_object_new_int64(pp.stale));
+		jadd(x, "unread_bytes", json_object_new_int64(pp.unread));
+		jadd(x, "not_stopped", json_object_new_int(pp.not_stopped));
+		jadd(x, "stopped_ms", jfrac(sn->stopped_ms));
+		jadd(x, "classify_ms", jfrac(sn->classify_ms));
+		if (rp->final_of[s] >= 0) {
+			k = rp->final_of[s];
+			jadd(x, "fig3", jratio(prof_ratio_of(128 * rp->snap_pairs[k],
+							rp->snap_fig3[k])));
+			jadd(x, "buddy_frac", jfrac(rp->series[k].frac));
+		}
+		json_object_array_add(arr, x);
+	}
+	jadd(root, "snapshots", arr);
+
+	o = json_object_new_object();
+	for (c = 0; c < PROF_NC; c++)
+		jadd(o, prof_codecs[c]->name, jratio(prof_ratio_of(128 * rp->pairs, rp->fig3[c])));
+	jadd(o, "best_codec", jratio(prof_ratio_of(128 * rp->pairs, rp->fig3_best)));
+	jadd(o, "buddy_sizes", jratio(rp->cmp.ideal_ratio));
+	jadd(o, "pairs", json_object_new_int64(rp->pairs));
+	jadd(root, "fig3", o);
+
+	o = json_object_new_object();
+	x = jresult(&rp->cmp.naive);
+	jadd(x, "target", json_object_new_string(buddy_target_name(rp->cmp.naive_target)));
+	jadd(o, "naive", x);
+	jadd(o, "per_allocation", jresult(&rp->cmp.per_alloc));
+	jadd(o, "plus16x", jresult(&rp->cmp.plus16x));
+	jadd(root, "fig7", o);
+
+	o = json_object_new_object();
+	for (s = 0; s < BUDDY_HEUR_SWEEP_NR; s++)
+		jadd(o, thr_names[s], jresult(&rp->sweep[s]));
+	jadd(o, "best", jresult(&rp->cmp.best));
+	jadd(root, "fig10", o);
+
+	arr = json_object_new_array();
+	for (s = 0; s < rp->nsnap; s++) {
+		x = json_object_new_object();
+		jadd(x, "pairs", json_object_new_int64(rp->series[s].pairs));
+		jadd(x, "over", json_object_new_int64(rp->series[s].over));
+		jadd(x, "buddy_frac", jfrac(rp->series[s].frac));
+		json_object_array_add(arr, x);
+	}
+	jadd(root, "fig9", arr);
+
+	o = json_object_new_object();
+	for (c = 0; c < PROF_NC; c++)
+		jadd(o, prof_codecs[c]->name, jresult(&rp->final_codec[c]));
+	jadd(o, "best_per_allocation", jresult(&rp->best_alloc));
+	jadd(o, "per_label_best", jresult(&rp->per_label));
+	jadd(root, "codecs", o);
+
+	if (rp->with_all) {
+		o = json_object_new_object();
+		jadd(o, "labels", json_object_new_int64(rp->nexcluded));
+		jadd(o, "bytes_share", jfrac(rp->all_bytes ? (double)rp->excluded_bytes /
+					     rp->all_bytes : 0));
+		jadd(o, "fig3", jratio(prof_ratio_of(128 * rp->all_pairs, rp->all_fig3)));
+		jadd(o, "naive", jresult(&rp->all_naive));
+		jadd(o, "plus16x", jresult(&rp->all_final));
+		jadd(root, "with_excluded", o);
+	}
+	jadd(root, "nr_labels", json_object_new_int64(rp->nlab_used));
+	arr = json_object_new_array();
+	for (i = 0; i < rp->nlab_used; i++) {
+		unsigned int li = rp->order[i];
+		struct prof_label *l = &r->labels[li];
+		struct json_object *st = json_object_new_array();
+		struct json_object *by = json_object_new_array();
+		struct json_object *ra = json_object_new_array();
+		char sym[256];
+
+		x = json_object_new_object();
+		jadd(x, "label", json_object_new_string(l->name));
+		jadd(x, "size", json_object_new_int64(l->size));
+		jadd(x, "kind", json_object_new_string(l->kind == BPROF_KIND_MMAP ? "mmap" : "heap"));
+		jadd(x, "allocations", json_object_new_int(l->nallocs));
+		jadd(x, "target", json_object_new_string(buddy_target_name(l->target)));
+		jadd(x, "codec", json_object_new_string(prof_codecs[l->codec]->name));
+		jadd(x, "buddy_frac", jfrac(l->buddy_frac));
+		jadd(x, "buddy_frac_err", jfrac(l->buddy_frac_err));
+		for (k = 0; k < l->nframes; k++) {
+			prof_symbolize(r, &l->frames[k], sym, sizeof(sym));
+			json_object_array_add(st, json_object_new_string(sym));
+		}
+		jadd(x, "stack", st);
+		for (s = 0; s < rp->nsnap; s++) {
+			size_t q = (size_t)li * rp->nsnap + s;
+
+			json_object_array_add(by, json_object_new_int64(rp->lab_bytes[q]));
+			json_object_array_add(ra, rp->lab_pairs[q] ?
+				jratio(prof_ratio_of(128 * rp->lab_pairs[q], rp->lab_fig3[q])) :
+				NULL);
+		}
+		{
+			static const char *const hk[BUDDY_CODE_NR] = {
+				"zero", "c8", "c32", "c64", "c96", "raw",
+			};
+			struct json_object *hs = json_object_new_object();
+
+			for (c = 0; c < PROF_NC; c++) {
+				struct json_object *hc = json_object_new_object();
+				unsigned int q;
+
+				for (q = 0; q < BUDDY_CODE_NR; q++)
+					jadd(hc, hk[q], json_object_new_int64(
+						rp->lab_hist[li][c][q]));
+				jadd(hs, prof_codecs[c]->name, hc);
+			}
+			jadd(x, "histogram", hs);
+		}
+		jadd(x, "bytes_per_snapshot", by);
+		jadd(x, "fig3_per_snapshot", ra);
+		json_object_array_add(arr, x);
+	}
+	jadd(root, "labels", arr);
+}
+
+/*
+ * The JSON report: the top level is the main process's (prof_main_proc()),
+ * as it has always been with one process; "processes" has one entry per
+ * process with a table (its pid, executable, counters, and the same
+ * snapshots, figures and labels as the top level, of its own).
+ */
+int prof_report_json(FILE *f, struct prof_run *r)
+{
+	const struct bprof_hdr *h = &r->final;
+	struct json_object *root = json_object_new_object(), *o, *arr, *x;
+	int m = prof_main_proc(r), err;
+	struct bprof_proc c;
+	struct prof_rep rp;
+	unsigned int s, p;
+	char **av;
+
+	err = prof_rep_make(r, m, &rp);
+	if (err) {
+		prof_free_rep(&rp);
+		json_object_put(root);
+		return err;
+	}
+	arr = json_object_new_array();
+	for (av = r->o->argv; *av; av++)
+		json_object_array_add(arr, json_object_new_string(*av));
+	jadd(root, "command", arr);
+	jadd(root, "pid", json_object_new_int(r->child));
+	jadd(root, "exit_status", json_object_new_int(
+		WIFEXITED(r->status) ? WEXITSTATUS(r->status) : 128 + WTERMSIG(r->status)));
+	jadd(root, "duration_s", jfrac(r->t_end - r->t_start));
+	jadd(root, "cpu_s", jfrac(r->cpu_s));
+	jadd(root, "maxrss_kib", json_object_new_int64(r->maxrss_kib));
+	{
+		double stop = 0;
+
+		for (s = 0; s < r->nsnaps; s++)
+			stop += r->snaps[s].stopped_ms;
+		jadd(root, "stopped_s", jfrac(stop / 1e3));
+	}
+	jadd(root, "min_size", json_object_new_int64(r->o->min_size));
+	jadd(root, "codec", json_object_new_string(prof_codecs[rp.main]->name));
+	jadd(root, "threshold", jfrac(r->o->threshold_ppm / 1e6));
+
+	o = json_object_new_object();
+	prof_proc_counters(r, m, &c);
+	json_counters(o, &c);
+	jadd(o, "free_snapshots", json_object_new_int64(h->nr_free_snaps));
+	jadd(o, "hook_s", jfrac(c.hook_ns / 1e9));
+	jadd(o, "owner_pid", json_object_new_int(m >= 0 ? r->procs[m].pid : 0));
+	jadd(o, "not_followed", json_object_new_int64(h->nr_not_followed));
+	jadd(o, "forked", json_object_new_int64(h->nr_forked));
+	{
+		char first[sizeof(h->not_followed) + 1], why[512];
+
+		memcpy(first, h->not_followed, sizeof(h->not_followed));
+		first[sizeof(h->not_followed)] = 0;
+		jadd(o, "not_followed_first", jstring(first));
+		jadd(o, "empty_reason", prof_empty_reason(r, why, sizeof(why)) ?
+		     jstring(why) : NULL);
+		jadd(o, "processes", json_object_new_int(prof_nr_tables(r)));
+		jadd(o, "process_slots", json_object_new_int(h->nprocs));
+		jadd(o, "no_slot", json_object_new_int64(h->nr_no_slot));
+		memcpy(first, h->no_slot, sizeof(h->no_slot));
+		first[sizeof(h->no_slot)] = 0;
+		jadd(o, "no_slot_first", jstring(first));
+		jadd(o, "no_slot_pid", json_object_new_int(h->no_slot_pid));
+	}
+	jadd(root, "interposer", o);
+	json_figures(root, &rp);
+	prof_free_rep(&rp);
+
+	arr = json_object_new_array();
+	for (p = 0; p < r->nprocs; p++) {
+		struct prof_proc *pr = &r->procs[p];
+
+		if (!pr->pid)
+			continue;
+		err = prof_rep_make(r, p, &rp);
+		if (err) {
+			prof_free_rep(&rp);
+			json_object_put(arr);
+			json_object_put(root);
+			return err;
+		}
+		x = json_object_new_object();
+		jadd(x, "pid", json_object_new_int(pr->pid));
+		jadd(x, "exe", jstring(pr->final.exe));
+		jadd(x, "main", json_object_new_boolean((int)p == m));
+		jadd(x, "exited", json_object_new_boolean(pr->gone));
+		o = json_object_new_object();
+		json_counters(o, &pr->final);
+		jadd(o, "hook_s", jfrac(pr->final.hook_ns / 1e9));
+		jadd(o, "forked", json_object_new_int64(pr->final.nr_forked));
+		jadd(o, "peak_live_bytes",
+		     json_object_new_int64(pr->final.peak_live_bytes));
+		jadd(x, "interposer", o);
+		jadd(x, "codec", json_object_new_string(prof_codecs[rp.main]->name));
+		json_figures(x, &rp);
+		prof_free_rep(&rp);
+		json_object_array_add(arr, x);
+	}
+	jadd(root, "processes", arr);
+
+	fprintf(f, "%s\n", json_object_to_json_string_ext(root,
+			JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED |
+			JSON_C_TO_STRING_NOSLASHESCAPE));
+	json_object_put(root);
+	return 0;
+}
+
+/* ---- files ------------------------------------------------------------------------ */
+
+static int write_profile(struct prof_rep *rp)
+{
+	struct prof_run *r = rp->r;
+	size_t n = rp->nlab_used < BUDDY_PROFILE_MAX ? rp->nlab_used :
+		   BUDDY_PROFILE_MAX, i;
+	struct buddy_profile_entry *e = calloc(n + 1, sizeof(*e));
+	char cmd[512], comment[1024], rt[16], procs[160] = "";
+	time_t now = time(NULL);
+	unsigned int np = prof_nr_tables(r);
+	int err;
+
+	if (!e)
+		return -ENOMEM;
+	for (i = 0; i < n; i++) {
+		struct prof_label *l = &r->labels[rp->order[i]];
+
+		e[i].uid = r->o->uid;
+		e[i].target = l->target;
+		e[i].codec = prof_codecs[l->codec]->id;
+		memcpy(e[i].label, l->name, BUDDY_LABEL_LEN);
+	}
+	prof_fmt_cmd(cmd, sizeof(cmd), r->o->argv);
+	prof_fmt_ratio(rt, sizeof(rt), rp->per_label.ratio);
+	if (np > 1)
+		snprintf(procs, sizeof(procs),
+			 "the labels of %u processes; a label in several: one decision over all its allocations\n",
+			 np);
+	snprintf(comment, sizeof(comment),
+		 "buddyctl profile of: %s\n"
+		 "%s%s"
+		 "Buddy Threshold %.0f%%, mostly-zero %.0f%%; %u snapshots; %zu labels%s\n"
+		 "expected ratio %sx, %.2f%% buddy accesses\n"
+		 "uid<TAB>label<TAB>target<TAB>codec (buddyd's state-file format)",
+		 cmd, ctime(&now), procs, r->o->threshold_ppm / 1e4,
+		 r->o->zero_ppm / 1e4, rp->nsnap, rp->nlab_used,
+		 n < rp->nlab_used ? " (the largest 4096 kept)" : "", rt,
+		 rp->per_label.buddy_frac * 100);
+	err = buddy_profile_save(r->o->profile_out, e, n, comment);
+	free(e);
+	return err;
+}
+
+static int write_index(struct prof_rep *rp)
+{
+	struct prof_run *r = rp->r;
+	char path[4096];
+	size_t i, j;
+	FILE *f;
+
+	if (prof_mkdir_p(r->o->dumps))
+		return -errno;
+	snprintf(path, sizeof(path), "%s/index.tsv", r->o->dumps);
+	f = fopen(path, "we");
+	if (!f)
+		return -errno;
+	fprintf(f, "snapshot\tt_s\tseq\tlabel\tkind\taddr\tsize\tstride\tfile\n");
+	for (i = 0; i < rp->n; i++) {
+		struct prof_alloc *a = &r->allocs[rp->idx[i]];
+
+		for (j = 0; j < a->nobs; j++) {
+			int fs = rp->final_of[a->obs[j].snap];
+			struct prof_snap *sn = &r->snaps[a->obs[j].snap];
+
+			if (fs < 0)
+				continue;
+			fprintf(f, "%d\t%.3f\t%llu\t%s\t%s\t0x%llx\t%llu\t%llu\tsnap-%03u/%llu.bin\n",
+				fs, sn->t, (unsigned long long)a->seq,
+				r->labels[a->label].name,
+				a->kind == BPROF_KIND_MMAP ? "mmap" : "heap",
+				(unsigned long long)a->addr,
+				(unsigned long long)a->size,
+				(unsigned long long)sn->stride, sn->id,
+				(unsigned long long)a->seq);
+		}
+	}
+	return fclose(f) ? -errno : 0;
+}
+
+int prof_report(struct prof_run *r)
+{
+	struct buddy_replace out;
+	FILE *f = stdout;
+	struct prof_rep rp;
+	int err, ret = 0;
+
+	if (r->o->out) {
+		err = buddy_replace_open(&out, r->o->out);
+		if (err) {
+			prof_err("%s: %s", r->o->out, strerror(-err));
+			return -1;
+		}
+		f = out.f;
+	}
+	if (r->o->json)
+		err = prof_report_json(f, r);
+	else
+		err = prof_report_text(f, r);
+	if (err) {
+		prof_err("%s", strerror(-err));
+		if (f != stdout)
+			buddy_replace_abort(&out);
+		return -1;
+	}
+	if (f != stdout) {
+		/* a failed write leaves the old report as it was */
+		err = buddy_replace_commit(&out);
+		if (err) {
+			prof_err("%s: %s", r->o->out, strerror(-err));
+			ret = -1;
+		}
+	} else if (fflush(f) || ferror(f)) {
+		prof_err("writing the report: %s", strerror(errno));
+		ret = -1;
+	}
+	if (r->o->json_out) {
+		err = buddy_replace_open(&out, r->o->json_out);
+		if (!err) {
+			err = prof_report_json(out.f, r);
+			if (err)
+				buddy_replace_abort(&out);
+			else
+				err = buddy_replace_commit(&out);
+		}
+		if (err) {
+			prof_err("%s: %s", r->o->json_out,
+				     strerror(-err));
+			ret = -1;
+		}
+	}
+	if (!r->o->profile_out && !r->o->dumps)
+		return ret;
+	/* The profile file: the labels of all processes, pooled by label. */
+	err = prof_rep_make(r, -1, &rp);
+	if (err) {
+		prof_err("%s", strerror(-err));
+		prof_free_rep(&rp);
+		return -1;
+	}
+	if (r->o->profile_out) {
+		err = write_profile(&rp);
+		if (err) {
+			prof_err("%s: %s", r->o->profile_out,
+				     strerror(-err));
+			ret = -1;
+		} else {
+			prof_msg(r, "profile of %zu labels written to %s",
+			       rp.nlab_used < BUDDY_PROFILE_MAX ? rp.nlab_used :
+			       (size_t)BUDDY_PROFILE_MAX, r->o->profile_out);
+		}
+	}
+	if (r->o->dumps) {
+		err = write_index(&rp);
+		if (err) {
+			prof_err("%s/index.tsv: %s", r->o->dumps,
+				     strerror(-err));
+			ret = -1;
+		}
+	}
+	prof_free_rep(&rp);
+	return ret;
+}
