@@ -11,6 +11,8 @@
 #include <json-c/json.h>
 
 #include "lib/libbuddy.h"
+#include "tools/common/json.h"
+#include "tools/policy/heur_json.h"
 #include "tools/policy/profile_file.h"
 #include "report.h"
 
@@ -60,21 +62,6 @@ static int figs_compute(const struct bd_decision *d, unsigned int rows,
 	return 0;
 }
 
-static const char *err_name(int err)
-{
-	switch (err) {
-	case 0:
-		return "";
-	case -ENOSPC:
-		return "ENOSPC";
-	case -EINVAL:
-		return "EINVAL";
-	case -EOVERFLOW:
-		return "EOVERFLOW";
-	}
-	return "error";
-}
-
 /* Targets of the members now: one name, "mixed", or "-". */
 static const char *now_name(unsigned int mask)
 {
@@ -115,7 +102,7 @@ static void text_result(FILE *f, const char *name, const char *target,
 	fmt_ratio(ratio, sizeof(ratio), res->ratio);
 	fprintf(f, "%-34s %-6s %8s %9.2f%%%s%s\n", name, target, ratio,
 		100.0 * res->buddy_frac, res->err ? "  " : "",
-		err_name(res->err));
+		buddy_heur_err_name(res->err));
 }
 
 int bd_report_text(FILE *f, const struct bd_report *r)
@@ -175,7 +162,7 @@ int bd_report_text(FILE *f, const struct bd_report *r)
 	fprintf(f, "%6s %-20s %6s %9.2f %-5s %-5s %-6s %-6s %-4s %8s %8.2f%%%s%s\n",
 		"", "total", "", d->res.logical_bytes / MIB, "", "", "", "", "",
 		ratio, 100.0 * d->res.buddy_frac, d->err ? " " : "",
-		err_name(d->err));
+		buddy_heur_err_name(d->err));
 	fprintf(f, "now = targets of the live members; thresh = the Buddy Threshold's choice before capacity steps;\n"
 		   "zero = mostly zero in every snapshot; ratio = logical / device bytes at the target;\n"
 		   "exp-acc = expected buddy-access fraction (entries over the target, all snapshots);\n"
@@ -213,7 +200,7 @@ int bd_report_text(FILE *f, const struct bd_report *r)
 			name, ratio, 100.0 * s->buddy_frac, s->nr_by_target[0],
 			s->nr_by_target[1], s->nr_by_target[2],
 			s->nr_by_target[3], s->nr_by_target[4], s->steps,
-			s->err ? " " : "", err_name(s->err));
+			s->err ? " " : "", buddy_heur_err_name(s->err));
 	}
 	fprintf(f, "(* = the configured threshold; columns 16x..1x count units per target)\n\n");
 
@@ -231,38 +218,10 @@ int bd_report_text(FILE *f, const struct bd_report *r)
 
 /* ---- JSON ------------------------------------------------------------- */
 
-static struct json_object *jnum(double v, const char *fmt)
-{
-	char s[48];
-
-	if (isinf(v))
-		return json_object_new_string("inf");
-	snprintf(s, sizeof(s), fmt, v);
-	return json_object_new_double_s(v, s);
-}
-
+/* A heuristic result, with buddyd's keys of the previous release. */
 static struct json_object *jresult(const struct buddy_heur_result *res)
 {
-	struct json_object *o = json_object_new_object();
-	struct json_object *bt = json_object_new_object();
-
-	json_object_object_add(o, "ratio", jnum(res->ratio, "%.4f"));
-	json_object_object_add(o, "buddy_frac", jnum(res->buddy_frac, "%.6f"));
-	json_object_object_add(o, "logical_bytes",
-			       json_object_new_int64(res->logical_bytes));
-	json_object_object_add(o, "device_bytes",
-			       json_object_new_int64(res->device_bytes));
-	json_object_object_add(o, "buddy_bytes",
-			       json_object_new_int64(res->buddy_bytes));
-	json_object_object_add(o, "steps", json_object_new_int(res->steps));
-	for (int t = 0; t < BUDDY_HEUR_NR_TARGETS; t++)
-		json_object_object_add(bt, buddy_target_name(ladder[t]),
-				json_object_new_int(res->nr_by_target[t]));
-	json_object_object_add(o, "units_by_target", bt);
-	json_object_object_add(o, "error", res->err ?
-			       json_object_new_string(err_name(res->err)) :
-			       NULL);
-	return o;
+	return buddy_heur_result_json(res, BUDDY_HEUR_JSON_BUDDYD);
 }
 
 int bd_report_json(FILE *f, const struct bd_report *r)
@@ -281,14 +240,14 @@ int bd_report_json(FILE *f, const struct bd_report *r)
 	json_object_object_add(o, "mode",
 			       json_object_new_string(bd_mode_name(r->conf->mode)));
 	json_object_object_add(o, "threshold_pct",
-			       jnum(r->conf->threshold_ppm / 1e4, "%.4g"));
+			       bjson_num(r->conf->threshold_ppm / 1e4, "%.4g"));
 	json_object_object_add(o, "mostly_zero_pct",
-			       jnum(r->conf->zero_ppm / 1e4, "%.4g"));
+			       bjson_num(r->conf->zero_ppm / 1e4, "%.4g"));
 	json_object_object_add(o, "window", json_object_new_int(win->w));
 	json_object_object_add(o, "snapshots",
 			       json_object_new_int(bd_window_rows(win)));
 	json_object_object_add(o, "interval_ms",
-			       jnum(r->interval_us / 1e3, "%.3f"));
+			       bjson_num(r->interval_us / 1e3, "%.3f"));
 	json_object_object_add(o, "device_bytes",
 			       json_object_new_int64(r->info->device_bytes));
 	json_object_object_add(o, "device_used",
@@ -337,17 +296,17 @@ int bd_report_json(FILE *f, const struct bd_report *r)
 				       buddy_target_name(c->threshold_target)));
 		json_object_object_add(ju, "mostly_zero",
 				       json_object_new_boolean(c->mostly_zero));
-		json_object_object_add(ju, "ratio", jnum(c->ratio, "%.4f"));
+		json_object_object_add(ju, "ratio", bjson_num(c->ratio, "%.4f"));
 		json_object_object_add(ju, "buddy_frac",
-				       jnum(c->buddy_frac, "%.6f"));
+				       bjson_num(c->buddy_frac, "%.6f"));
 		json_object_object_add(ju, "pairs", json_object_new_int64(c->pairs));
 		for (int t = 0; t < BUDDY_HEUR_NR_TARGETS; t++)
 			json_object_object_add(over, buddy_target_name(ladder[t]),
-				jnum(c->pairs ? (double)c->over_at[t] / c->pairs : 0,
+				bjson_num(c->pairs ? (double)c->over_at[t] / c->pairs : 0,
 				     "%.6f"));
 		json_object_object_add(ju, "over_frac", over);
 		json_object_object_add(ju, "measured_buddy_frac",
-				       m < 0 ? NULL : jnum(m, "%.6f"));
+				       m < 0 ? NULL : bjson_num(m, "%.6f"));
 		json_object_array_add(arr, ju);
 	}
 	json_object_object_add(root, "units", arr);
@@ -355,7 +314,7 @@ int bd_report_json(FILE *f, const struct bd_report *r)
 
 	o = json_object_new_object();
 	json_object_object_add(o, "ideal_ratio", g.cmp.ideal_ratio ?
-			       jnum(g.cmp.ideal_ratio, "%.4f") : NULL);
+			       bjson_num(g.cmp.ideal_ratio, "%.4f") : NULL);
 	json_object_object_add(o, "naive_target", json_object_new_string(
 			       buddy_target_name(g.cmp.naive_target)));
 	json_object_object_add(o, "naive", jresult(&g.cmp.naive));
@@ -368,7 +327,7 @@ int bd_report_json(FILE *f, const struct bd_report *r)
 		o = jresult(i < BUDDY_HEUR_SWEEP_NR ? &g.sweep[i] : &g.cmp.best);
 		json_object_object_add(o, "threshold_pct",
 				       i < BUDDY_HEUR_SWEEP_NR ?
-				       jnum(sweep_ppm[i] / 1e4, "%.4g") : NULL);
+				       bjson_num(sweep_ppm[i] / 1e4, "%.4g") : NULL);
 		json_object_object_add(o, "best", json_object_new_boolean(
 				       i == BUDDY_HEUR_SWEEP_NR));
 		json_object_array_add(arr, o);
@@ -379,21 +338,19 @@ int bd_report_json(FILE *f, const struct bd_report *r)
 	for (unsigned int s = 0; s < g.npts; s++) {
 		o = json_object_new_object();
 		json_object_object_add(o, "snapshot", json_object_new_int(s + 1));
-		json_object_object_add(o, "t_ms", jnum((bd_window_time(win, s) -
+		json_object_object_add(o, "t_ms", bjson_num((bd_window_time(win, s) -
 					bd_window_time(win, 0)) / 1e3, "%.3f"));
 		json_object_object_add(o, "entries",
 				       json_object_new_int64(g.pts[s].pairs));
 		json_object_object_add(o, "over",
 				       json_object_new_int64(g.pts[s].over));
 		json_object_object_add(o, "buddy_frac",
-				       jnum(g.pts[s].frac, "%.6f"));
+				       bjson_num(g.pts[s].frac, "%.6f"));
 		json_object_array_add(arr, o);
 	}
 	json_object_object_add(root, "fig9", arr);
 
-	fprintf(f, "%s\n", json_object_to_json_string_ext(root,
-			JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED |
-			JSON_C_TO_STRING_NOSLASHESCAPE));
+	bjson_write(f, root, BJSON_PRETTY);
 	json_object_put(root);
 	free(g.pts);
 	return 0;

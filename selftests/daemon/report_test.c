@@ -5,6 +5,7 @@
  * and an empty window.
  */
 #define _GNU_SOURCE
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,6 +15,7 @@
 
 #include <kselftest_harness.h>
 #include "daemon/report.h"
+#include "tools/policy/heur_json.h"
 
 static struct buddy_alloc_stat st(uint64_t id, const char *label, uint64_t n,
 				  unsigned int code)
@@ -129,15 +131,64 @@ TEST_F(rep, json_figures)
 	}
 	NEAR(384000.0 / 72000, num(root, "fig10.4.ratio"));
 	/* best: zeros 16x, C8 and random 4x */
+	NEAR(1, num(root, "fig10.4.by_target.16x"));
+	NEAR(2, num(root, "fig10.4.by_target.4x"));
+	NEAR(3, num(root, "decision.by_target.16x") +
+		num(root, "decision.by_target.4x") +
+		num(root, "decision.by_target.1x"));
+	/* buddyd's keys of the previous release, as aliases */
 	NEAR(1, num(root, "fig10.4.units_by_target.16x"));
-	NEAR(2, num(root, "fig10.4.units_by_target.4x"));
-	NEAR(3, num(root, "decision.units_by_target.16x") +
-		num(root, "decision.units_by_target.4x") +
-		num(root, "decision.units_by_target.1x"));
+	NEAR(0.3, num(root, "fig10.2.threshold"));
 	NEAR(0.25, num(root, "units.0.measured_buddy_frac"));
 	NEAR(0, num(root, "units.2.over_frac.1x"));
 	NEAR(1, num(root, "units.2.over_frac.4x"));
 	json_object_put(root);
+}
+
+/* The one schema of a heuristic result, and each producer's old keys. */
+TEST(result_schema)
+{
+	static const char *const keys[] = {
+		"ratio", "buddy_frac", "threshold", "logical_bytes",
+		"device_bytes", "buddy_bytes", "steps", "by_target", "errno",
+		"error_name",
+	};
+	struct buddy_heur_result res = {
+		.err = -ENOSPC, .threshold_ppm = 300000, .logical_bytes = 4096,
+		.device_bytes = 2048, .buddy_bytes = 2048, .ratio = 2,
+		.buddy_frac = 0.25, .steps = 3,
+		.nr_by_target = { 1, 2, 3, 4, 5 },
+	};
+	struct json_object *o, *v;
+	int i = 0;
+
+	o = buddy_heur_result_json(&res, BUDDY_HEUR_JSON_BUDDYD);
+	json_object_object_foreach(o, k, val) {
+		(void)val;
+		if (i < 10)
+			EXPECT_STREQ(keys[i], k);
+		i++;
+	}
+	EXPECT_EQ(12, i);
+	NEAR(0.3, num(o, "threshold"));
+	NEAR(-ENOSPC, num(o, "errno"));
+	NEAR(4, num(o, "by_target.4/3x"));
+	NEAR(4, num(o, "units_by_target.4/3x"));
+	ASSERT_TRUE(json_object_object_get_ex(o, "error_name", &v));
+	EXPECT_STREQ("ENOSPC", json_object_get_string(v));
+	ASSERT_TRUE(json_object_object_get_ex(o, "error", &v));
+	EXPECT_STREQ("ENOSPC", json_object_get_string(v));
+	json_object_put(o);
+
+	res.err = 0;
+	o = buddy_heur_result_json(&res, BUDDY_HEUR_JSON_PROFILER);
+	NEAR(5, num(o, "allocations_by_target.1x"));
+	ASSERT_TRUE(json_object_object_get_ex(o, "error", &v));
+	EXPECT_TRUE(json_object_is_type(v, json_type_int));
+	EXPECT_EQ(0, json_object_get_int(v));
+	ASSERT_TRUE(json_object_object_get_ex(o, "error_name", &v));
+	EXPECT_EQ(NULL, v);
+	json_object_put(o);
 }
 
 TEST_F(rep, table)

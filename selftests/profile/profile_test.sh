@@ -99,6 +99,17 @@ s = [d["fig10"][t]["ratio"] for t in ("10", "20", "30", "40")]
 assert s == sorted(s) and s[2] == f["plus16x"]["ratio"], s
 assert len(d["fig9"]) == 3
 '
+check "known: every heuristic result has the one schema, with the profiler's old keys as aliases" pyj "$W/k.json" '
+keys = ["ratio", "buddy_frac", "threshold", "logical_bytes", "device_bytes",
+        "buddy_bytes", "steps", "by_target", "errno", "error_name",
+        "allocations_by_target", "error"]
+for r in [d["fig7"]["naive"], d["fig7"]["plus16x"], d["fig10"]["30"], d["fig10"]["best"]]:
+    assert list(r)[:len(keys)] == keys, list(r)
+    assert list(r["by_target"]) == ["16x", "4x", "2x", "4/3x", "1x"], r
+    assert r["allocations_by_target"] == r["by_target"] and r["error"] == r["errno"] == 0, r
+    assert r["error_name"] is None and r["buddy_bytes"] >= 0, r
+assert abs(d["fig10"]["30"]["threshold"] - 0.3) < 1e-9, d["fig10"]["30"]
+'
 check "known: profile file has the 4 labels, their targets and codecs" $PY - "$W/k.json" "$W/k.prof" <<'EOF'
 import json, sys
 d = json.load(open(sys.argv[1]))

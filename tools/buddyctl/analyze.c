@@ -382,16 +382,11 @@ static void report_text(struct analyze *a, int nfiles)
 
 static struct json_object *json_ratio(u64 entries, u64 bytes)
 {
-	char str[32];
-	double r;
-
 	if (!entries)
 		return NULL;	/* no data: null */
 	if (!bytes)
 		return json_object_new_string("inf");
-	r = ratio(entries, bytes);
-	snprintf(str, sizeof(str), "%.4f", r);
-	return json_object_new_double_s(r, str);
+	return bjson_num(ratio(entries, bytes), "%.4f");
 }
 
 static int report_json(struct analyze *a, int nfiles, char **files)
@@ -430,9 +425,7 @@ static int report_json(struct analyze *a, int nfiles, char **files)
 		json_object_array_add(jcodecs, jc);
 	}
 	json_object_object_add(root, "codecs", jcodecs);
-	printf("%s\n", json_object_to_json_string_ext(root,
-			JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED |
-			JSON_C_TO_STRING_NOSLASHESCAPE));
+	bjson_write(stdout, root, BJSON_PRETTY);
 	json_object_put(root);
 	return 0;
 }

@@ -547,15 +547,16 @@ out:
 	return doc;
 }
 
+/* The model file's layout: pretty, without a space after ':'. */
+#define DOC_FLAGS	(JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_NOSLASHESCAPE)
+
 static int write_doc(struct json_object *doc, const char *path)
 {
-	const char *s = json_object_to_json_string_ext(doc,
-			JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_NOSLASHESCAPE);
 	char tmp[4096];
 	FILE *f;
 
 	if (!path || !strcmp(path, "-")) {
-		puts(s);
+		bjson_write(stdout, doc, DOC_FLAGS);
 		return au_flush_stdout();
 	}
 	if (snprintf(tmp, sizeof(tmp), "%s.tmp.%d", path, (int)getpid()) >=
@@ -564,7 +565,9 @@ static int write_doc(struct json_object *doc, const char *path)
 		return 1;
 	}
 	f = fopen(tmp, "w");
-	if (!f || fprintf(f, "%s\n", s) < 0 || fclose(f) || rename(tmp, path)) {
+	if (f)
+		bjson_write(f, doc, DOC_FLAGS);
+	if (!f || ferror(f) | fclose(f) || rename(tmp, path)) {
 		buddyctl_err("calibrate: %s: %s", f ? path : tmp, strerror(errno));
 		if (f)
 			unlink(tmp);

@@ -386,11 +386,7 @@ int cmd_heatmap(int argc, char **argv)
 			json_object_object_add(j, "height_px",
 					       json_object_new_int(img.h));
 			if (!strcmp(o.out, "-")) {
-				fputs(json_object_to_json_string_ext(j,
-					JSON_C_TO_STRING_PRETTY |
-					JSON_C_TO_STRING_SPACED |
-					JSON_C_TO_STRING_NOSLASHESCAPE), stderr);
-				fputc('\n', stderr);
+				bjson_write(stderr, j, BJSON_PRETTY);
 				json_object_put(j);
 				ret = 0;
 			} else {

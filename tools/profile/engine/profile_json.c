@@ -18,74 +18,32 @@
 #include "profile_priv.h"
 #include "tools/common/json.h"
 #include "tools/common/replace_file.h"
+#include "tools/policy/heur_json.h"
 #include "tools/policy/profile_file.h"
 
 /* ---- JSON ------------------------------------------------------------------------- */
 
-static struct json_object *jratio(double v)
-{
-	char s[32];
-
-	if (isinf(v))
-		return json_object_new_string("inf");
-	snprintf(s, sizeof(s), "%.4f", v);
-	return json_object_new_double_s(v, s);
-}
-
-static struct json_object *jfrac(double v)
-{
-	char s[32];
-
-	snprintf(s, sizeof(s), "%.6f", v);
-	return json_object_new_double_s(v, s);
-}
-
-static struct json_object *jresult(const struct buddy_heur_result *res)
-{
-	struct json_object *o = json_object_new_object();
-	struct json_object *nt = json_object_new_object();
-	static const char *const tn[] = { "16x", "4x", "2x", "4/3x", "1x" };
-	int i;
-
-	json_object_object_add(o, "ratio", jratio(res->ratio));
-	json_object_object_add(o, "buddy_frac", jfrac(res->buddy_frac));
-	json_object_object_add(o, "threshold", jfrac(res->threshold_ppm / 1e6));
-	json_object_object_add(o, "logical_bytes", json_object_new_int64(res->logical_bytes));
-	json_object_object_add(o, "device_bytes", json_object_new_int64(res->device_bytes));
-	json_object_object_add(o, "steps", json_object_new_int(res->steps));
-	json_object_object_add(o, "error", json_object_new_int(res->err));
-	for (i = 0; i < BUDDY_HEUR_NR_TARGETS; i++)
-		json_object_object_add(nt, tn[i], json_object_new_int(res->nr_by_target[i]));
-	json_object_object_add(o, "allocations_by_target", nt);
-	return o;
-}
-
-/* A JSON string of @s made valid UTF-8; exits without memory. */
+/* JSON strings made valid UTF-8; exits without memory. */
 static struct json_object *jstring(const char *s)
 {
-	struct json_object *o = bjson_string(s);
-
-	if (!o) {
-		prof_err("%s", strerror(ENOMEM));
-		exit(1);
-	}
-	return o;
+	return bjson_string_or_exit(s, "buddyctl: profile");
 }
 
-static void jadd(struct json_object *o, const char *k, struct json_object *v)
+/* A heuristic result, with the profiler's keys of the previous release. */
+static struct json_object *jresult(const struct buddy_heur_result *res)
 {
-	json_object_object_add(o, k, v);
+	return buddy_heur_result_json(res, BUDDY_HEUR_JSON_PROFILER);
 }
 
 /* The interposer's counters of @c, of the process that has them. */
 static void json_counters(struct json_object *o, const struct bprof_proc *c)
 {
-	jadd(o, "allocations", json_object_new_int64(c->nr_alloc));
-	jadd(o, "frees", json_object_new_int64(c->nr_free));
-	jadd(o, "dropped", json_object_new_int64(c->nr_dropped));
-	jadd(o, "short_stacks", json_object_new_int64(c->nr_unwind_short));
-	jadd(o, "exec_resets", json_object_new_int64(c->nr_exec_reset));
-	jadd(o, "partial_unmaps", json_object_new_int64(c->nr_partial_unmap));
+	json_object_object_add(o, "allocations", json_object_new_int64(c->nr_alloc));
+	json_object_object_add(o, "frees", json_object_new_int64(c->nr_free));
+	json_object_object_add(o, "dropped", json_object_new_int64(c->nr_dropped));
+	json_object_object_add(o, "short_stacks", json_object_new_int64(c->nr_unwind_short));
+	json_object_object_add(o, "exec_resets", json_object_new_int64(c->nr_exec_reset));
+	json_object_object_add(o, "partial_unmaps", json_object_new_int64(c->nr_partial_unmap));
 }
 
 /*
@@ -106,80 +64,80 @@ static void json_figures(struct json_object *root, struct prof_rep *rp)
 		struct prof_psnap pp = prof_snap_proc(sn, rp->proc);
 
 		x = json_object_new_object();
-		jadd(x, "index", json_object_new_int(rp->final_of[s]));
-		jadd(x, "t_s", jfrac(sn->t));
-		jadd(x, "kept", json_object_new_boolean(rp->final_of[s] >= 0));
-		jadd(x, "requested", json_object_new_boolean(sn->requested));
-		jadd(x, "allocations", json_object_new_int64(pp.allocs));
-		jadd(x, "bytes", json_object_new_int64(pp.bytes));
-		jadd(x, "readable_bytes", json_object_new_int64(pp.readable));
-		jadd(x, "sampled_bytes", json_object_new_int64(pp.sampled));
-		jadd(x, "stride", json_object_new_int64(pp.stride));
-		jadd(x, "stale", json_object_new_int64(pp.stale));
-		jadd(x, "unread_bytes", json_object_new_int64(pp.unread));
-		jadd(x, "not_stopped", json_object_new_int(pp.not_stopped));
-		jadd(x, "stopped_ms", jfrac(sn->stopped_ms));
-		jadd(x, "classify_ms", jfrac(sn->classify_ms));
+		json_object_object_add(x, "index", json_object_new_int(rp->final_of[s]));
+		json_object_object_add(x, "t_s", bjson_num(sn->t, "%.6f"));
+		json_object_object_add(x, "kept", json_object_new_boolean(rp->final_of[s] >= 0));
+		json_object_object_add(x, "requested", json_object_new_boolean(sn->requested));
+		json_object_object_add(x, "allocations", json_object_new_int64(pp.allocs));
+		json_object_object_add(x, "bytes", json_object_new_int64(pp.bytes));
+		json_object_object_add(x, "readable_bytes", json_object_new_int64(pp.readable));
+		json_object_object_add(x, "sampled_bytes", json_object_new_int64(pp.sampled));
+		json_object_object_add(x, "stride", json_object_new_int64(pp.stride));
+		json_object_object_add(x, "stale", json_object_new_int64(pp.stale));
+		json_object_object_add(x, "unread_bytes", json_object_new_int64(pp.unread));
+		json_object_object_add(x, "not_stopped", json_object_new_int(pp.not_stopped));
+		json_object_object_add(x, "stopped_ms", bjson_num(sn->stopped_ms, "%.6f"));
+		json_object_object_add(x, "classify_ms", bjson_num(sn->classify_ms, "%.6f"));
 		if (rp->final_of[s] >= 0) {
 			k = rp->final_of[s];
-			jadd(x, "fig3", jratio(prof_ratio_of(128 * rp->snap_pairs[k],
-							rp->snap_fig3[k])));
-			jadd(x, "buddy_frac", jfrac(rp->series[k].frac));
+			json_object_object_add(x, "fig3", bjson_num(prof_ratio_of(128 * rp->snap_pairs[k],
+							rp->snap_fig3[k]), "%.4f"));
+			json_object_object_add(x, "buddy_frac", bjson_num(rp->series[k].frac, "%.6f"));
 		}
 		json_object_array_add(arr, x);
 	}
-	jadd(root, "snapshots", arr);
+	json_object_object_add(root, "snapshots", arr);
 
 	o = json_object_new_object();
 	for (c = 0; c < PROF_NC; c++)
-		jadd(o, prof_codecs[c]->name, jratio(prof_ratio_of(128 * rp->pairs, rp->fig3[c])));
-	jadd(o, "best_codec", jratio(prof_ratio_of(128 * rp->pairs, rp->fig3_best)));
-	jadd(o, "buddy_sizes", jratio(rp->cmp.ideal_ratio));
-	jadd(o, "pairs", json_object_new_int64(rp->pairs));
-	jadd(root, "fig3", o);
+		json_object_object_add(o, prof_codecs[c]->name, bjson_num(prof_ratio_of(128 * rp->pairs, rp->fig3[c]), "%.4f"));
+	json_object_object_add(o, "best_codec", bjson_num(prof_ratio_of(128 * rp->pairs, rp->fig3_best), "%.4f"));
+	json_object_object_add(o, "buddy_sizes", bjson_num(rp->cmp.ideal_ratio, "%.4f"));
+	json_object_object_add(o, "pairs", json_object_new_int64(rp->pairs));
+	json_object_object_add(root, "fig3", o);
 
 	o = json_object_new_object();
 	x = jresult(&rp->cmp.naive);
-	jadd(x, "target", json_object_new_string(buddy_target_name(rp->cmp.naive_target)));
-	jadd(o, "naive", x);
-	jadd(o, "per_allocation", jresult(&rp->cmp.per_alloc));
-	jadd(o, "plus16x", jresult(&rp->cmp.plus16x));
-	jadd(root, "fig7", o);
+	json_object_object_add(x, "target", json_object_new_string(buddy_target_name(rp->cmp.naive_target)));
+	json_object_object_add(o, "naive", x);
+	json_object_object_add(o, "per_allocation", jresult(&rp->cmp.per_alloc));
+	json_object_object_add(o, "plus16x", jresult(&rp->cmp.plus16x));
+	json_object_object_add(root, "fig7", o);
 
 	o = json_object_new_object();
 	for (s = 0; s < BUDDY_HEUR_SWEEP_NR; s++)
-		jadd(o, thr_names[s], jresult(&rp->sweep[s]));
-	jadd(o, "best", jresult(&rp->cmp.best));
-	jadd(root, "fig10", o);
+		json_object_object_add(o, thr_names[s], jresult(&rp->sweep[s]));
+	json_object_object_add(o, "best", jresult(&rp->cmp.best));
+	json_object_object_add(root, "fig10", o);
 
 	arr = json_object_new_array();
 	for (s = 0; s < rp->nsnap; s++) {
 		x = json_object_new_object();
-		jadd(x, "pairs", json_object_new_int64(rp->series[s].pairs));
-		jadd(x, "over", json_object_new_int64(rp->series[s].over));
-		jadd(x, "buddy_frac", jfrac(rp->series[s].frac));
+		json_object_object_add(x, "pairs", json_object_new_int64(rp->series[s].pairs));
+		json_object_object_add(x, "over", json_object_new_int64(rp->series[s].over));
+		json_object_object_add(x, "buddy_frac", bjson_num(rp->series[s].frac, "%.6f"));
 		json_object_array_add(arr, x);
 	}
-	jadd(root, "fig9", arr);
+	json_object_object_add(root, "fig9", arr);
 
 	o = json_object_new_object();
 	for (c = 0; c < PROF_NC; c++)
-		jadd(o, prof_codecs[c]->name, jresult(&rp->final_codec[c]));
-	jadd(o, "best_per_allocation", jresult(&rp->best_alloc));
-	jadd(o, "per_label_best", jresult(&rp->per_label));
-	jadd(root, "codecs", o);
+		json_object_object_add(o, prof_codecs[c]->name, jresult(&rp->final_codec[c]));
+	json_object_object_add(o, "best_per_allocation", jresult(&rp->best_alloc));
+	json_object_object_add(o, "per_label_best", jresult(&rp->per_label));
+	json_object_object_add(root, "codecs", o);
 
 	if (rp->with_all) {
 		o = json_object_new_object();
-		jadd(o, "labels", json_object_new_int64(rp->nexcluded));
-		jadd(o, "bytes_share", jfrac(rp->all_bytes ? (double)rp->excluded_bytes /
-					     rp->all_bytes : 0));
-		jadd(o, "fig3", jratio(prof_ratio_of(128 * rp->all_pairs, rp->all_fig3)));
-		jadd(o, "naive", jresult(&rp->all_naive));
-		jadd(o, "plus16x", jresult(&rp->all_final));
-		jadd(root, "with_excluded", o);
+		json_object_object_add(o, "labels", json_object_new_int64(rp->nexcluded));
+		json_object_object_add(o, "bytes_share", bjson_num(rp->all_bytes ? (double)rp->excluded_bytes /
+					     rp->all_bytes : 0, "%.6f"));
+		json_object_object_add(o, "fig3", bjson_num(prof_ratio_of(128 * rp->all_pairs, rp->all_fig3), "%.4f"));
+		json_object_object_add(o, "naive", jresult(&rp->all_naive));
+		json_object_object_add(o, "plus16x", jresult(&rp->all_final));
+		json_object_object_add(root, "with_excluded", o);
 	}
-	jadd(root, "nr_labels", json_object_new_int64(rp->nlab_used));
+	json_object_object_add(root, "nr_labels", json_object_new_int64(rp->nlab_used));
 	arr = json_object_new_array();
 	for (i = 0; i < rp->nlab_used; i++) {
 		unsigned int li = rp->order[i];
@@ -190,25 +148,25 @@ static void json_figures(struct json_object *root, struct prof_rep *rp)
 		char sym[256];
 
 		x = json_object_new_object();
-		jadd(x, "label", json_object_new_string(l->name));
-		jadd(x, "size", json_object_new_int64(l->size));
-		jadd(x, "kind", json_object_new_string(l->kind == BPROF_KIND_MMAP ? "mmap" : "heap"));
-		jadd(x, "allocations", json_object_new_int(l->nallocs));
-		jadd(x, "target", json_object_new_string(buddy_target_name(l->target)));
-		jadd(x, "codec", json_object_new_string(prof_codecs[l->codec]->name));
-		jadd(x, "buddy_frac", jfrac(l->buddy_frac));
-		jadd(x, "buddy_frac_err", jfrac(l->buddy_frac_err));
+		json_object_object_add(x, "label", json_object_new_string(l->name));
+		json_object_object_add(x, "size", json_object_new_int64(l->size));
+		json_object_object_add(x, "kind", json_object_new_string(l->kind == BPROF_KIND_MMAP ? "mmap" : "heap"));
+		json_object_object_add(x, "allocations", json_object_new_int(l->nallocs));
+		json_object_object_add(x, "target", json_object_new_string(buddy_target_name(l->target)));
+		json_object_object_add(x, "codec", json_object_new_string(prof_codecs[l->codec]->name));
+		json_object_object_add(x, "buddy_frac", bjson_num(l->buddy_frac, "%.6f"));
+		json_object_object_add(x, "buddy_frac_err", bjson_num(l->buddy_frac_err, "%.6f"));
 		for (k = 0; k < l->nframes; k++) {
 			prof_symbolize(r, &l->frames[k], sym, sizeof(sym));
 			json_object_array_add(st, json_object_new_string(sym));
 		}
-		jadd(x, "stack", st);
+		json_object_object_add(x, "stack", st);
 		for (s = 0; s < rp->nsnap; s++) {
 			size_t q = (size_t)li * rp->nsnap + s;
 
 			json_object_array_add(by, json_object_new_int64(rp->lab_bytes[q]));
 			json_object_array_add(ra, rp->lab_pairs[q] ?
-				jratio(prof_ratio_of(128 * rp->lab_pairs[q], rp->lab_fig3[q])) :
+				bjson_num(prof_ratio_of(128 * rp->lab_pairs[q], rp->lab_fig3[q]), "%.4f") :
 				NULL);
 		}
 		{
@@ -222,17 +180,17 @@ static void json_figures(struct json_object *root, struct prof_rep *rp)
 				unsigned int q;
 
 				for (q = 0; q < BUDDY_CODE_NR; q++)
-					jadd(hc, hk[q], json_object_new_int64(
+					json_object_object_add(hc, hk[q], json_object_new_int64(
 						rp->lab_hist[li][c][q]));
-				jadd(hs, prof_codecs[c]->name, hc);
+				json_object_object_add(hs, prof_codecs[c]->name, hc);
 			}
-			jadd(x, "histogram", hs);
+			json_object_object_add(x, "histogram", hs);
 		}
-		jadd(x, "bytes_per_snapshot", by);
-		jadd(x, "fig3_per_snapshot", ra);
+		json_object_object_add(x, "bytes_per_snapshot", by);
+		json_object_object_add(x, "fig3_per_snapshot", ra);
 		json_object_array_add(arr, x);
 	}
-	jadd(root, "labels", arr);
+	json_object_object_add(root, "labels", arr);
 }
 
 /*
@@ -260,49 +218,49 @@ int prof_report_json(FILE *f, struct prof_run *r)
 	arr = json_object_new_array();
 	for (av = r->o->argv; *av; av++)
 		json_object_array_add(arr, json_object_new_string(*av));
-	jadd(root, "command", arr);
-	jadd(root, "pid", json_object_new_int(r->child));
-	jadd(root, "exit_status", json_object_new_int(
+	json_object_object_add(root, "command", arr);
+	json_object_object_add(root, "pid", json_object_new_int(r->child));
+	json_object_object_add(root, "exit_status", json_object_new_int(
 		WIFEXITED(r->status) ? WEXITSTATUS(r->status) : 128 + WTERMSIG(r->status)));
-	jadd(root, "duration_s", jfrac(r->t_end - r->t_start));
-	jadd(root, "cpu_s", jfrac(r->cpu_s));
-	jadd(root, "maxrss_kib", json_object_new_int64(r->maxrss_kib));
+	json_object_object_add(root, "duration_s", bjson_num(r->t_end - r->t_start, "%.6f"));
+	json_object_object_add(root, "cpu_s", bjson_num(r->cpu_s, "%.6f"));
+	json_object_object_add(root, "maxrss_kib", json_object_new_int64(r->maxrss_kib));
 	{
 		double stop = 0;
 
 		for (s = 0; s < r->nsnaps; s++)
 			stop += r->snaps[s].stopped_ms;
-		jadd(root, "stopped_s", jfrac(stop / 1e3));
+		json_object_object_add(root, "stopped_s", bjson_num(stop / 1e3, "%.6f"));
 	}
-	jadd(root, "min_size", json_object_new_int64(r->o->min_size));
-	jadd(root, "codec", json_object_new_string(prof_codecs[rp.main]->name));
-	jadd(root, "threshold", jfrac(r->o->threshold_ppm / 1e6));
+	json_object_object_add(root, "min_size", json_object_new_int64(r->o->min_size));
+	json_object_object_add(root, "codec", json_object_new_string(prof_codecs[rp.main]->name));
+	json_object_object_add(root, "threshold", bjson_num(r->o->threshold_ppm / 1e6, "%.6f"));
 
 	o = json_object_new_object();
 	prof_proc_counters(r, m, &c);
 	json_counters(o, &c);
-	jadd(o, "free_snapshots", json_object_new_int64(h->nr_free_snaps));
-	jadd(o, "hook_s", jfrac(c.hook_ns / 1e9));
-	jadd(o, "owner_pid", json_object_new_int(m >= 0 ? r->procs[m].pid : 0));
-	jadd(o, "not_followed", json_object_new_int64(h->nr_not_followed));
-	jadd(o, "forked", json_object_new_int64(h->nr_forked));
+	json_object_object_add(o, "free_snapshots", json_object_new_int64(h->nr_free_snaps));
+	json_object_object_add(o, "hook_s", bjson_num(c.hook_ns / 1e9, "%.6f"));
+	json_object_object_add(o, "owner_pid", json_object_new_int(m >= 0 ? r->procs[m].pid : 0));
+	json_object_object_add(o, "not_followed", json_object_new_int64(h->nr_not_followed));
+	json_object_object_add(o, "forked", json_object_new_int64(h->nr_forked));
 	{
 		char first[sizeof(h->not_followed) + 1], why[512];
 
 		memcpy(first, h->not_followed, sizeof(h->not_followed));
 		first[sizeof(h->not_followed)] = 0;
-		jadd(o, "not_followed_first", jstring(first));
-		jadd(o, "empty_reason", prof_empty_reason(r, why, sizeof(why)) ?
+		json_object_object_add(o, "not_followed_first", jstring(first));
+		json_object_object_add(o, "empty_reason", prof_empty_reason(r, why, sizeof(why)) ?
 		     jstring(why) : NULL);
-		jadd(o, "processes", json_object_new_int(prof_nr_tables(r)));
-		jadd(o, "process_slots", json_object_new_int(h->nprocs));
-		jadd(o, "no_slot", json_object_new_int64(h->nr_no_slot));
+		json_object_object_add(o, "processes", json_object_new_int(prof_nr_tables(r)));
+		json_object_object_add(o, "process_slots", json_object_new_int(h->nprocs));
+		json_object_object_add(o, "no_slot", json_object_new_int64(h->nr_no_slot));
 		memcpy(first, h->no_slot, sizeof(h->no_slot));
 		first[sizeof(h->no_slot)] = 0;
-		jadd(o, "no_slot_first", jstring(first));
-		jadd(o, "no_slot_pid", json_object_new_int(h->no_slot_pid));
+		json_object_object_add(o, "no_slot_first", jstring(first));
+		json_object_object_add(o, "no_slot_pid", json_object_new_int(h->no_slot_pid));
 	}
-	jadd(root, "interposer", o);
+	json_object_object_add(root, "interposer", o);
 	json_figures(root, &rp);
 	prof_free_rep(&rp);
 
@@ -320,27 +278,25 @@ int prof_report_json(FILE *f, struct prof_run *r)
 			return err;
 		}
 		x = json_object_new_object();
-		jadd(x, "pid", json_object_new_int(pr->pid));
-		jadd(x, "exe", jstring(pr->final.exe));
-		jadd(x, "main", json_object_new_boolean((int)p == m));
-		jadd(x, "exited", json_object_new_boolean(pr->gone));
+		json_object_object_add(x, "pid", json_object_new_int(pr->pid));
+		json_object_object_add(x, "exe", jstring(pr->final.exe));
+		json_object_object_add(x, "main", json_object_new_boolean((int)p == m));
+		json_object_object_add(x, "exited", json_object_new_boolean(pr->gone));
 		o = json_object_new_object();
 		json_counters(o, &pr->final);
-		jadd(o, "hook_s", jfrac(pr->final.hook_ns / 1e9));
-		jadd(o, "forked", json_object_new_int64(pr->final.nr_forked));
-		jadd(o, "peak_live_bytes",
+		json_object_object_add(o, "hook_s", bjson_num(pr->final.hook_ns / 1e9, "%.6f"));
+		json_object_object_add(o, "forked", json_object_new_int64(pr->final.nr_forked));
+		json_object_object_add(o, "peak_live_bytes",
 		     json_object_new_int64(pr->final.peak_live_bytes));
-		jadd(x, "interposer", o);
-		jadd(x, "codec", json_object_new_string(prof_codecs[rp.main]->name));
+		json_object_object_add(x, "interposer", o);
+		json_object_object_add(x, "codec", json_object_new_string(prof_codecs[rp.main]->name));
 		json_figures(x, &rp);
 		prof_free_rep(&rp);
 		json_object_array_add(arr, x);
 	}
-	jadd(root, "processes", arr);
+	json_object_object_add(root, "processes", arr);
 
-	fprintf(f, "%s\n", json_object_to_json_string_ext(root,
-			JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED |
-			JSON_C_TO_STRING_NOSLASHESCAPE));
+	bjson_write(f, root, BJSON_PRETTY);
 	json_object_put(root);
 	return 0;
 }
