@@ -29,16 +29,20 @@ DAEMON_GUEST_MEM     ?= 256
 
 .PHONY: daemon check-daemon check-daemon-native daemon-guest-bins
 
-$(BUDDYD): daemon/buddyd.c $(DAEMON_SRCS) $(DAEMON_HDRS) $(DAEMON_LIBS)
+# buddyd itself: main.c (command line, configuration, signals, the loop)
+# and manager.c (snapshots, decisions, acting on them)
+BUDDYD_SRCS      := daemon/main.c daemon/manager.c
+
+$(BUDDYD): $(BUDDYD_SRCS) $(DAEMON_SRCS) $(DAEMON_HDRS) $(DAEMON_LIBS)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) $(WARN) $(DAEMON_CPPFLAGS) -o $@ daemon/buddyd.c \
+	$(CC) $(CFLAGS) $(WARN) $(DAEMON_CPPFLAGS) -o $@ $(BUDDYD_SRCS) \
 	    $(DAEMON_SRCS) $(DAEMON_LIBS) $(JSONC_LIBS) -lm
 
-$(DAEMON_GUEST_DIR)/buddyd: daemon/buddyd.c $(DAEMON_SRCS) $(DAEMON_HDRS) \
+$(DAEMON_GUEST_DIR)/buddyd: $(BUDDYD_SRCS) $(DAEMON_SRCS) $(DAEMON_HDRS) \
 		$(DAEMON_LIBS)
 	@test -n "$(JSONC_STATIC)" || { echo "libjson-c.a not found (apt-get install libjson-c-dev)"; exit 1; }
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) $(WARN) $(DAEMON_CPPFLAGS) -static -o $@ daemon/buddyd.c \
+	$(CC) $(CFLAGS) $(WARN) $(DAEMON_CPPFLAGS) -static -o $@ $(BUDDYD_SRCS) \
 	    $(DAEMON_SRCS) $(DAEMON_LIBS) $(JSONC_STATIC) -lm
 
 daemon: $(BUDDYD) $(DAEMON_GUEST_DIR)/buddyd

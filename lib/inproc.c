@@ -1,26 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0 OR MIT
 /*
- * inproc.c - the in-process Buddy Compression device behind libbuddy.
- *
- * BUDDY_DEVICE=inproc:device_mb=N,max_ratio=R[,chunk_kb=K] (or
- * buddy_open_inproc()) makes libbuddy's calls land here instead of in
- * buddy.ko.  Everything that decides what an allocation is and what I/O
- * does is the module's own code, compiled from core/: the ABI checks and
- * the chunk table (core/chunk.c), what an allocation is and how the ABI
- * reports it (core/alloc.c), the admission rules (core/layout.h), the
- * codecs and the striping (core/stripe.c), next-fit extent reservation and
- * re-targeting with rollback, the link model (core/link_model.h).  What is here is what the kernel gets from
- * its own environment: memory (two anonymous mappings for the pools), the
- * granule bitmaps, locks (pthreads), file descriptors (memfds, one per
- * allocation, so that close() frees it), the ioctl dispatcher's copies and
- * the profile table's storage.  See Documentation/design.rst.
- *
- * Differences from /dev/buddy, all documented in userspace-api.rst: the
- * process is the device's administrator (no -EPERM); a bad user pointer
- * faults instead of -EFAULT (NULL is -EFAULT); every allocation belongs to
- * the process's uid; no mmap (BUDDY_FEAT_MMAP, the window_* counters stay
- * 0); an allocation whose descriptor was closed is freed at
- * the next call that looks at the device (open, alloc, info, list, admin).
+ * inproc.c - the in-process Buddy Compression device behind libbuddy
+ * (BUDDY_DEVICE=inproc:..., buddy_open_inproc()): what the kernel gets from
+ * its own environment, here from the process's: memory, locks,
+ * descriptors, the pools' bitmaps; everything else is core/'s
+ * (Documentation/design.rst, "Two backends, one core").  The reports,
+ * re-targeting, profiles and the dispatcher are inproc_ioctl.c's.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -34,59 +19,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "core/alloc.h"
 #include "core/link_model.h"
-#include "inproc.h"
-
-#define NR_LOCKS	64	/* hashed stripe locks per allocation */
-#define MAX_RW		0x7ffff000UL	/* the kernel's MAX_RW_COUNT */
-#define NR_COUNTERS	(sizeof(struct buddy_counters) / sizeof(u64))
-
-struct pool {
-	u8 *base;
-	u64 bytes;
-	unsigned long *map;
-	unsigned long nbits;
-	u64 used;
-};
-
-struct dev;
-
-struct alloc {
-	struct alloc *next, **pprev;
-	struct dev *d;
-	BUDDY_ALLOC_CORE(core);		/* what buddy.ko's allocation has */
-	u32 uid;
-	u32 pid;
-	struct buddy_chunk_ext *chunks;
-	pthread_rwlock_t rt;		/* I/O: read; re-target: write */
-	pthread_mutex_t locks[NR_LOCKS];
-	pthread_mutex_t stat_lock;	/* @cnt and @codes */
-	struct buddy_counters cnt;
-	u64 link_ps;			/* the link model's sum (core/link_model.h) */
-	u64 link_requests;		/* its link requests */
-	s64 codes[BUDDY_CODE_NR];
-};
-
-struct dev {
-	pthread_mutex_t lock;	/* everything below but the pools' bytes */
-	char opts[128];
-	bool shared;		/* the BUDDY_DEVICE one, reused by buddy_open() */
-	unsigned int device_mb, max_ratio, chunk_kb, user_limit_mb;
-	unsigned int auto_target;
-	unsigned int link_gbps, link_latency_ns, device_gbps;
-	struct pool pool[2];
-	struct buddy_space space;
-	u64 held;		/* this uid's share: device + carve-out bytes */
-	unsigned int nr_allocs;
-	u64 logical_bytes;
-	u64 next_id;
-	struct alloc *allocs, **tail;	/* in id order */
-	unsigned int nr_files;	/* open control descriptors */
-	struct buddy_counters dead;	/* counters of freed allocations */
-	struct buddy_profile_entry *profiles;
-	unsigned int nr_profiles;
-};
+#include "inproc_dev.h"
 
 #define CACHE_LINE	64
 
@@ -106,22 +40,16 @@ static void *zalloc_lines(size_t bytes)
 	return p;
 }
 
-/* One descriptor: the control device or an allocation. */
-struct file {
-	int fd;
-	dev_t st_dev;
-	ino_t st_ino;
-	struct dev *d;
-	struct alloc *a;	/* NULL: the control device */
-};
-
 void *_Atomic *inproc_files;
+
 /* Taken by every call that adds, frees or looks up allocations by id. */
-static pthread_mutex_t files_lock = PTHREAD_RECURSIVE_MUTEX_INITIALIZER_NP;
+pthread_mutex_t inproc_files_lock = PTHREAD_RECURSIVE_MUTEX_INITIALIZER_NP;
+
 static int live_fds[INPROC_MAX_FD];
+
 static unsigned int nr_live;
 
-static struct file *file_of(int fd)
+struct file *inproc_file_of(int fd)
 {
 	return inproc_owns(fd) ? inproc_files[fd] : NULL;
 }
@@ -238,7 +166,7 @@ static void op_warn(void *ctx, unsigned int c, int err, bool restore)
 			  "re-striping");
 }
 
-static const struct buddy_chunk_ops chunk_ops = {
+const struct buddy_chunk_ops inproc_chunk_ops = {
 	.chunk = op_chunk,
 	.pool_alloc = op_pool_alloc,
 	.pool_free = op_pool_free,
@@ -276,12 +204,12 @@ static int file_new(struct dev *d, struct alloc *a, bool cloexec)
 	f->st_ino = st.st_ino;
 	f->d = d;
 	f->a = a;
-	pthread_mutex_lock(&files_lock);
+	pthread_mutex_lock(&inproc_files_lock);
 	if (!inproc_files) {
 		void *_Atomic *t = calloc(INPROC_MAX_FD, sizeof(*t));
 
 		if (!t) {
-			pthread_mutex_unlock(&files_lock);
+			pthread_mutex_unlock(&inproc_files_lock);
 			close(fd);
 			free(f);
 			return -ENOMEM;
@@ -290,14 +218,14 @@ static int file_new(struct dev *d, struct alloc *a, bool cloexec)
 	}
 	inproc_files[fd] = f;
 	live_fds[nr_live++] = fd;
-	pthread_mutex_unlock(&files_lock);
+	pthread_mutex_unlock(&inproc_files_lock);
 	return fd;
 }
 
 static void alloc_free(struct alloc *a);
 static void dev_put(struct dev *d);
 
-/* Forget @f (files_lock held) and free what it stood for. */
+/* Forget @f (inproc_files_lock held) and free what it stood for. */
 static void file_drop(struct file *f)
 {
 	unsigned int k;
@@ -321,12 +249,12 @@ static void file_drop(struct file *f)
 }
 
 /* Free whatever stands for a descriptor closed behind libbuddy's back. */
-static void sweep(void)
+void inproc_sweep(void)
 {
 	unsigned int k;
 	struct stat st;
 
-	pthread_mutex_lock(&files_lock);
+	pthread_mutex_lock(&inproc_files_lock);
 	for (k = 0; k < nr_live; ) {
 		struct file *f = inproc_files[live_fds[k]];
 
@@ -337,29 +265,29 @@ static void sweep(void)
 		}
 		k++;
 	}
-	pthread_mutex_unlock(&files_lock);
+	pthread_mutex_unlock(&inproc_files_lock);
 }
 
 int inproc_close(int fd)
 {
 	struct file *f;
 
-	pthread_mutex_lock(&files_lock);
-	f = file_of(fd);
+	pthread_mutex_lock(&inproc_files_lock);
+	f = inproc_file_of(fd);
 	if (!f) {
-		pthread_mutex_unlock(&files_lock);
+		pthread_mutex_unlock(&inproc_files_lock);
 		return -EBADF;
 	}
 	file_drop(f);
-	pthread_mutex_unlock(&files_lock);
+	pthread_mutex_unlock(&inproc_files_lock);
 	return close(fd) ? -errno : 0;
 }
 
 /* ---- the device ---- */
 
-static struct dev *shared_dev;	/* files_lock */
+static struct dev *shared_dev;	/* inproc_files_lock */
 
-/* Destroy @d once no descriptor and no allocation is left (files_lock). */
+/* Destroy @d once no descriptor and no allocation is left (inproc_files_lock). */
 static void dev_put(struct dev *d)
 {
 	pthread_mutex_lock(&d->lock);
@@ -439,8 +367,8 @@ int inproc_open(const char *opts, bool shared)
 	u64 bytes;
 	int ret, fd;
 
-	pthread_mutex_lock(&files_lock);
-	sweep();
+	pthread_mutex_lock(&inproc_files_lock);
+	inproc_sweep();
 	d = shared ? shared_dev : NULL;
 	if (d && strcmp(d->opts, opts)) {
 		fd = -EBUSY;	/* BUDDY_DEVICE changed under a live device */
@@ -487,11 +415,11 @@ int inproc_open(const char *opts, bool shared)
 		shared_dev = d;
 	}
 out:
-	pthread_mutex_unlock(&files_lock);
+	pthread_mutex_unlock(&inproc_files_lock);
 	return fd;
 }
 
-static void fill_info(struct dev *d, struct buddy_info *info)
+void inproc_fill_info(struct dev *d, struct buddy_info *info)
 {
 	buddy_info_fill(info, d->max_ratio, d->chunk_kb, 0); /* no MMAP */
 	pthread_mutex_lock(&d->lock);
@@ -553,7 +481,7 @@ static void alloc_free(struct alloc *a)
 	struct dev *d = a->d;
 
 	pthread_rwlock_wrlock(&a->rt);
-	buddy_chunks_free(&chunk_ops, a, a->nr_chunks);
+	buddy_chunks_free(&inproc_chunk_ops, a, a->nr_chunks);
 	pthread_rwlock_unlock(&a->rt);
 	pthread_mutex_lock(&d->lock);
 	*a->pprev = a->next;
@@ -570,7 +498,7 @@ static void alloc_free(struct alloc *a)
 	alloc_destroy(a);
 }
 
-static long dev_alloc(struct dev *d, struct buddy_alloc *req)
+long inproc_dev_alloc(struct dev *d, struct buddy_alloc *req)
 {
 	unsigned int ptarget = 0, pcodec = 0;
 	struct buddy_layout l;
@@ -634,7 +562,7 @@ static long dev_alloc(struct dev *d, struct buddy_alloc *req)
 	pthread_mutex_unlock(&d->lock);
 	if (ret)
 		goto err_free;
-	ret = buddy_chunks_reserve(&chunk_ops, a, a->nr_chunks, a->nr_entries,
+	ret = buddy_chunks_reserve(&inproc_chunk_ops, a, a->nr_chunks, a->nr_entries,
 				   a->chunk_entries, a->target, a->codec);
 	if (ret)
 		goto err_unreserve;
@@ -669,7 +597,7 @@ err_free:
 	return ret;
 }
 
-static void fill_stat(struct alloc *a, struct buddy_alloc_stat *st)
+void inproc_fill_stat(struct alloc *a, struct buddy_alloc_stat *st)
 {
 	unsigned int i;
 
@@ -687,7 +615,7 @@ static void fill_stat(struct alloc *a, struct buddy_alloc_stat *st)
 	/* no mmap, no resident window: the window_* fields stay zero */
 }
 
-static struct alloc *find_id(struct dev *d, u64 id)
+struct alloc *inproc_find_id(struct dev *d, u64 id)
 {
 	struct alloc *a;
 
@@ -697,57 +625,11 @@ static struct alloc *find_id(struct dev *d, u64 id)
 	return NULL;
 }
 
-/* GET_MAP's chunks, all held by the re-target lock taken around the walk. */
-struct map_ctx {
-	struct alloc *a;
-	u8 *out;
-};
-
-static const u8 *map_chunk(void *ctx, unsigned int c, int *err)
-{
-	return ((struct map_ctx *)ctx)->a->chunks[c].x.meta;
-}
-
-static void map_unchunk(void *ctx, unsigned int c)
-{
-}
-
-static int map_copy(void *ctx, u64 off, const u8 *buf, unsigned int len)
-{
-	memcpy(((struct map_ctx *)ctx)->out + off, buf, len);
-	return 0;
-}
-
-static const struct buddy_map_ops map_ops = {
-	.chunk = map_chunk,
-	.unchunk = map_unchunk,
-	.copy = map_copy,
-};
-
-static long map_codes(struct alloc *a, struct buddy_map *m)
-{
-	struct map_ctx mc = { a, (u8 *)(uintptr_t)m->codes_ptr };
-	int ret = buddy_map_check(m, a->nr_entries);
-	u8 buf[64];
-
-	if (ret)
-		return ret;
-	if (!m->count)
-		return 0;
-	if (!mc.out)
-		return -EFAULT;
-	pthread_rwlock_rdlock(&a->rt);
-	ret = buddy_map_walk(m, a->chunk_entries, &map_ops, &mc, buf,
-			     sizeof(buf));
-	pthread_rwlock_unlock(&a->rt);
-	return ret;
-}
-
 /* ---- the data path ---- */
 
 ssize_t inproc_rw(int fd, void *buf, size_t len, uint64_t off, bool write)
 {
-	struct file *f = file_of(fd);
+	struct file *f = inproc_file_of(fd);
 	struct buddy_io_acct acct;
 	struct alloc *a;
 	u8 *p = buf;
@@ -810,381 +692,11 @@ ssize_t inproc_rw(int fd, void *buf, size_t len, uint64_t off, bool write)
 	return pos > off ? (ssize_t)(pos - off) : ret;
 }
 
-/* ---- admin: list, re-target, profiles ---- */
-
-/* LIST's steps: the list is in id order and d->lock is held throughout. */
-struct list_ctx {
-	struct alloc *a;	/* the next one to look at */
-	u8 *out;
-};
-
-static int list_next(void *ctx, u64 *id, bool want, struct buddy_alloc_stat *st)
-{
-	struct list_ctx *lc = ctx;
-	struct alloc *a = lc->a;
-
-	while (a && a->id < *id)
-		a = a->next;
-	if (!a)
-		return -ENOENT;
-	*id = a->id;
-	if (want)
-		fill_stat(a, st);
-	lc->a = a->next;
-	return 0;
-}
-
-static int list_copy(void *ctx, unsigned int idx,
-		     const struct buddy_alloc_stat *st, size_t len, size_t size)
-{
-	u8 *out = ((struct list_ctx *)ctx)->out;
-
-	if (!out)
-		return -EFAULT;	/* a bad pointer other than NULL faults */
-	out += (size_t)idx * size;
-	memcpy(out, st, len);
-	memset(out + len, 0, size - len);
-	return 0;
-}
-
-static const struct buddy_list_ops list_ops = {
-	.next = list_next,
-	.copy = list_copy,
-};
-
-static long dev_list(struct dev *d, struct buddy_list *l)
-{
-	struct list_ctx lc = { NULL, (u8 *)(uintptr_t)l->stats_ptr };
-	struct buddy_alloc_stat st;
-	long ret = buddy_list_check(l);
-
-	if (ret)
-		return ret;
-	pthread_mutex_lock(&d->lock);
-	lc.a = d->allocs;
-	ret = buddy_list_walk(l, &list_ops, &lc, &st);
-	pthread_mutex_unlock(&d->lock);
-	return ret;
-}
-
-static long dev_set_target(struct dev *d, struct buddy_set_target *req)
-{
-	const struct buddy_codec *codec;
-	struct buddy_chunk_ext *old = NULL;
-	u64 cur_dev, cur_bud, new_dev, new_bud, fin_dev, fin_bud;
-	struct alloc *a;
-	bool mixed = false;
-	long ret = buddy_set_target_check(req);
-
-	if (ret)
-		return ret;
-	/* files_lock held: @a is not freed meanwhile */
-	pthread_mutex_lock(&d->lock);
-	a = find_id(d, req->id);
-	pthread_mutex_unlock(&d->lock);
-	if (!a)
-		return -ENOENT;
-	pthread_rwlock_wrlock(&a->rt);
-	codec = req->codec == BUDDY_CODEC_DEFAULT ? a->codec :
-		buddy_codec_by_id(req->codec);
-	if (req->target == a->target && codec == a->codec && !a->mixed)
-		goto out_unlock;
-	buddy_retarget_need(&chunk_ops, a, a->nr_chunks, req->target, codec,
-			    &cur_dev, &cur_bud, &new_dev, &new_bud);
-	if (!buddy_space_could_fit(&d->space, new_dev, new_bud)) {
-		ret = -E2BIG;
-		goto out_unlock;
-	}
-	old = calloc(a->nr_chunks, sizeof(*old));
-	if (!old) {
-		ret = -ENOMEM;
-		goto out_unlock;
-	}
-	/* the old extents stay until the end: old plus new at the peak */
-	pthread_mutex_lock(&d->lock);
-	ret = buddy_space_reserve(&d->space, new_dev, new_bud);
-	pthread_mutex_unlock(&d->lock);
-	if (ret)
-		goto out_unlock;
-	ret = buddy_retarget_run(&chunk_ops, a, a->nr_chunks, req->target,
-				 codec, old, &mixed);
-	if (!ret) {
-		buddy_retarget_commit(&chunk_ops, a, a->nr_chunks, old);
-		a->target = req->target;
-		a->codec = codec;
-		a->codec_id = codec->id;
-		a->target_source = BUDDY_SRC_EXPLICIT;
-		a->mixed = false;
-	} else if (mixed) {
-		a->mixed = true;
-	}
-	buddy_chunks_bytes(&chunk_ops, a, a->nr_chunks, &fin_dev, &fin_bud);
-	pthread_mutex_lock(&d->lock);
-	buddy_space_release(&d->space, cur_dev + new_dev - fin_dev,
-			    cur_bud + new_bud - fin_bud);
-	d->held += (fin_dev + fin_bud) - (cur_dev + cur_bud);
-	a->dev_bytes = fin_dev;
-	a->bud_bytes = fin_bud;
-	pthread_mutex_unlock(&d->lock);
-out_unlock:
-	pthread_rwlock_unlock(&a->rt);
-	free(old);
-	return ret;
-}
-
-static bool same_profile(const struct buddy_profile_entry *x,
-			 const struct buddy_profile_entry *y)
-{
-	return x->uid == y->uid && !strncmp(x->label, y->label,
-					    BUDDY_LABEL_LEN);
-}
-
-static struct buddy_profile_entry *profile_find(struct dev *d,
-					const struct buddy_profile_entry *e)
-{
-	unsigned int k;
-
-	for (k = 0; k < d->nr_profiles; k++)
-		if (same_profile(&d->profiles[k], e))
-			return &d->profiles[k];
-	return NULL;
-}
-
-/* buddy_profile_admit()'s view of a request (d->lock held). */
-struct profile_ctx {
-	struct dev *d;
-	const struct buddy_profile_entry *ent;
-	bool replace;		/* the table counts as empty */
-};
-
-static bool ent_in_table(void *ctx, unsigned int i)
-{
-	struct profile_ctx *pc = ctx;
-
-	return !pc->replace && profile_find(pc->d, &pc->ent[i]);
-}
-
-static bool ent_same(void *ctx, unsigned int k, unsigned int i)
-{
-	struct profile_ctx *pc = ctx;
-
-	return same_profile(&pc->ent[k], &pc->ent[i]);
-}
-
-static long dev_profile_set(struct dev *d, struct buddy_profile *req)
-{
-	const struct buddy_profile_entry *ent =
-		(const void *)(uintptr_t)req->entries_ptr;
-	struct profile_ctx pc = { d, ent, false };
-	unsigned int i, nr;
-	long ret = buddy_profile_req_check(req, true);
-
-	if (ret)
-		return ret;
-	if (req->count && !ent)
-		return -EFAULT;
-	/* validate everything before changing anything */
-	for (i = 0; i < req->count; i++) {
-		/* (uid_t)-1 maps to no kernel uid: make_kuid() fails */
-		if (ent[i].uid == (u32)-1 ||
-		    buddy_profile_entry_check(&ent[i]))
-			return -EINVAL;
-	}
-	pthread_mutex_lock(&d->lock);
-	if (!d->profiles) {
-		d->profiles = calloc(BUDDY_PROFILE_MAX, sizeof(*d->profiles));
-		if (!d->profiles) {
-			pthread_mutex_unlock(&d->lock);
-			return -ENOMEM;
-		}
-	}
-	pc.replace = req->flags & BUDDY_PROFILE_REPLACE;
-	nr = pc.replace ? 0 : d->nr_profiles;
-	ret = buddy_profile_admit(req->count, nr, ent_in_table, ent_same, &pc);
-	if (ret) {
-		pthread_mutex_unlock(&d->lock);
-		return ret;
-	}
-	d->nr_profiles = nr;
-	for (i = 0; i < req->count; i++) {
-		struct buddy_profile_entry *e = profile_find(d, &ent[i]);
-
-		if (!e) {
-			e = &d->profiles[d->nr_profiles++];
-			*e = ent[i];
-		}
-		e->target = ent[i].target;
-		e->codec = ent[i].codec;
-	}
-	req->total = d->nr_profiles;
-	pthread_mutex_unlock(&d->lock);
-	return 0;
-}
-
-static long dev_profile_get(struct dev *d, struct buddy_profile *req)
-{
-	struct buddy_profile_entry *out = (void *)(uintptr_t)req->entries_ptr;
-	unsigned int n;
-	long ret = buddy_profile_req_check(req, false);
-
-	if (ret)
-		return ret;
-	pthread_mutex_lock(&d->lock);
-	n = req->count < d->nr_profiles ? req->count : d->nr_profiles;
-	if (n && !out) {
-		pthread_mutex_unlock(&d->lock);
-		return -EFAULT;
-	}
-	if (n)
-		memcpy(out, d->profiles, n * sizeof(*out));
-	req->total = d->nr_profiles;
-	pthread_mutex_unlock(&d->lock);
-	req->count = n;
-	return 0;
-}
-
-/* ---- the ioctl dispatcher: kmod/main.c's buddy_ioctl_dispatch() ---- */
-
-/* The commands; their ABI version 1 sizes are core/chunk.c's. */
-static const struct ioc {
-	unsigned int cmd;
-	bool on_alloc;		/* also on an allocation's descriptor */
-} iocs[] = {
-	{ BUDDY_IOC_GET_INFO, false },
-	{ BUDDY_IOC_ALLOC, false },
-	{ BUDDY_IOC_ALLOC_STAT, true },
-	{ BUDDY_IOC_GET_MAP, true },
-	{ BUDDY_IOC_LIST, false },
-	{ BUDDY_IOC_SET_TARGET, false },
-	{ BUDDY_IOC_PROFILE_SET, false },
-	{ BUDDY_IOC_PROFILE_GET, false },
-};
-
-static long run_alloc_cmd(struct alloc *a, unsigned int cmd, void *k)
-{
-	if (cmd == BUDDY_IOC_ALLOC_STAT) {
-		struct buddy_alloc_stat *st = k;
-
-		if (st->id && st->id != a->id)
-			return -EINVAL;
-		fill_stat(a, st);
-		return 0;
-	}
-	if (((struct buddy_map *)k)->id &&
-	    ((struct buddy_map *)k)->id != a->id)
-		return -EINVAL;
-	return map_codes(a, k);
-}
-
-static long run_dev_cmd(struct dev *d, unsigned int cmd, void *k)
-{
-	struct alloc *a;
-	long ret;
-
-	switch (cmd) {
-	case BUDDY_IOC_GET_INFO:
-		fill_info(d, k);
-		return 0;
-	case BUDDY_IOC_ALLOC:
-		return dev_alloc(d, k);
-	case BUDDY_IOC_ALLOC_STAT:
-	case BUDDY_IOC_GET_MAP:
-		/* both structs start with the id */
-		pthread_mutex_lock(&d->lock);
-		a = find_id(d, *(u64 *)k);
-		if (a && cmd == BUDDY_IOC_ALLOC_STAT)
-			fill_stat(a, k);
-		pthread_mutex_unlock(&d->lock);
-		if (!a)
-			return -ENOENT;
-		if (cmd == BUDDY_IOC_ALLOC_STAT)
-			return 0;
-		ret = map_codes(a, k);
-		return ret;
-	case BUDDY_IOC_LIST:
-		return dev_list(d, k);
-	case BUDDY_IOC_SET_TARGET:
-		return dev_set_target(d, k);
-	case BUDDY_IOC_PROFILE_SET:
-		return dev_profile_set(d, k);
-	default:
-		return dev_profile_get(d, k);
-	}
-}
-
-int inproc_ioctl(int fd, unsigned long cmd, void *arg)
-{
-	unsigned int usize = _IOC_SIZE(cmd), ksize, i;
-	const struct ioc *d = NULL;
-	struct file *f = file_of(fd);
-	union {
-		struct buddy_info info;
-		struct buddy_alloc alloc;
-		struct buddy_alloc_stat stat;
-		struct buddy_map map;
-		struct buddy_list list;
-		struct buddy_set_target st;
-		struct buddy_profile prof;
-	} k;
-	long ret;
-
-	if (!f)
-		return -EBADF;
-	if (_IOC_TYPE(cmd) != BUDDY_IOC_MAGIC)
-		return -ENOTTY;
-	for (i = 0; i < ARRAY_SIZE(iocs); i++) {
-		if (_IOC_NR(iocs[i].cmd) == _IOC_NR(cmd) &&
-		    _IOC_DIR(iocs[i].cmd) == _IOC_DIR(cmd) &&
-		    (!f->a || iocs[i].on_alloc)) {
-			d = &iocs[i];
-			break;
-		}
-	}
-	if (!d)
-		return -ENOTTY;
-	if (usize < buddy_ioctl_min_size(d->cmd))
-		return -EINVAL;
-	ksize = _IOC_SIZE(d->cmd);
-	memset(&k, 0, sizeof(k));
-	if (_IOC_DIR(cmd) & _IOC_WRITE) {
-		/* copy_struct_from_user(): a longer struct's tail must be 0 */
-		const u8 *u = arg;
-
-		if (!arg)
-			return -EFAULT;
-		for (i = ksize; i < usize; i++)
-			if (u[i])
-				return -E2BIG;
-		memcpy(&k, arg, usize < ksize ? usize : ksize);
-	}
-	if (f->a) {
-		ret = run_alloc_cmd(f->a, d->cmd, &k);
-	} else {
-		/*
-		 * Calls on the device see every allocation: free those whose
-		 * descriptor was closed first, and keep any from being freed
-		 * meanwhile.
-		 */
-		pthread_mutex_lock(&files_lock);
-		sweep();
-		ret = run_dev_cmd(f->d, d->cmd, &k);
-		pthread_mutex_unlock(&files_lock);
-	}
-	if (ret < 0)
-		return ret;
-	if (_IOC_DIR(cmd) & _IOC_READ) {
-		if (!arg)
-			return -EFAULT;	/* only GET_INFO is read-only */
-		memcpy(arg, &k, usize < ksize ? usize : ksize);
-	}
-	return ret;
-}
-
 /* ---- device-wide counters: sysfs io_stat and code_stat ---- */
 
 int inproc_stats(int fd, struct buddy_counters *io, uint64_t *codes)
 {
-	struct file *f = file_of(fd);
+	struct file *f = inproc_file_of(fd);
 	struct dev *d;
 	struct alloc *a;
 	unsigned int i;
@@ -1193,8 +705,8 @@ int inproc_stats(int fd, struct buddy_counters *io, uint64_t *codes)
 		return -EBADF;
 	if (f->a)
 		return -ENOTTY;
-	pthread_mutex_lock(&files_lock);
-	sweep();
+	pthread_mutex_lock(&inproc_files_lock);
+	inproc_sweep();
 	d = f->d;
 	pthread_mutex_lock(&d->lock);
 	*io = d->dead;
@@ -1208,6 +720,6 @@ int inproc_stats(int fd, struct buddy_counters *io, uint64_t *codes)
 		pthread_mutex_unlock(&a->stat_lock);
 	}
 	pthread_mutex_unlock(&d->lock);
-	pthread_mutex_unlock(&files_lock);
+	pthread_mutex_unlock(&inproc_files_lock);
 	return 0;
 }

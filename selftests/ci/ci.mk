@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: GPL-2.0
-# The CI machinery itself (included from the top Makefile).
+# The CI machinery itself, and the tree's layout rules.
 #
 #   make check-ci   the "ci" stage of `make check`, natively, ~15 s:
 #                   - selftests/ci/stage_test.sh: scripts/stage.sh and
@@ -14,8 +14,13 @@
 #                   - selftests/ci/deps_test.sh: that check fails, naming
 #                     the command and the package, on a synthetic project
 #                     with an unlisted program, an uncovered package, a
-#                     missing program and a wrong package.
-#                   TAP in $(B)/results/native-ci-{stages,deps,deps-test}.log
+#                     missing program and a wrong package;
+#                   - selftests/ci/layout_check.py: the include graph runs
+#                     from higher layers to lower ones only, no source file
+#                     outside selftests/ is over 1000 lines, no function
+#                     over 150 (`python3 selftests/ci/layout_check.py
+#                     --graph` prints the graph).
+#                   TAP in $(B)/results/native-ci-{stages,deps,deps-test,layout}.log
 #   make deps-list  what the scan finds: each program and one place it is run
 #   make deps-trace the stages under strace, compared with the manifest (below)
 
@@ -28,6 +33,7 @@ check-ci:
 	scripts/run-native-tests.sh --name ci-deps \
 	    python3 selftests/ci/check-deps.py $(CI_GOALS) || rc=1; \
 	scripts/run-native-tests.sh --name ci-deps-test selftests/ci/deps_test.sh || rc=1; \
+	scripts/run-native-tests.sh --name ci-layout python3 selftests/ci/layout_check.py || rc=1; \
 	exit $$rc
 
 deps-list:

@@ -19,7 +19,7 @@ kselftest "# Totals:" line.
   - the example of userspace-api.rst is examples/buddy-example.c verbatim;
   - every buddyctl subcommand (tools/buddyctl/buddyctl.c's table) has a
     section in Documentation/man/buddyctl.rst, every long option of buddyd
-    (daemon/buddyd.c) is in Documentation/man/buddyd.rst;
+    (daemon/main.c) is in Documentation/man/buddyd.rst;
   - every .rst under Documentation/ parses with docutils without a warning.
 """
 import os
@@ -211,10 +211,10 @@ def main():
                if f"--{o}" not in man1 and o != "help"]
     tap(longopts and not missing, f"man/buddyctl.rst: all {len(longopts)} "
         "long options of the subcommands", "missing: " + ", ".join(missing))
-    bd = read("daemon/buddyd.c")
+    bd = read("daemon/main.c")
     if bd is None:
         tap(True, "man/buddyd.rst: every long option of buddyd",
-            skip="daemon/buddyd.c does not exist")
+            skip="daemon/main.c does not exist")
     else:
         opts = re.findall(r'\{\s*"([\w-]+)",\s*(?:no|required|optional)_argument',
                           bd)

@@ -77,12 +77,14 @@ BENCH_GUEST_DEVICE_MB ?= 128
 BENCH_GUEST_TIMEOUT  ?= 900
 BENCH_GUEST_SCALE_SECONDS ?= 8
 
-$(DEV_BENCH): tools/bench/dev_bench.c $(USER_HDRS) $(TOOLS_A) $(LIBBUDDY_A)
+DEV_BENCH_SRCS       := $(wildcard tools/bench/dev_bench*.c)
+$(DEV_BENCH): $(DEV_BENCH_SRCS) tools/bench/dev_bench.h $(USER_HDRS) \
+		$(TOOLS_A) $(LIBBUDDY_A)
 	@mkdir -p $(dir $@)
 	@test -f /usr/include/liburing.h || \
 	    { echo "bench-guest: liburing.h missing (apt-get install liburing-dev)" >&2; exit 1; }
-	$(CC) $(DEV_BENCH_CFLAGS) $(WARN) $(CPPFLAGS) -static -o $@ $< \
-	    $(TOOLS_A) $(LIBBUDDY_A) -luring -lnuma -lm
+	$(CC) $(DEV_BENCH_CFLAGS) $(WARN) $(CPPFLAGS) -static -o $@ \
+	    $(DEV_BENCH_SRCS) $(TOOLS_A) $(LIBBUDDY_A) -luring -lnuma -lm
 
 .PHONY: bench-guest
 bench-guest: $(DEV_BENCH) $(GUEST_INPROC_BENCH)

@@ -628,44 +628,40 @@ static void path_table(int devfd, const struct buddy_codec *c,
 	printf("# worst ratio of the table: %.2f\n", worst);
 }
 
-int main(int argc, char **argv)
+struct bench_opts {
+	const char *codec, *class, *loop, *device;
+	bool scaling_only, no_pin;
+	int node;
+	double secs;
+};
+
+/* The options into @o: -1 to go on, else the exit status. */
+static int parse_args(int argc, char **argv, struct bench_opts *o)
 {
-	const char *codec_name = "bpc", *class_name = "mixed", *loop = NULL;
-	const char *device = NULL;
-	bool scaling_only = false, no_pin = false;
-	int node = -1;
-	double secs = 1.0, goal_2x = 0, scale, worst_scale = 1e30;
-	bool any_per_cpu = false, pc_memcpy, goal_ok = false;
-	struct buddy_paired goal = { 0 };
-	double ceiling;
-	const struct buddy_codec *c;
-	static struct scale_case cases[NR_SCALE_CASES];
-	unsigned int t, d;
-	int devfd, cls, opt;
-	u8 *data, *copy, *dst;
+	int opt;
 
 	while ((opt = getopt(argc, argv, "t:c:d:l:D:N:S:sPh")) != -1) {
 		switch (opt) {
 		case 't':
-			secs = atof(optarg);
+			o->secs = atof(optarg);
 			break;
 		case 'c':
-			codec_name = optarg;
+			o->codec = optarg;
 			break;
 		case 'd':
-			class_name = optarg;
+			o->class = optarg;
 			break;
 		case 'l':
-			loop = optarg;
+			o->loop = optarg;
 			break;
 		case 'D':
-			device = optarg;
+			o->device = optarg;
 			break;
 		case 's':
-			scaling_only = true;
+			o->scaling_only = true;
 			break;
 		case 'P':
-			no_pin = true;
+			o->no_pin = true;
 			break;
 		case 'S':
 			scale_bytes = strtoul(optarg, NULL, 0) << 10;
@@ -677,8 +673,8 @@ int main(int argc, char **argv)
 			}
 			break;
 		case 'N':
-			node = atoi(optarg);
-			if (node < 0) {
+			o->node = atoi(optarg);
+			if (o->node < 0) {
 				fprintf(stderr, "inproc_bench: -N %s: not a node number\n",
 					optarg);
 				return 2;
@@ -694,39 +690,23 @@ int main(int argc, char **argv)
 			return opt == 'h' ? 0 : 2;
 		}
 	}
-	c = buddy_codec_by_name(codec_name);
-	cls = datagen_class_by_name(class_name);
-	if (!c || cls < 0 || secs <= 0) {
-		fprintf(stderr, "inproc_bench: bad codec, class or time\n");
-		return 2;
-	}
-	opt = bench_numa_place("inproc_bench", node);
-	if (opt)
-		return opt;
-	if (node >= 0)
-		printf("threads on the CPUs of NUMA node %d (libnuma)\n", node);
-	devfd = device ? buddy_open(device) :
-			 buddy_open_inproc("device_mb=64,max_ratio=4");
-	if (devfd < 0) {
-		fprintf(stderr, "inproc_bench: %s: %s\n",
-			device ?: "in-process device", strerror(-devfd));
-		return 1;
-	}
-	data = malloc(AREA);
-	copy = malloc(AREA);
-	dst = malloc(1u << 20);
-	datagen_fill(cls, 42, data, AREA);
-	if (loop)
-		return loop_only(devfd, c, loop, data, dst, secs);
+	return -1;
+}
 
-	if (!scaling_only) {
-		path_table(devfd, c, class_name, data, copy, dst, secs,
-			   &goal_2x);
-		if (c->id == BUDDY_CODEC_BPC)
-			goal_ok = !goal_paired(devfd, c, data, dst, &goal);
-	}
+/*
+ * The scaling table: its worst case's scaling; the memcpy ceiling in
+ * *@ceiling, whether a case was judged per CPU second in *@per_cpu.
+ */
+static double scaling(int devfd, const struct buddy_codec *c, u8 *data,
+		      const struct bench_opts *o, double *ceiling,
+		      bool *per_cpu)
+{
+	static struct scale_case cases[NR_SCALE_CASES];
+	double worst = 1e30, secs = o->secs;
+	bool pc_memcpy;
+	unsigned int t, d;
 
-	scale_pin(no_pin);
+	scale_pin(o->no_pin);
 	for (d = 0; d < NR_SCALE_CASES; d++)	/* memcpy, then 1x and 2x */
 		cases[d] = (struct scale_case){
 			.c = d ? c : NULL,
@@ -740,7 +720,7 @@ int main(int argc, char **argv)
 		       "# thread is either in turn\n", scale_cpu[0], scale_cpu[1]);
 	else
 		printf("# the two threads not pinned (%s)\n",
-		       no_pin ? "-P" : "fewer than two CPUs allowed");
+		       o->no_pin ? "-P" : "fewer than two CPUs allowed");
 	printf("# cpus: CPUs the threads got; x-wall: 2 threads / 1 thread; x-cpu: the same per CPU second;\n"
 	       "# %u block pairs of %.0f ms, each one thread next to two, in %u passes over\n"
 	       "# the cases: rates and ratios are their medians, IQR the judged ratio's quartiles\n",
@@ -757,25 +737,34 @@ int main(int argc, char **argv)
 			scale_pass(devfd, &cases[d], data,
 				   secs / (2 * SCALE_PAIRS),
 				   SCALE_PAIRS / SCALE_PASSES);
-	ceiling = scale_report(&cases[0], &pc_memcpy);
+	*ceiling = scale_report(&cases[0], &pc_memcpy);
+	*per_cpu = false;
 	for (d = 1; d < NR_SCALE_CASES; d++) {
 		bool pc;
+		double scale = scale_report(&cases[d], &pc);
 
-		scale = scale_report(&cases[d], &pc);
-		any_per_cpu |= pc;
-		if (scale < worst_scale)
-			worst_scale = scale;
+		*per_cpu |= pc;
+		if (scale < worst)
+			worst = scale;
 	}
+	return worst;
+}
 
-	printf("# goals of the data path on %s (issue 16):\n",
-	       device ?: "the in-process device");
-	if (scaling_only)
+/* The goal lines of the data path. */
+static void print_goals(const struct bench_opts *o, const struct buddy_codec *c,
+			bool goal_ok, const struct buddy_paired *goal,
+			double goal_2x, double worst_scale, double ceiling,
+			bool any_per_cpu)
+{
+	printf("# goals of the data path on %s:\n",
+	       o->device ?: "the in-process device");
+	if (o->scaling_only)
 		;	/* -s: the table, and so this goal, not measured */
 	else if (c->id == BUDDY_CODEC_BPC && goal_ok)
 		printf("goal: 2x bpc pread 4KiB <= 1.20x the codec alone: %.2fx  %s  (paired, %u blocks of %u calls: IQR %.2f-%.2fx)\n"
 		       "  table: the same ratio from the table's cells (best of %u runs, not judged): %.2fx\n",
-		       1 / goal.median, goal.met ? "met" : "NOT met",
-		       GOAL_PAIRS, GOAL_CALLS, 1 / goal.q3, 1 / goal.q1,
+		       1 / goal->median, goal->met ? "met" : "NOT met",
+		       GOAL_PAIRS, GOAL_CALLS, 1 / goal->q3, 1 / goal->q1,
 		       ROUNDS, goal_2x);
 	else if (c->id == BUDDY_CODEC_BPC)
 		printf("goal: 2x bpc pread 4KiB <= 1.20x the codec alone: not measured (too few usable block pairs)\n");
@@ -794,6 +783,57 @@ int main(int argc, char **argv)
 	       "met at the machine's ceiling" : "NOT met");
 	printf("# the machine's memcpy of the same pieces scaled %.2fx in this run\n",
 	       ceiling);
+}
+
+int main(int argc, char **argv)
+{
+	struct bench_opts o = {
+		.codec = "bpc", .class = "mixed", .node = -1, .secs = 1.0,
+	};
+	double goal_2x = 0, worst_scale, ceiling;
+	bool any_per_cpu, goal_ok = false;
+	struct buddy_paired goal = { 0 };
+	const struct buddy_codec *c;
+	int devfd, cls, ret;
+	u8 *data, *copy, *dst;
+
+	ret = parse_args(argc, argv, &o);
+	if (ret >= 0)
+		return ret;
+	c = buddy_codec_by_name(o.codec);
+	cls = datagen_class_by_name(o.class);
+	if (!c || cls < 0 || o.secs <= 0) {
+		fprintf(stderr, "inproc_bench: bad codec, class or time\n");
+		return 2;
+	}
+	ret = bench_numa_place("inproc_bench", o.node);
+	if (ret)
+		return ret;
+	if (o.node >= 0)
+		printf("threads on the CPUs of NUMA node %d (libnuma)\n", o.node);
+	devfd = o.device ? buddy_open(o.device) :
+			   buddy_open_inproc("device_mb=64,max_ratio=4");
+	if (devfd < 0) {
+		fprintf(stderr, "inproc_bench: %s: %s\n",
+			o.device ?: "in-process device", strerror(-devfd));
+		return 1;
+	}
+	data = malloc(AREA);
+	copy = malloc(AREA);
+	dst = malloc(1u << 20);
+	datagen_fill(cls, 42, data, AREA);
+	if (o.loop)
+		return loop_only(devfd, c, o.loop, data, dst, o.secs);
+
+	if (!o.scaling_only) {
+		path_table(devfd, c, o.class, data, copy, dst, o.secs,
+			   &goal_2x);
+		if (c->id == BUDDY_CODEC_BPC)
+			goal_ok = !goal_paired(devfd, c, data, dst, &goal);
+	}
+	worst_scale = scaling(devfd, c, data, &o, &ceiling, &any_per_cpu);
+	print_goals(&o, c, goal_ok, &goal, goal_2x, worst_scale, ceiling,
+		    any_per_cpu);
 	buddy_close(devfd);
 	free(data);
 	free(copy);

@@ -254,7 +254,9 @@ static struct json_object *geom_json(const struct buddy_alloc_stat *st,
 	return o;
 }
 
-int cmd_heatmap(int argc, char **argv)
+/* The options into @o, the ID into @id: -1 to go on, else the exit status. */
+static int heatmap_opts(int argc, char **argv, struct heatmap_opts *o,
+			uint64_t *id)
 {
 	enum { OPT_COLOR = 256, OPT_NO_COLOR };
 	static const struct option opts[] = {
@@ -270,42 +272,36 @@ int cmd_heatmap(int argc, char **argv)
 		{ "help",	no_argument,		NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
-	struct heatmap_opts o = { .width = DEF_WIDTH, .scale = DEF_SCALE };
-	struct buddy_alloc_stat st;
-	struct hmap_geom g;
-	struct hmap_acc acc = { 0 };
-	struct hmap_image img = { 0 };
-	float *mean = NULL;
 	bool color_set = false;
-	uint64_t id, v;
-	int c, fd, r, ret = 1;
+	uint64_t v;
+	int c;
 
-	o.mode = HMAP_PLAIN;
+	o->mode = HMAP_PLAIN;
 	while ((c = getopt_long(argc, argv, "o:w:r:s:Ljh", opts, NULL)) != -1) {
 		switch (c) {
 		case 'o':
-			o.out = optarg;
+			o->out = optarg;
 			break;
 		case 'w':
 			if (parse_uint("width", optarg, 1, HMAP_MAX_WIDTH, &v))
 				return EXIT_USAGE;
-			o.width = v;
+			o->width = v;
 			break;
 		case 'r':
 			if (parse_uint("max-rows", optarg, 1, HMAP_MAX_ROWS,
-				       &o.max_rows))
+				       &o->max_rows))
 				return EXIT_USAGE;
 			break;
 		case 's':
 			if (parse_uint("scale", optarg, 1, HMAP_MAX_SCALE, &v))
 				return EXIT_USAGE;
-			o.scale = v;
+			o->scale = v;
 			break;
 		case 'L':
-			o.legend = true;
+			o->legend = true;
 			break;
 		case OPT_COLOR:
-			if (parse_color(optarg, &o.mode)) {
+			if (parse_color(optarg, &o->mode)) {
 				buddyctl_err("heatmap: invalid --color '%s' (auto, always, never, 256, truecolor)",
 					     optarg);
 				return EXIT_USAGE;
@@ -313,11 +309,11 @@ int cmd_heatmap(int argc, char **argv)
 			color_set = true;
 			break;
 		case OPT_NO_COLOR:
-			o.mode = HMAP_PLAIN;
+			o->mode = HMAP_PLAIN;
 			color_set = true;
 			break;
 		case 'j':
-			o.json = true;
+			o->json = true;
 			break;
 		case 'h':
 			heatmap_usage(stdout);
@@ -327,7 +323,7 @@ int cmd_heatmap(int argc, char **argv)
 			return EXIT_USAGE;
 		}
 	}
-	if (au_parse_id("heatmap", argv[optind], &id))
+	if (au_parse_id("heatmap", argv[optind], id))
 		return EXIT_USAGE;
 	if (optind + 1 != argc) {
 		buddyctl_err("heatmap: unexpected argument '%s' (one ID)",
@@ -335,10 +331,90 @@ int cmd_heatmap(int argc, char **argv)
 		return EXIT_USAGE;
 	}
 	if (!color_set)
-		o.mode = color_auto(false);
-	if (!o.max_rows)
-		o.max_rows = o.out ? DEF_ROWS_PNG : DEF_ROWS_TERM;
+		o->mode = color_auto(false);
+	if (!o->max_rows)
+		o->max_rows = o->out ? DEF_ROWS_PNG : DEF_ROWS_TERM;
+	return -1;
+}
 
+/* -o: the picture, and what it is (as JSON with -j); the exit status. */
+static int heatmap_png(const struct heatmap_opts *o,
+		       const struct buddy_alloc_stat *st,
+		       const struct hmap_geom *g, const float *mean,
+		       struct hmap_image *img)
+{
+	struct png_meta pm = { st, g, o->scale };
+	struct json_object *j;
+	int r;
+
+	r = hmap_raster(mean, g, o->scale, o->legend, img);
+	if (r) {
+		buddyctl_err("heatmap: allocation %" PRIu64 ": %s (%" PRIu64
+			     " rows of %u cells at %u px)",
+			     (uint64_t)st->id,
+			     r == -E2BIG ? "the image would be too large" :
+			     strerror(-r), g->rows, g->width, o->scale);
+		return 1;
+	}
+	if (write_png(o->out, img, &pm))
+		return 1;
+	if (!o->json) {
+		FILE *f = strcmp(o->out, "-") ? stdout : stderr;
+
+		describe(f, st, g);
+		fprintf(f, ": %s (%ux%u px)\n", o->out, img->w, img->h);
+		return f == stdout ? au_flush_stdout() : 0;
+	}
+	j = geom_json(st, g);
+	json_object_object_add(j, "file", json_object_new_string(o->out));
+	json_object_object_add(j, "scale", json_object_new_int(o->scale));
+	json_object_object_add(j, "legend", json_object_new_boolean(o->legend));
+	json_object_object_add(j, "width_px", json_object_new_int(img->w));
+	json_object_object_add(j, "height_px", json_object_new_int(img->h));
+	if (strcmp(o->out, "-"))
+		return au_print_json(j);
+	bjson_write(stderr, j, BJSON_PRETTY);
+	json_object_put(j);
+	return 0;
+}
+
+/* The picture in the terminal, or the cells' means as JSON. */
+static int heatmap_stdout(const struct heatmap_opts *o,
+			  const struct buddy_alloc_stat *st,
+			  const struct hmap_geom *g, const float *mean)
+{
+	if (o->json) {
+		struct json_object *j = geom_json(st, g);
+		struct json_object *arr = json_object_new_array();
+
+		for (uint64_t k = 0; k < g->cells; k++)
+			json_object_array_add(arr, bjson_fixed(mean[k], 3));
+		json_object_object_add(j, "means", arr);
+		return au_print_json(j);
+	}
+	describe(stdout, st, g);
+	putchar('\n');
+	hmap_render_text(stdout, mean, g, o->mode);
+	if (o->legend)
+		hmap_legend_text(stdout, o->mode);
+	return au_flush_stdout();
+}
+
+int cmd_heatmap(int argc, char **argv)
+{
+	struct heatmap_opts o = { .width = DEF_WIDTH, .scale = DEF_SCALE };
+	struct buddy_alloc_stat st;
+	struct hmap_geom g;
+	struct hmap_acc acc = { 0 };
+	struct hmap_image img = { 0 };
+	float *mean = NULL;
+	uint64_t id;
+	int fd, ret = 1;
+
+	ret = heatmap_opts(argc, argv, &o, &id);
+	if (ret >= 0)
+		return ret;
+	ret = 1;
 	fd = au_open();
 	if (fd < 0)
 		return 1;
@@ -358,64 +434,10 @@ int cmd_heatmap(int argc, char **argv)
 		goto out_free;
 	}
 	hmap_acc_means(&acc, mean);
-
-	if (o.out) {
-		struct png_meta pm = { &st, &g, o.scale };
-
-		r = hmap_raster(mean, &g, o.scale, o.legend, &img);
-		if (r) {
-			buddyctl_err("heatmap: allocation %" PRIu64 ": %s (%" PRIu64
-				     " rows of %u cells at %u px)",
-				     id, r == -E2BIG ? "the image would be too large" :
-				     strerror(-r), g.rows, g.width, o.scale);
-			goto out_free;
-		}
-		if (write_png(o.out, &img, &pm))
-			goto out_free;
-		if (o.json) {
-			struct json_object *j = geom_json(&st, &g);
-
-			json_object_object_add(j, "file",
-					       json_object_new_string(o.out));
-			json_object_object_add(j, "scale",
-					       json_object_new_int(o.scale));
-			json_object_object_add(j, "legend",
-					       json_object_new_boolean(o.legend));
-			json_object_object_add(j, "width_px",
-					       json_object_new_int(img.w));
-			json_object_object_add(j, "height_px",
-					       json_object_new_int(img.h));
-			if (!strcmp(o.out, "-")) {
-				bjson_write(stderr, j, BJSON_PRETTY);
-				json_object_put(j);
-				ret = 0;
-			} else {
-				ret = au_print_json(j);
-			}
-		} else {
-			FILE *f = strcmp(o.out, "-") ? stdout : stderr;
-
-			describe(f, &st, &g);
-			fprintf(f, ": %s (%ux%u px)\n", o.out, img.w, img.h);
-			ret = f == stdout ? au_flush_stdout() : 0;
-		}
-	} else if (o.json) {
-		struct json_object *j = geom_json(&st, &g);
-		struct json_object *arr = json_object_new_array();
-		uint64_t k;
-
-		for (k = 0; k < g.cells; k++)
-			json_object_array_add(arr, bjson_fixed(mean[k], 3));
-		json_object_object_add(j, "means", arr);
-		ret = au_print_json(j);
-	} else {
-		describe(stdout, &st, &g);
-		putchar('\n');
-		hmap_render_text(stdout, mean, &g, o.mode);
-		if (o.legend)
-			hmap_legend_text(stdout, o.mode);
-		ret = au_flush_stdout();
-	}
+	if (o.out)
+		ret = heatmap_png(&o, &st, &g, mean, &img);
+	else
+		ret = heatmap_stdout(&o, &st, &g, mean);
 out_free:
 	hmap_image_free(&img);
 	free(mean);

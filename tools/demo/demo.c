@@ -473,49 +473,122 @@ static void usage(FILE *f)
 		"next to the demo's synthetic data classes.\n");
 }
 
-int main(int argc, char **argv)
+/* Allocate and write every data set; read each back and compare. */
+static u64 store_and_verify(int devfd, u64 logical)
 {
-	const char *dev = NULL;
-	double threshold = 0.30, t0, t1, t2;
-	struct buddy_info info, before, after;
-	u64 codecs, chunk_bytes, logical = 0, bad = 0, dev_need = 0,
-	    bud_need = 0;
-	bool plan_only = false;
+	double t0, t1, t2;
+	u64 bad = 0;
 	unsigned int i;
-	int opt, devfd = -1, ret, fails = 0;
 	u8 *buf;
 
-	setvbuf(stdout, NULL, _IOLBF, 0);
+	t0 = now();
+	for (i = 0; i < nr_sets; i++) {
+		struct dataset *d = &sets[i];
+
+		d->fd = buddy_alloc_simple(devfd, d->size, d->target, d->codec,
+					   d->label, &d->id);
+		if (d->fd < 0)
+			die(1, "%s: ALLOC %.2f MiB at %s: %s", d->label,
+			    d->size / MIB, ratio_name(d->target),
+			    buddy_strerror(d->fd, BUDDY_OP_ALLOC));
+		write_all(d);
+	}
+	t1 = now();
+
+	/* Read everything back, in pieces of another size, and compare. */
+	buf = xmalloc(READ_PIECE);
+	for (i = 0; i < nr_sets; i++)
+		bad += verify(&sets[i], buf);
+	t2 = now();
+	free(buf);
+	printf("wrote %.2f MiB in %.1f s, read back and compared in %.1f s: %s\n\n",
+	       logical / MIB, t1 - t0, t2 - t1,
+	       bad ? "MISMATCH" : "all bytes identical");
+	return bad;
+}
+
+static void get_info(int devfd, struct buddy_info *info)
+{
+	int ret = buddy_get_info(devfd, info);
+
+	if (ret)
+		die(1, "GET_INFO: %s", buddy_strerror(ret, BUDDY_OP_INFO));
+}
+
+/* The checks of a run: the number that failed. */
+static int run_checks(u64 bad, u64 logical, const struct buddy_info *before,
+		      const struct buddy_info *info,
+		      const struct buddy_info *after)
+{
+	int fails = 0;
+
+	printf("\nchecks:\n");
+	fails += check(!bad, "every byte read back equals the byte written");
+	fails += check(info->logical_bytes - before->logical_bytes == logical &&
+		       info->nr_allocs - before->nr_allocs == nr_sets,
+		       "GET_INFO counts every allocation and logical byte");
+	fails += check(logical > info->device_bytes,
+		       "more logical bytes stored than the device pool holds");
+	fails += check(info->device_used <= info->device_bytes &&
+		       info->buddy_used <= info->buddy_bytes,
+		       "both pools within their sizes");
+	fails += check(after->nr_allocs == before->nr_allocs &&
+		       after->device_used == before->device_used &&
+		       after->buddy_used == before->buddy_used,
+		       "closing the allocations returns every pool byte");
+	return fails;
+}
+
+/* The options; the data sets named on the command line are added. */
+static void parse_args(int argc, char **argv, const char **dev,
+		       double *threshold, bool *plan_only)
+{
+	int opt;
+
 	while ((opt = getopt(argc, argv, "d:t:nvh")) != -1) {
 		switch (opt) {
 		case 'd':
-			dev = optarg;
+			*dev = optarg;
 			break;
 		case 't': {
 			char *end;
 
-			threshold = strtod(optarg, &end) / 100;
-			if (*end || end == optarg || threshold < 0 ||
-			    threshold > 1)
+			*threshold = strtod(optarg, &end) / 100;
+			if (*end || end == optarg || *threshold < 0 ||
+			    *threshold > 1)
 				die(2, "-t: a percentage from 0 to 100");
 			break;
 		}
 		case 'n':
-			plan_only = true;
+			*plan_only = true;
 			break;
 		case 'v':
 			verbose = true;
 			break;
 		case 'h':
 			usage(stdout);
-			return 0;
+			exit(0);
 		default:
 			usage(stderr);
-			return 2;
+			exit(2);
 		}
 	}
-	for (i = optind; i < (unsigned int)argc; i++)
+	for (int i = optind; i < argc; i++)
 		add_file(argv[i]);
+}
+
+int main(int argc, char **argv)
+{
+	const char *dev = NULL;
+	double threshold = 0.30;
+	struct buddy_info info, before, after;
+	u64 codecs, chunk_bytes, logical = 0, bad, dev_need = 0, bud_need = 0;
+	bool plan_only = false;
+	unsigned int i;
+	int devfd = -1, ret, fails;
+
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	parse_args(argc, argv, &dev, &threshold, &plan_only);
 	add_synthetic();
 
 	if (plan_only) {
@@ -526,9 +599,7 @@ int main(int argc, char **argv)
 		if (devfd < 0)
 			die(1, "%s: %s", dev ? dev : BUDDY_DEV_PATH,
 			    buddy_strerror(devfd, BUDDY_OP_OPEN));
-		ret = buddy_get_info(devfd, &before);
-		if (ret)
-			die(1, "GET_INFO: %s", buddy_strerror(ret, BUDDY_OP_INFO));
+		get_info(devfd, &before);
 		codecs = before.codecs;
 		chunk_bytes = before.chunk_bytes;
 		printf("buddy.ko ABI %u: device pool %.0f MiB on node %d, buddy carve-out %.0f MiB on node %d, max ratio %ux\n\n",
@@ -558,65 +629,22 @@ int main(int argc, char **argv)
 		    (before.device_bytes - before.device_used) / MIB,
 		    (before.buddy_bytes - before.buddy_used) / MIB);
 
-	/* Allocate and write everything. */
-	t0 = now();
-	for (i = 0; i < nr_sets; i++) {
-		struct dataset *d = &sets[i];
-
-		d->fd = buddy_alloc_simple(devfd, d->size, d->target, d->codec,
-					   d->label, &d->id);
-		if (d->fd < 0)
-			die(1, "%s: ALLOC %.2f MiB at %s: %s", d->label,
-			    d->size / MIB, ratio_name(d->target),
-			    buddy_strerror(d->fd, BUDDY_OP_ALLOC));
-		write_all(d);
-	}
-	t1 = now();
-
-	/* Read everything back, in pieces of another size, and compare. */
-	buf = xmalloc(READ_PIECE);
-	for (i = 0; i < nr_sets; i++)
-		bad += verify(&sets[i], buf);
-	t2 = now();
-	free(buf);
-	printf("wrote %.2f MiB in %.1f s, read back and compared in %.1f s: %s\n\n",
-	       logical / MIB, t1 - t0, t2 - t1,
-	       bad ? "MISMATCH" : "all bytes identical");
-
+	bad = store_and_verify(devfd, logical);
 	for (i = 0; i < nr_sets; i++) {
 		ret = buddy_alloc_stat(sets[i].fd, &sets[i].st);
 		if (ret)
 			die(1, "%s: ALLOC_STAT: %s", sets[i].label,
 			    buddy_strerror(ret, BUDDY_OP_STAT));
 	}
-	ret = buddy_get_info(devfd, &info);
-	if (ret)
-		die(1, "GET_INFO: %s", buddy_strerror(ret, BUDDY_OP_INFO));
-
+	get_info(devfd, &info);
 	print_table();
 	printf("\n");
 	print_info(&info);
 
 	for (i = 0; i < nr_sets; i++)
 		close(sets[i].fd);
-	ret = buddy_get_info(devfd, &after);
-	if (ret)
-		die(1, "GET_INFO: %s", buddy_strerror(ret, BUDDY_OP_INFO));
-
-	printf("\nchecks:\n");
-	fails += check(!bad, "every byte read back equals the byte written");
-	fails += check(info.logical_bytes - before.logical_bytes == logical &&
-		       info.nr_allocs - before.nr_allocs == nr_sets,
-		       "GET_INFO counts every allocation and logical byte");
-	fails += check(logical > info.device_bytes,
-		       "more logical bytes stored than the device pool holds");
-	fails += check(info.device_used <= info.device_bytes &&
-		       info.buddy_used <= info.buddy_bytes,
-		       "both pools within their sizes");
-	fails += check(after.nr_allocs == before.nr_allocs &&
-		       after.device_used == before.device_used &&
-		       after.buddy_used == before.buddy_used,
-		       "closing the allocations returns every pool byte");
+	get_info(devfd, &after);
+	fails = run_checks(bad, logical, &before, &info, &after);
 	close(devfd);
 	if (fails || bad) {
 		printf("buddy-demo: FAILED (%d checks)\n", fails);

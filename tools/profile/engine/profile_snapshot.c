@@ -629,112 +629,136 @@ static void scan_table(struct prof_state *st, unsigned int p, struct live **lv,
 	}
 }
 
-/* Read the pending iovecs of one process, charging what failed. */
-static void flush_iovs(pid_t pid, struct prof_snap *sn, struct prof_raw *raw,
-		       struct live *lv, struct iovec *loc, struct iovec *rem,
-		       uint8_t *unread, size_t *owner_of, size_t *niov)
-{
-	uint64_t missed;
-
-	if (!*niov)
-		return;
-	missed = read_iovs(pid, loc, rem, *niov, unread);
-	sn->unread += missed;
-	for (size_t j = 0; j < *niov; j++) {
-		struct prof_piece *pc = &raw->pieces[owner_of[j]];
-
-		if (!unread[j])
-			continue;
-		pc->unread += loc[j].iov_len / BUDDY_ENTRY_BYTES;
-		sn->pp[lv[pc->alloc].proc].unread += loc[j].iov_len;
-	}
-	*niov = 0;
-}
-
-/*
- * One snapshot of every followed process that has a table and still runs:
- * all are stopped, their tables and memory read, then all continued.  A
- * process that has exited is not read any more: its figures are those of
- * the snapshots taken while it ran.
- */
-int prof_snapshot(struct prof_state *st, bool requested)
-{
-	struct prof_run *r = st->r;
-	struct prof_opts *o = r->o;
-	struct live *lv = NULL;
-	size_t nlv = 0, caplv = 0, i;
-	struct prof_map **maps;
-	size_t *nmaps;
-	bool *stopped;
+/* One snapshot being taken. */
+struct snap_ctx {
+	struct prof_state *st;
+	struct prof_run *r;
 	struct prof_snap *sn;
-	struct prof_raw raw = { 0 };
-	uint64_t total_blocks = 0, cap_blocks, k, bufpos = 0;
+	struct live *lv;		/* the live allocations of all */
+	size_t nlv, caplv;
+	struct prof_map **maps;		/* per process, its /proc/PID/maps */
+	size_t *nmaps;
+	bool *stopped;			/* per process */
+	unsigned int nstopped;
+	struct prof_raw raw;
+	size_t cappieces;
+	uint64_t bufpos;		/* bytes of raw.buf filled */
+	/* the reads of one process not yet done */
+	pid_t cur;
 	struct iovec loc[IOV_BATCH], rem[IOV_BATCH];
 	uint8_t unread[IOV_BATCH];
-	size_t owner_of[IOV_BATCH];
-	size_t niov = 0, cappieces = 0;
-	double t0 = prof_now();
-	unsigned int p, nstopped = 0;
-	pid_t cur = 0;
+	size_t owner_of[IOV_BATCH];	/* their pieces */
+	size_t niov;
+};
 
-	if (!__atomic_load_n(&r->hdr->first_pid, __ATOMIC_ACQUIRE))
-		return 0;	/* no process followed yet */
-	prof_sync_procs(r);
-	stopped = calloc(r->nprocs + 1, sizeof(*stopped));
-	maps = calloc(r->nprocs + 1, sizeof(*maps));
-	nmaps = calloc(r->nprocs + 1, sizeof(*nmaps));
-	if (!stopped || !maps || !nmaps) {
+static void *snap_calloc(size_t n, size_t size)
+{
+	void *p = calloc(n, size);
+
+	if (!p) {
 		prof_err("out of memory for a snapshot");
 		exit(1);
 	}
-	for (p = 0; p < r->nprocs; p++) {
+	return p;
+}
+
+/* Read the pending iovecs of one process, charging what failed. */
+static void flush_iovs(struct snap_ctx *c)
+{
+	uint64_t missed;
+
+	if (!c->niov)
+		return;
+	missed = read_iovs(c->cur, c->loc, c->rem, c->niov, c->unread);
+	c->sn->unread += missed;
+	for (size_t j = 0; j < c->niov; j++) {
+		struct prof_piece *pc = &c->raw.pieces[c->owner_of[j]];
+
+		if (!c->unread[j])
+			continue;
+		pc->unread += c->loc[j].iov_len / BUDDY_ENTRY_BYTES;
+		c->sn->pp[c->lv[pc->alloc].proc].unread += c->loc[j].iov_len;
+	}
+	c->niov = 0;
+}
+
+/* SIGSTOP to every followed process that still runs. */
+static void stop_all(struct snap_ctx *c)
+{
+	struct prof_run *r = c->r;
+
+	for (unsigned int p = 0; p < r->nprocs; p++) {
 		if (!r->procs[p].pid || !proc_alive(&r->procs[p]))
 			continue;
 		if (kill(r->procs[p].pid, SIGSTOP)) {
 			r->procs[p].gone = true;
 			continue;
 		}
-		stopped[p] = true;
+		c->stopped[p] = true;
 	}
+}
+
+/* The snapshot's record, taken at @t0. */
+static void new_snap(struct snap_ctx *c, double t0, bool requested)
+{
+	struct prof_run *r = c->r;
+	struct prof_snap *sn;
 
 	GROW(r->snaps, r->nsnaps, r->capsnaps);
-	sn = &r->snaps[r->nsnaps];
+	sn = c->sn = &r->snaps[r->nsnaps];
 	memset(sn, 0, sizeof(*sn));
 	sn->id = r->nsnaps;
 	sn->t = t0 - r->t_start;
 	sn->requested = requested;
 	sn->npp = r->nprocs;
-	sn->pp = calloc(r->nprocs + 1, sizeof(*sn->pp));
-	if (!sn->pp) {
-		prof_err("out of memory for a snapshot");
-		exit(1);
-	}
+	sn->pp = snap_calloc(r->nprocs + 1, sizeof(*sn->pp));
+}
 
-	for (p = 0; p < r->nprocs; p++) {
+/* Once each stopped process has stopped: its maps and its table. */
+static void read_tables(struct snap_ctx *c)
+{
+	struct prof_run *r = c->r;
+	struct prof_snap *sn = c->sn;
+
+	for (unsigned int p = 0; p < r->nprocs; p++) {
 		int running;
 
-		if (!stopped[p])
+		if (!c->stopped[p])
 			continue;
 		running = wait_stopped(r->procs[p].pid);
 		if (running < 0) {
 			kill(r->procs[p].pid, SIGCONT);
-			stopped[p] = false;
+			c->stopped[p] = false;
 			r->procs[p].gone = true;
 			continue;
 		}
-		nstopped++;
+		c->nstopped++;
 		sn->not_stopped += running;
 		sn->pp[p].not_stopped = running;
 		sn->pp[p].read = true;
 		r->procs[p].last_read = sn->id + 1;
-		maps[p] = read_maps(r->procs[p].pid, &nmaps[p]);
-		scan_table(st, p, &lv, &nlv, &caplv);
+		c->maps[p] = read_maps(r->procs[p].pid, &c->nmaps[p]);
+		scan_table(c->st, p, &c->lv, &c->nlv, &c->caplv);
 	}
-	qsort(lv, nlv, sizeof(*lv), cmp_live);
+	qsort(c->lv, c->nlv, sizeof(*c->lv), cmp_live);
+}
 
-	for (i = 0; i < nlv; i++) {
+/*
+ * Each live allocation's readable bytes, counted per snapshot and
+ * process; then its stride within the sampling budget, and raw.buf for
+ * what will be read.
+ */
+static void plan_reads(struct snap_ctx *c)
+{
+	struct prof_snap *sn = c->sn;
+	struct live *lv = c->lv;
+	uint64_t total_blocks = 0, sample = c->r->o->sample_bytes, k;
+	size_t i;
+
+	for (i = 0; i < c->nlv; i++) {
 		struct prof_psnap *pp = &sn->pp[lv[i].proc];
-		uint64_t len = readable_len(maps[lv[i].proc], nmaps[lv[i].proc],
+		uint64_t len = readable_len(c->maps[lv[i].proc],
+					    c->nmaps[lv[i].proc],
 					    lv[i].s.addr, lv[i].s.size);
 
 		sn->allocs++;
@@ -748,124 +772,177 @@ int prof_snapshot(struct prof_state *st, bool requested)
 		lv[i].readable = len;
 		sn->readable += len;
 		pp->readable += len;
-		total_blocks += (len + BLK - 1) / BLK;
 	}
-	cap_blocks = o->sample_bytes ? (o->sample_bytes + BLK - 1) / BLK : 0;
-	k = share_budget(lv, nlv, cap_blocks);
-	raw.stride = k;
+	k = share_budget(lv, c->nlv, sample ? (sample + BLK - 1) / BLK : 0);
+	c->raw.stride = k;
 	sn->stride = k;
-	total_blocks = 0;
-	for (i = 0; i < nlv; i++) {
+	for (i = 0; i < c->nlv; i++) {
 		uint64_t nb = (lv[i].readable + BLK - 1) / BLK;
 
 		total_blocks += (nb + lv[i].stride - 1) / lv[i].stride;
 		if (lv[i].stride > sn->pp[lv[i].proc].stride)
 			sn->pp[lv[i].proc].stride = lv[i].stride;
 	}
-	for (p = 0; p < r->nprocs; p++)
+	for (unsigned int p = 0; p < c->r->nprocs; p++)
 		if (sn->pp[p].read && !sn->pp[p].stride)
 			sn->pp[p].stride = 1;
-	raw.buf = malloc((total_blocks + 1) * BLK);
-	raw.snap = r->nsnaps;
-	if (!raw.buf) {
+	c->raw.buf = malloc((total_blocks + 1) * BLK);
+	c->raw.snap = c->r->nsnaps;
+	if (!c->raw.buf) {
 		prof_err("out of memory for a snapshot");
 		exit(1);
 	}
+}
 
-	for (i = 0; i < nlv; i++) {
-		struct live *l = &lv[i];
-		uint64_t nb = (l->readable + BLK - 1) / BLK, b, start = bufpos;
-		struct prof_piece *pc;
+/*
+ * Block @b (@blen bytes, padded to @plen) of live allocation @l into the
+ * reads of piece @pc: merged with the previous read when both sides are
+ * adjacent, else a read of its own.
+ */
+static void add_read(struct snap_ctx *c, const struct live *l,
+		     struct prof_piece *pc, uint64_t b, uint64_t blen,
+		     uint64_t plen)
+{
+	uint8_t *to = c->raw.buf + c->bufpos;
+	uint64_t from = l->s.addr + b * BLK;
+	size_t last = c->niov - 1;
 
-		if (!l->readable)
-			continue;
-		if (cur != r->procs[l->proc].pid) {
-			/* the iovecs read one process's memory */
-			flush_iovs(cur, sn, &raw, lv, loc, rem, unread, owner_of,
-				   &niov);
-			cur = r->procs[l->proc].pid;
-		}
-		GROW(raw.pieces, raw.npieces, cappieces);
-		pc = &raw.pieces[raw.npieces++];
-		pc->alloc = i;		/* the live entry until all is read */
-		pc->off = bufpos;
-		pc->len = 0;
-		pc->unread = (l->s.size - l->readable) / BUDDY_ENTRY_BYTES;
-		pc->stride = l->stride;
-		pc->blocks = nb;
-		pc->read = 0;
-		for (b = 0; b < nb; b++) {
-			uint64_t blen, plen;
-
-			/* the middle block of each group of @stride */
-			if (b % l->stride != l->stride / 2)
-				continue;
-			pc->read++;
-			blen = l->readable - b * BLK;
-			if (blen > BLK)
-				blen = BLK;
-			/* whole entries: the tail is zero-padded */
-			plen = (blen + BUDDY_ENTRY_BYTES - 1) &
-			       ~(uint64_t)(BUDDY_ENTRY_BYTES - 1);
-			memset(raw.buf + bufpos + blen, 0, plen - blen);
-			if (niov && owner_of[niov - 1] == raw.npieces - 1 &&
-			    (uint8_t *)loc[niov - 1].iov_base + loc[niov - 1].iov_len ==
-			    raw.buf + bufpos &&
-			    (uintptr_t)rem[niov - 1].iov_base + rem[niov - 1].iov_len ==
-			    l->s.addr + b * BLK && loc[niov - 1].iov_len < IOV_MERGE) {
-				/* adjacent on both sides: one larger read */
-				loc[niov - 1].iov_len += blen;
-				rem[niov - 1].iov_len += blen;
-				bufpos += plen;
-				pc->len += plen;
-				continue;
-			}
-			loc[niov].iov_base = raw.buf + bufpos;
-			loc[niov].iov_len = blen;
-			rem[niov].iov_base = (void *)(uintptr_t)(l->s.addr + b * BLK);
-			rem[niov].iov_len = blen;
-			unread[niov] = 0;
-			owner_of[niov] = raw.npieces - 1;
-			niov++;
-			bufpos += plen;
-			pc->len += plen;
-			if (niov == IOV_BATCH)
-				flush_iovs(cur, sn, &raw, lv, loc, rem, unread,
-					   owner_of, &niov);
-		}
-		sn->pp[l->proc].sampled += bufpos - start;
+	if (c->niov && c->owner_of[last] == c->raw.npieces - 1 &&
+	    (uint8_t *)c->loc[last].iov_base + c->loc[last].iov_len == to &&
+	    (uintptr_t)c->rem[last].iov_base + c->rem[last].iov_len == from &&
+	    c->loc[last].iov_len < IOV_MERGE) {
+		/* adjacent on both sides: one larger read */
+		c->loc[last].iov_len += blen;
+		c->rem[last].iov_len += blen;
+		c->bufpos += plen;
+		pc->len += plen;
+		return;
 	}
-	flush_iovs(cur, sn, &raw, lv, loc, rem, unread, owner_of, &niov);
-	if (prof_adaptive_progress(o) && !requested)
-		prof_progress_step(st);
-	for (p = 0; p < r->nprocs; p++)
-		if (stopped[p])
-			kill(r->procs[p].pid, SIGCONT);
-	sn->stopped_ms = nstopped ? (prof_now() - t0) * 1e3 : 0;
-	sn->sampled = bufpos;
-	/* the allocations, labelled through their own process's maps */
-	for (i = 0; i < raw.npieces; i++) {
-		struct live *l = &lv[raw.pieces[i].alloc];
+	c->loc[c->niov].iov_base = to;
+	c->loc[c->niov].iov_len = blen;
+	c->rem[c->niov].iov_base = (void *)(uintptr_t)from;
+	c->rem[c->niov].iov_len = blen;
+	c->unread[c->niov] = 0;
+	c->owner_of[c->niov] = c->raw.npieces - 1;
+	c->niov++;
+	c->bufpos += plen;
+	pc->len += plen;
+	if (c->niov == IOV_BATCH)
+		flush_iovs(c);
+}
 
-		raw.pieces[i].alloc = alloc_of(r, l->proc, &l->s, maps[l->proc],
-					       nmaps[l->proc]);
+/* Live allocation @i: its piece of the sample, its blocks' reads. */
+static void read_alloc(struct snap_ctx *c, size_t i)
+{
+	struct live *l = &c->lv[i];
+	uint64_t nb = (l->readable + BLK - 1) / BLK, b, start = c->bufpos;
+	struct prof_piece *pc;
+
+	if (!l->readable)
+		return;
+	if (c->cur != c->r->procs[l->proc].pid) {
+		/* the iovecs read one process's memory */
+		flush_iovs(c);
+		c->cur = c->r->procs[l->proc].pid;
+	}
+	GROW(c->raw.pieces, c->raw.npieces, c->cappieces);
+	pc = &c->raw.pieces[c->raw.npieces++];
+	pc->alloc = i;		/* the live entry until all is read */
+	pc->off = c->bufpos;
+	pc->len = 0;
+	pc->unread = (l->s.size - l->readable) / BUDDY_ENTRY_BYTES;
+	pc->stride = l->stride;
+	pc->blocks = nb;
+	pc->read = 0;
+	for (b = 0; b < nb; b++) {
+		uint64_t blen, plen;
+
+		/* the middle block of each group of @stride */
+		if (b % l->stride != l->stride / 2)
+			continue;
+		pc->read++;
+		blen = l->readable - b * BLK;
+		if (blen > BLK)
+			blen = BLK;
+		/* whole entries: the tail is zero-padded */
+		plen = (blen + BUDDY_ENTRY_BYTES - 1) &
+		       ~(uint64_t)(BUDDY_ENTRY_BYTES - 1);
+		memset(c->raw.buf + c->bufpos + blen, 0, plen - blen);
+		add_read(c, l, pc, b, blen, plen);
+	}
+	c->sn->pp[l->proc].sampled += c->bufpos - start;
+}
+
+/*
+ * The processes continued: the snapshot's figures, its allocations
+ * labelled through their own process's maps, and what is freed.
+ */
+static void finish_snap(struct snap_ctx *c, double t0)
+{
+	struct prof_run *r = c->r;
+	unsigned int p;
+
+	for (p = 0; p < r->nprocs; p++)
+		if (c->stopped[p])
+			kill(r->procs[p].pid, SIGCONT);
+	c->sn->stopped_ms = c->nstopped ? (prof_now() - t0) * 1e3 : 0;
+	c->sn->sampled = c->bufpos;
+	for (size_t i = 0; i < c->raw.npieces; i++) {
+		struct live *l = &c->lv[c->raw.pieces[i].alloc];
+
+		c->raw.pieces[i].alloc = alloc_of(r, l->proc, &l->s,
+						  c->maps[l->proc],
+						  c->nmaps[l->proc]);
 	}
 	r->nsnaps++;
 	for (p = 0; p < r->nprocs; p++)
-		if (maps[p])
-			free_maps(maps[p], nmaps[p]);
-	free(maps);
-	free(nmaps);
-	free(stopped);
-	free(lv);
+		if (c->maps[p])
+			free_maps(c->maps[p], c->nmaps[p]);
+	free(c->maps);
+	free(c->nmaps);
+	free(c->stopped);
+	free(c->lv);
+}
 
-	if (prof_adaptive(o) && !requested) {
+/*
+ * One snapshot of every followed process that has a table and still runs:
+ * all are stopped, their tables and memory read, then all continued.  A
+ * process that has exited is not read any more: its figures are those of
+ * the snapshots taken while it ran.
+ */
+int prof_snapshot(struct prof_state *st, bool requested)
+{
+	struct prof_run *r = st->r;
+	struct snap_ctx *c;
+	double t0 = prof_now();
+
+	if (!__atomic_load_n(&r->hdr->first_pid, __ATOMIC_ACQUIRE))
+		return 0;	/* no process followed yet */
+	prof_sync_procs(r);
+	c = snap_calloc(1, sizeof(*c));
+	c->st = st;
+	c->r = r;
+	c->stopped = snap_calloc(r->nprocs + 1, sizeof(*c->stopped));
+	c->maps = snap_calloc(r->nprocs + 1, sizeof(*c->maps));
+	c->nmaps = snap_calloc(r->nprocs + 1, sizeof(*c->nmaps));
+	stop_all(c);
+	new_snap(c, t0, requested);
+	read_tables(c);
+	plan_reads(c);
+	for (size_t i = 0; i < c->nlv; i++)
+		read_alloc(c, i);
+	flush_iovs(c);
+	if (prof_adaptive_progress(r->o) && !requested)
+		prof_progress_step(st);
+	finish_snap(c, t0);
+	if (prof_adaptive(r->o) && !requested) {
 		/* adaptive: keep the raw sample until the end */
 		GROW(st->pending, st->npending, st->cappending);
-		st->pending[st->npending++] = raw;
+		st->pending[st->npending++] = c->raw;
 	} else {
-		prof_classify(r, &raw);
-		prof_free_raw(&raw, false);
+		prof_classify(r, &c->raw);
+		prof_free_raw(&c->raw, false);
 	}
+	free(c);
 	return 1;
 }

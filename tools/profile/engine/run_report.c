@@ -210,8 +210,8 @@ static bool device_info(const struct run_opts *o, struct buddy_info *info)
 }
 
 /*
- * The two baselines, for the same program and the same window (item 4 of
- * issue 13), both models computed from the window's counters:
+ * The two baselines, for the same program and the same window, both
+ * models computed from the window's counters:
  *
  * 1x / none: the data uncompressed in the device pool; every window fault
  * reads and every write-back writes one whole 4 KiB page of device memory,
@@ -259,50 +259,66 @@ static void baselines(const struct run_label *t, uint64_t pool,
 			 pages * (1 - b->overflow) * 4096 / dev_gbps;
 }
 
-int run_report(struct run_opts *o, struct brun_hdr *h, double run_s,
-		  int status)
-{
-	struct brun_rec *recs = BRUN_RECS(h);
-	uint64_t n = h->next_rec < h->nrecs ? h->next_rec : h->nrecs, i;
-	struct run_label *ls = NULL, tot = { .name = "total" };
-	size_t nl = 0, k;
-	unsigned int lat = link_param(o, "link_latency_ns",
-				      BUDDY_LINK_LATENCY_NS_DEFAULT);
-	unsigned int dgb = link_param(o, "device_gbps", BUDDY_DEVICE_GBPS_DEFAULT);
-	unsigned int lgb = link_param(o, "link_gbps", BUDDY_LINK_GBPS_DEFAULT);
-	double base = o->base_time > 0 ? o->base_time : run_s;
-	bool native = false, have_info;
-	struct buddy_info info = { 0 };
+/* What a report is made of. */
+struct run_sum {
+	struct run_label *ls, tot;	/* per label, by logical bytes; all */
+	size_t nl;
+	bool native;			/* a device without mmap */
+	unsigned int lat, dgb, lgb;	/* the link model's parameters */
+	double run_s, base;		/* the run's time, the sweep's base */
+	bool have_info;
+	struct buddy_info info;
 	struct baseline bl[NSWEEP];
-	FILE *f = stdout;
-	int ret = 0;
+};
 
-	have_info = device_info(o, &info);
+static void collect(const struct run_opts *o, const struct brun_hdr *h,
+		    double run_s, struct run_sum *s)
+{
+	const struct brun_rec *recs = BRUN_RECS(h);
+	uint64_t n = h->next_rec < h->nrecs ? h->next_rec : h->nrecs, i;
+	size_t k;
 
+	memset(s, 0, sizeof(*s));
+	snprintf(s->tot.name, sizeof(s->tot.name), "total");
+	s->lat = link_param(o, "link_latency_ns", BUDDY_LINK_LATENCY_NS_DEFAULT);
+	s->dgb = link_param(o, "device_gbps", BUDDY_DEVICE_GBPS_DEFAULT);
+	s->lgb = link_param(o, "link_gbps", BUDDY_LINK_GBPS_DEFAULT);
+	s->run_s = run_s;
+	s->base = o->base_time > 0 ? o->base_time : run_s;
+	s->have_info = device_info(o, &s->info);
 	for (i = 0; i < n; i++) {
-		struct brun_rec *r = &recs[i];
+		const struct brun_rec *r = &recs[i];
 
 		if (__atomic_load_n(&r->state, __ATOMIC_ACQUIRE) == BRUN_EMPTY)
 			continue;
-		native |= r->flags & BRUN_R_NATIVE;
-		add(label_get(&ls, &nl, r->label), r);
+		s->native |= r->flags & BRUN_R_NATIVE;
+		add(label_get(&s->ls, &s->nl, r->label), r);
 	}
-	qsort(ls, nl, sizeof(*ls), cmp_logical);
-	for (k = 0; k < nl; k++)
-		sum(&tot, &ls[k]);
+	qsort(s->ls, s->nl, sizeof(*s->ls), cmp_logical);
+	for (k = 0; k < s->nl; k++)
+		sum(&s->tot, &s->ls[k]);
+	for (k = 0; k < NSWEEP; k++)
+		baselines(&s->tot, s->info.device_bytes, o->um_page,
+			  sweep_gbps[k], s->lat, s->dgb, &s->bl[k]);
+}
 
-	if (o->out) {
-		f = fopen(o->out, "we");
-		if (!f) {
-			run_err("%s: %s", o->out, strerror(errno));
-			f = stdout;
-			ret = -1;
-		}
-	}
+/* (@base + @ns) / @base: the modeled slowdown, 0 without a base. */
+static double slowdown(double base, double ns)
+{
+	return base > 0 ? (base + ns / 1e9) / base : 0;
+}
+
+/* The run, the table per label and what did not go to buddy memory. */
+static void text_table(FILE *f, const struct run_opts *o,
+		       const struct brun_hdr *h, int status,
+		       const struct run_sum *s)
+{
+	size_t k;
+
 	fprintf(f, "\nbuddyctl run: %s, %llu process(es), %.3f s%s\n",
-		o->argv[0], (unsigned long long)h->nr_procs, run_s,
+		o->argv[0], (unsigned long long)h->nr_procs, s->run_s,
 		WIFSIGNALED(status) ? " (killed by a signal)" : "");
-	if (native)
+	if (s->native)
 		fprintf(f, "device without mmap (in-process): the program ran in ordinary memory and\n"
 			"its data was written to the device at free/exit; no window figures.\n");
 	if (h->nr_dev_open_failed)
@@ -313,18 +329,19 @@ int run_report(struct run_opts *o, struct brun_hdr *h, double run_s,
 		"label", "tgt", "allocs", "logic MiB", "dev MiB", "buddy MiB",
 		"expand", "faults", "hits", "wbacks", "bud%", "link MiB",
 		"link reqs", "link ms", "fb");
-	for (k = 0; k < nl && (!o->show_labels || k < o->show_labels); k++)
-		row(f, &ls[k], ls[k].name);
-	if (k < nl)
-		fprintf(f, "(%zu more labels)\n", nl - k);
-	row(f, &tot, "total");
+	for (k = 0; k < s->nl && (!o->show_labels || k < o->show_labels); k++)
+		row(f, &s->ls[k], s->ls[k].name);
+	if (k < s->nl)
+		fprintf(f, "(%zu more labels)\n", s->nl - k);
+	row(f, &s->tot, "total");
 	fprintf(f, "fell back to ordinary memory: %llu allocation(s), %.1f MiB at or above min-size; "
 		"%llu below it (%.1f MiB)\n",
-		(unsigned long long)tot.nfallback, tot.fallback_bytes / 1048576.0,
+		(unsigned long long)s->tot.nfallback,
+		s->tot.fallback_bytes / 1048576.0,
 		(unsigned long long)h->nr_small, h->bytes_small / 1048576.0);
-	if (tot.nunfinished)
+	if (s->tot.nunfinished)
 		fprintf(f, "%llu allocation(s) without final figures (the process exec'd or _exit'ed)\n",
-			(unsigned long long)tot.nunfinished);
+			(unsigned long long)s->tot.nunfinished);
 	if (h->nr_forks)
 		fprintf(f, "fork: %llu, buddy mappings copied privately into children: %llu (%.1f MiB)\n",
 			(unsigned long long)h->nr_forks,
@@ -333,120 +350,165 @@ int run_report(struct run_opts *o, struct brun_hdr *h, double run_s,
 	if (h->nr_rec_dropped)
 		fprintf(f, "records dropped (raise --records): %llu\n",
 			(unsigned long long)h->nr_rec_dropped);
+}
+
+/* The modeled link time swept over link bandwidths. */
+static void text_sweep(FILE *f, const struct run_opts *o,
+		       const struct run_sum *s)
+{
 	fprintf(f, "\nmodeled link time vs buddy-link bandwidth (latency %u ns once per link request,\n"
 		"device %u GB/s, base time %.3f s %s; a model, not a measurement):\n",
-		lat, dgb, base, o->base_time > 0 ? "given" : "of this run");
+		s->lat, s->dgb, s->base, o->base_time > 0 ? "given" : "of this run");
 	fprintf(f, "%-14s %12s %10s\n", "link", "link ms", "slowdown");
-	for (k = 0; k < NSWEEP; k++) {
-		double ns = model_ns(&tot, sweep_gbps[k], lat, dgb);
+	for (size_t k = 0; k < NSWEEP; k++) {
+		double ns = model_ns(&s->tot, sweep_gbps[k], s->lat, s->dgb);
 
 		fprintf(f, "%4u GB/s%-5s %12.3f %9.4fx\n", sweep_gbps[k],
 			sweep_gbps[k] == 16 ? " PCIe" : "", ns / 1e6,
-			base > 0 ? (base + ns / 1e9) / base : 0);
+			slowdown(s->base, ns));
 	}
 	fprintf(f, "(the device's own link_gbps is %u GB/s: %.3f ms modeled, %.3f ms in ALLOC_STAT)\n",
-		lgb, model_ns(&tot, lgb, lat, dgb) / 1e6, tot.link_ns / 1e6);
-	for (k = 0; k < NSWEEP; k++)
-		baselines(&tot, info.device_bytes, o->um_page, sweep_gbps[k],
-			  lat, dgb, &bl[k]);
-	if (!have_info) {
+		s->lgb, model_ns(&s->tot, s->lgb, s->lat, s->dgb) / 1e6,
+		s->tot.link_ns / 1e6);
+}
+
+/* The two baselines for the same window, and the pools' NUMA distance. */
+static void text_baselines(FILE *f, const struct run_opts *o,
+			   const struct run_sum *s)
+{
+	const struct run_label *tot = &s->tot;
+	const struct baseline *bl = s->bl;
+
+	if (!s->have_info) {
 		fprintf(f, "\nbaselines: the device could not be opened for its pool size\n");
-	} else if (native || !(tot.faults + tot.writebacks)) {
+	} else if (s->native || !(tot->faults + tot->writebacks)) {
 		fprintf(f, "\nbaselines: they need the window's faults and write-backs "
 			"(a device with mmap: buddy.ko)\n");
 	} else {
 		fprintf(f, "\nbaselines for the same window (models; footprint %.1f MiB, device pool %.1f MiB,\n"
 			"%.1f%% of the footprint beyond it; UM migrates %llu KiB pages):\n",
-			tot.logical / 1048576.0, info.device_bytes / 1048576.0,
-			100 * bl[0].overflow, (unsigned long long)(o->um_page >> 10));
+			tot->logical / 1048576.0,
+			s->info.device_bytes / 1048576.0, 100 * bl[0].overflow,
+			(unsigned long long)(o->um_page >> 10));
 		fprintf(f, "%-14s %12s %10s %12s %10s %12s %12s\n", "link",
 			"buddy ms", "slowdown", "UM ms", "slowdown", "UM MiB",
 			"UM-local ms");
-		for (k = 0; k < NSWEEP; k++) {
-			double ns = model_ns(&tot, sweep_gbps[k], lat, dgb);
+		for (size_t k = 0; k < NSWEEP; k++) {
+			double ns = model_ns(tot, sweep_gbps[k], s->lat, s->dgb);
 
 			fprintf(f, "%4u GB/s%-5s %12.3f %9.4fx %12.3f %9.4fx %12.1f %12.3f\n",
 				sweep_gbps[k], sweep_gbps[k] == 16 ? " PCIe" : "",
-				ns / 1e6, base > 0 ? (base + ns / 1e9) / base : 0,
-				bl[k].um_ns / 1e6,
-				base > 0 ? (base + bl[k].um_ns / 1e9) / base : 0,
+				ns / 1e6, slowdown(s->base, ns),
+				bl[k].um_ns / 1e6, slowdown(s->base, bl[k].um_ns),
 				bl[k].um_bytes / 1048576.0, bl[k].um_local_ns / 1e6);
 		}
 		fprintf(f, "(UM: no locality between faults, each migrates a whole page; UM-local: full\n"
 			"locality, %llu KiB / 4 KiB faults share one migration; a program lies in between)\n",
 			(unsigned long long)(o->um_page >> 10));
 		fprintf(f, "1x/none: %.3f ms of device traffic, slowdown %.4fx; needs %.1f MiB of device pool (%s)\n",
-			bl[0].none_ns / 1e6,
-			base > 0 ? (base + bl[0].none_ns / 1e9) / base : 0,
-			tot.logical / 1048576.0,
-			tot.logical <= info.device_bytes ? "fits" : "does not fit");
+			bl[0].none_ns / 1e6, slowdown(s->base, bl[0].none_ns),
+			tot->logical / 1048576.0,
+			tot->logical <= s->info.device_bytes ? "fits" : "does not fit");
 	}
-	if (have_info && info.device_node >= 0 && info.buddy_node >= 0 &&
-	    numa_available() >= 0)
+	if (s->have_info && s->info.device_node >= 0 &&
+	    s->info.buddy_node >= 0 && numa_available() >= 0)
 		fprintf(f, "pools: device on node %d, carve-out on node %d, numa_distance %d\n",
-			info.device_node, info.buddy_node,
-			numa_distance(info.device_node, info.buddy_node));
-	if (f != stdout)
-		fclose(f);
+			s->info.device_node, s->info.buddy_node,
+			numa_distance(s->info.device_node, s->info.buddy_node));
+}
 
-	if (o->json_out) {
-		json_object *j = json_object_new_object(), *a = json_object_new_array();
-		json_object *sw = json_object_new_array();
+/* The baselines as JSON. */
+static json_object *json_baselines(const struct run_opts *o,
+				   const struct run_sum *s)
+{
+	json_object *b = json_object_new_object(), *sw = json_object_new_array();
 
-		for (k = 0; k < nl; k++)
-			json_object_array_add(a, jlabel(&ls[k]));
-		json_object_object_add(j, "labels", a);
-		json_object_object_add(j, "total", jlabel(&tot));
-		json_object_object_add(j, "native", json_object_new_boolean(native));
-		json_object_object_add(j, "run_s", json_object_new_double(run_s));
-		json_object_object_add(j, "base_s", json_object_new_double(base));
+	json_object_object_add(b, "device_pool",
+			       json_object_new_int64(s->info.device_bytes));
+	json_object_object_add(b, "overflow",
+			       json_object_new_double(s->bl[0].overflow));
+	json_object_object_add(b, "um_page", json_object_new_int64(o->um_page));
+	json_object_object_add(b, "none_ns",
+			       json_object_new_double(s->bl[0].none_ns));
+	for (size_t k = 0; k < NSWEEP; k++) {
+		json_object *s1 = json_object_new_object();
+
+		json_object_object_add(s1, "gbps", json_object_new_int(sweep_gbps[k]));
+		json_object_object_add(s1, "um_ns", json_object_new_double(s->bl[k].um_ns));
+		json_object_object_add(s1, "um_bytes", json_object_new_double(s->bl[k].um_bytes));
+		json_object_object_add(s1, "um_local_ns",
+				       json_object_new_double(s->bl[k].um_local_ns));
+		json_object_array_add(sw, s1);
+	}
+	json_object_object_add(b, "um", sw);
+	return b;
+}
+
+/* --json-out: the report as JSON.  0, or -1 when it cannot be written. */
+static int json_report(const struct run_opts *o, const struct brun_hdr *h,
+		       const struct run_sum *s)
+{
+	json_object *j = json_object_new_object(), *a = json_object_new_array();
+	json_object *sw = json_object_new_array();
+	int ret = 0;
+	size_t k;
+
+	for (k = 0; k < s->nl; k++)
+		json_object_array_add(a, jlabel(&s->ls[k]));
+	json_object_object_add(j, "labels", a);
+	json_object_object_add(j, "total", jlabel(&s->tot));
+	json_object_object_add(j, "native", json_object_new_boolean(s->native));
+	json_object_object_add(j, "run_s", json_object_new_double(s->run_s));
+	json_object_object_add(j, "base_s", json_object_new_double(s->base));
 #define H(f) json_object_object_add(j, #f, json_object_new_int64(h->f))
-		H(nr_procs); H(nr_small); H(bytes_small); H(nr_forks);
-		H(nr_private_copies); H(bytes_private_copies);
-		H(nr_dev_open_failed); H(nr_rec_dropped);
+	H(nr_procs); H(nr_small); H(bytes_small); H(nr_forks);
+	H(nr_private_copies); H(bytes_private_copies);
+	H(nr_dev_open_failed); H(nr_rec_dropped);
 #undef H
-		for (k = 0; k < NSWEEP; k++) {
-			json_object *s = json_object_new_object();
-			double ns = model_ns(&tot, sweep_gbps[k], lat, dgb);
+	for (k = 0; k < NSWEEP; k++) {
+		json_object *s1 = json_object_new_object();
+		double ns = model_ns(&s->tot, sweep_gbps[k], s->lat, s->dgb);
 
-			json_object_object_add(s, "gbps", json_object_new_int(sweep_gbps[k]));
-			json_object_object_add(s, "link_ns", json_object_new_double(ns));
-			json_object_object_add(s, "slowdown", json_object_new_double(
-				base > 0 ? (base + ns / 1e9) / base : 0));
-			json_object_array_add(sw, s);
-		}
-		json_object_object_add(j, "sweep", sw);
-		if (have_info) {
-			json_object *b = json_object_new_object();
+		json_object_object_add(s1, "gbps", json_object_new_int(sweep_gbps[k]));
+		json_object_object_add(s1, "link_ns", json_object_new_double(ns));
+		json_object_object_add(s1, "slowdown", json_object_new_double(
+				       slowdown(s->base, ns)));
+		json_object_array_add(sw, s1);
+	}
+	json_object_object_add(j, "sweep", sw);
+	if (s->have_info)
+		json_object_object_add(j, "baselines", json_baselines(o, s));
+	if (json_object_to_file_ext(o->json_out, j, JSON_C_TO_STRING_PRETTY)) {
+		run_err("%s: %s", o->json_out, strerror(errno));
+		ret = -1;
+	}
+	json_object_put(j);
+	return ret;
+}
 
-			json_object_object_add(b, "device_pool",
-					       json_object_new_int64(info.device_bytes));
-			json_object_object_add(b, "overflow",
-					       json_object_new_double(bl[0].overflow));
-			json_object_object_add(b, "um_page",
-					       json_object_new_int64(o->um_page));
-			json_object_object_add(b, "none_ns",
-					       json_object_new_double(bl[0].none_ns));
-			sw = json_object_new_array();
-			for (k = 0; k < NSWEEP; k++) {
-				json_object *s1 = json_object_new_object();
+int run_report(struct run_opts *o, struct brun_hdr *h, double run_s,
+	       int status)
+{
+	struct run_sum s;
+	FILE *f = stdout;
+	int ret = 0;
 
-				json_object_object_add(s1, "gbps", json_object_new_int(sweep_gbps[k]));
-				json_object_object_add(s1, "um_ns", json_object_new_double(bl[k].um_ns));
-				json_object_object_add(s1, "um_bytes", json_object_new_double(bl[k].um_bytes));
-				json_object_object_add(s1, "um_local_ns",
-						       json_object_new_double(bl[k].um_local_ns));
-				json_object_array_add(sw, s1);
-			}
-			json_object_object_add(b, "um", sw);
-			json_object_object_add(j, "baselines", b);
-		}
-		if (json_object_to_file_ext(o->json_out, j, JSON_C_TO_STRING_PRETTY)) {
-			run_err("%s: %s", o->json_out, strerror(errno));
+	collect(o, h, run_s, &s);
+	if (o->out) {
+		f = fopen(o->out, "we");
+		if (!f) {
+			run_err("%s: %s", o->out, strerror(errno));
+			f = stdout;
 			ret = -1;
 		}
-		json_object_put(j);
 	}
-	free(ls);
+	text_table(f, o, h, status, &s);
+	text_sweep(f, o, &s);
+	text_baselines(f, o, &s);
+	if (f != stdout)
+		fclose(f);
+	if (o->json_out && json_report(o, h, &s))
+		ret = -1;
+	free(s.ls);
 	return ret;
 }
