@@ -55,7 +55,7 @@ static const char state_header[] =
 	"# file when it decides, keeping your comments and lines; after\n"
 	"# editing it, reload buddyd (SIGHUP).\n";
 
-/* Create the directory of @path when missing (one level, as before). */
+/* Create the directory of @path when missing (one level). */
 static int make_dir(const char *path)
 {
 	char dir[PATH_MAX], *slash;

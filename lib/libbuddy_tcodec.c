@@ -2,7 +2,7 @@
 /*
  * libbuddy_tcodec.c - the whole-buffer codecs of tcodec.h (tcodec.c,
  * gist.c) through libbuddy's buddy_* interface, for programs that do not
- * link the tools' archive: the Python package's DNN policies (issue 14)
+ * link the tools' library: the Python package's DNN policies
  * reach ZVC, RLE, zlib, LZ4, CSR, Binarize and DPR here, so that no codec
  * exists a second time in Python.  Codecs are named by index, 0 <= i <
  * buddy_tcodec_count(); the table itself stays private to the library.

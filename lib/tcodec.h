@@ -4,7 +4,7 @@
  *
  * The entry codecs of core/ compress one 128-byte entry for the kernel's
  * lossless path.  The codecs here compress a whole buffer (a saved
- * activation of a training step) and are what the DNN policies of issue 14
+ * activation of a training step) and are what the DNN policies
  * and "buddyctl calibrate" use:
  *
  *   zvc        cDMA's zero-value compression: core's ZVC stream of every

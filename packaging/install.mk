@@ -1,8 +1,10 @@
 # SPDX-License-Identifier: GPL-2.0
 # Installation, man pages and the packaging tests.
 #
-#   make man              $(B)/man/buddyctl.1 and buddyd.8 from
-#                         Documentation/man/*.rst (rst2man, python3-docutils)
+#   make man              $(B)/man/buddyctl.1 from Documentation/buddyctl.rst
+#                         (the one source of the reference and the man
+#                         page) and buddyd.8 from Documentation/man/buddyd.rst
+#                         (rst2man, python3-docutils)
 #   make install          everything below under $(DESTDIR)$(PREFIX)
 #   make uninstall        removes exactly the files install put there
 #   make check-install    install into a temporary DESTDIR, compare the tree
@@ -94,13 +96,13 @@ MAN_PAGES       := $(B)/man/buddyctl.1 $(B)/man/buddyd.8
 
 # --- man pages ---------------------------------------------------------------
 define rst2man_rule
-$(B)/man/%.$(1): Documentation/man/%.rst
+$(1): $(2)
 	@mkdir -p $$(dir $$@)
 	@test -n "$$(RST2MAN)" || { echo "rst2man not found (apt-get install python3-docutils)" >&2; exit 1; }
 	$$(RST2MAN) --halt=warning $$< $$@
 endef
-$(eval $(call rst2man_rule,1))
-$(eval $(call rst2man_rule,8))
+$(eval $(call rst2man_rule,$(B)/man/buddyctl.1,Documentation/buddyctl.rst))
+$(eval $(call rst2man_rule,$(B)/man/buddyd.8,Documentation/man/buddyd.rst))
 
 man: $(MAN_PAGES)
 

@@ -134,7 +134,7 @@ if [ ! -x "$dbgexit" ] || [ "$here/debug-exit.c" -nt "$dbgexit" ]; then
 	chmod 755 "$t" && mv -f "$t" "$dbgexit"
 fi
 
-# 9p mount options (issue 11, measured here): msize 512000 is what the
+# 9p mount options (measured here): msize 512000 is what the
 # virtio transport allows; cache=loose makes the read-only host root fast.
 # The writable exports skip the cache so results reach the host at once.
 P9_RO=trans=virtio,version=9p2000.L,ro,msize=512000,cache=loose

@@ -43,17 +43,9 @@ SOURCE = (".c", ".h", ".py", ".sh", ".mk")
 
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)
 
-n = fails = 0
-
-
-def tap(ok, desc, detail=()):
-    global n, fails
-    n += 1
-    if not ok:
-        fails += 1
-    print(f"{'ok' if ok else 'not ok'} {n} - {desc}")
-    for line in detail:
-        print(f"# {line}")
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                os.pardir, "lib"))
+from tap import check, totals  # noqa: E402
 
 
 def tracked():
@@ -136,8 +128,8 @@ def main():
             print(f"{a} -> {', '.join(sorted(edges[a], key=lambda x: (RANK[x], x)))}")
         return 0
     print("TAP version 13")
-    tap(not bad, "the include graph has no arrow from a lower layer up, "
-        "nor across a layer", bad[:40])
+    check("the include graph has no arrow from a lower layer up, "
+          "nor across a layer", not bad, bad[:40])
     for a in sorted(edges, key=lambda x: (RANK[x], x)):
         print(f"#   {a} -> {', '.join(sorted(edges[a]))}")
 
@@ -149,8 +141,8 @@ def main():
             nl = sum(1 for _ in fh)
         if nl > MAX_FILE:
             big.append(f"{f}: {nl} lines")
-    tap(not big, f"no source file outside selftests/ is over {MAX_FILE} lines",
-        big)
+    check(f"no source file outside selftests/ is over {MAX_FILE} lines",
+          not big, big)
 
     long_funcs = []
     for f in files:
@@ -159,13 +151,9 @@ def main():
         for name, line, length in func_lengths(f):
             if length > MAX_FUNC:
                 long_funcs.append(f"{f}:{line}: {name}() is {length} lines")
-    tap(not long_funcs, f"no C function outside selftests/ is over "
-        f"{MAX_FUNC} lines", long_funcs)
-
-    print(f"1..{n}")
-    print(f"# Totals: pass:{n - fails} fail:{fails} xfail:0 xpass:0 skip:0 "
-          "error:0")
-    return 1 if fails else 0
+    check(f"no C function outside selftests/ is over {MAX_FUNC} lines",
+          not long_funcs, long_funcs)
+    return totals()
 
 
 if __name__ == "__main__":

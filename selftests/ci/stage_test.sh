@@ -50,7 +50,7 @@ expect() { # description wanted-closing-line
 }
 reset() { rm -rf "$RESULTS"; mkdir -p "$RESULTS"; }
 
-# 1. The fresh-machine case of issue 9: install fails once, the guest stage
+# 1. The fresh-machine case: install fails once, the guest stage
 #    passes its own tests and ends with scripts/summary.sh.
 reset
 "$stage" install "$work/fake-stage" native-install 13 1 >/dev/null

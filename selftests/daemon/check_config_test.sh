@@ -69,4 +69,3 @@ has "and then the device is the error" "$T/err" "no-such-device"
 run 2 "--check-config with --once is a usage error" --check-config --once
 
 tap_end
-[ "$fail" = 0 ]

@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 # SPDX-License-Identifier: GPL-2.0
 """One small training run under every activation policy, for comparing the
-two backends (issue 14): buddy.ko and the in-process device must give the
+two backends: buddy.ko and the in-process device must give the
 same figures for the same data.
 
     backends.py run OUT.json DEVICE...   # e.g. /dev/buddy inproc:device_mb=64

@@ -103,23 +103,14 @@ put("torch.conv2d", torch.nn.functional.conv2d(img, w, padding=1),
     "close", 1e-5)
 step("torch small ops", t)
 
-# A 2-conv CNN (the shape of issue 11's Fashion-MNIST one), batch 64, on
+# A 2-conv CNN (the shape of the Fashion-MNIST one of tools/eval), batch 64, on
 # real Fashion-MNIST images (dataset-fashion-mnist, the first test images:
 # bytes / 256, exact in float32) from fixed initial weights; a few SGD
 # steps, a new batch each.
 t = time.monotonic()
-FMNIST = "/usr/share/datasets/fashion-mnist"
-
-
-def idx(path, count):
-    """The first @count items of an IDX file (images or labels), as uint8."""
-    import gzip
-    with gzip.open(path, "rb") as f:
-        head = f.read(4)
-        dims = [int.from_bytes(f.read(4), "big") for _ in range(head[3])]
-        per = int(np.prod(dims[1:])) if len(dims) > 1 else 1
-        data = np.frombuffer(f.read(count * per), dtype=np.uint8)
-    return data.reshape([count] + dims[1:])
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                os.pardir, os.pardir, "tools", "eval"))
+import datasets  # noqa: E402
 
 
 class Net(torch.nn.Module):
@@ -140,8 +131,7 @@ with torch.no_grad():
     for p in net.parameters():
         p.copy_(torch.from_numpy(ints(rng, tuple(p.shape), -16, 16, 256.0)))
 steps = 8
-images = idx(f"{FMNIST}/t10k-images-idx3-ubyte.gz", 64 * steps)
-labels = idx(f"{FMNIST}/t10k-labels-idx1-ubyte.gz", 64 * steps)
+images, labels = datasets.fashion_mnist("t10k", 64 * steps)
 opt = torch.optim.SGD(net.parameters(), lr=0.1, momentum=0.9)
 losses = []
 for k in range(steps):

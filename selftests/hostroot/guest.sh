@@ -46,7 +46,7 @@ step compute chroot /host /usr/bin/python3 "$repo/selftests/hostroot/compute.py"
 step lammps chroot /host /bin/sh -c "cd '$out/lammps' && exec /usr/bin/lmp \
 	-in '$repo/selftests/hostroot/in.melt' -log log.lammps -screen none"
 
-# The same programs under `buddyctl run` (issue 13): their allocations of
+# The same programs under `buddyctl run`: their allocations of
 # 64 KiB and more in buddy memory, mapped through the module's resident
 # window, with a device pool (4 MiB; at 4x 16 MiB of data at most) and a
 # window (2 MiB) smaller than their footprints; what does not fit falls
@@ -83,7 +83,7 @@ unload() {
 }
 step run-unload unload
 
-# Every activation policy of buddy.torch (issue 14) on /dev/buddy and on
+# Every activation policy of buddy.torch on /dev/buddy and on
 # the in-process device, in one process: check-hostroot compares the two
 # (selftests/dnn/backends.py).
 step dnn-load insmod "$ko" device_mb=64 max_ratio=4

@@ -18,7 +18,8 @@ kselftest "# Totals:" line.
     Documentation/admin-guide/buddy.rst, its default included;
   - the example of userspace-api.rst is examples/buddy-example.c verbatim;
   - every buddyctl subcommand (tools/buddyctl/buddyctl.c's table) has a
-    section in Documentation/man/buddyctl.rst, every long option of buddyd
+    section in Documentation/buddyctl.rst (the man page's source), every long
+    option of buddyd
     (daemon/main.c) is in Documentation/man/buddyd.rst;
   - every .rst under Documentation/ parses with docutils without a warning.
 """
@@ -34,22 +35,16 @@ ADMIN = "Documentation/admin-guide/buddy.rst"
 ABI = "Documentation/ABI/testing/sysfs-class-misc-buddy"
 EXAMPLE = "examples/buddy-example.c"
 
-n = 0
-counts = {"pass": 0, "fail": 0, "skip": 0}
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                os.pardir, "lib"))
+import tap as taplib  # noqa: E402
 
 
 def tap(ok, desc, detail=None, skip=None):
-    global n
-    n += 1
     if skip:
-        counts["skip"] += 1
-        print(f"ok {n} {desc} # SKIP {skip}")
-        return
-    counts["pass" if ok else "fail"] += 1
-    print(f"{'ok' if ok else 'not ok'} {n} {desc}")
-    if not ok and detail:
-        for line in str(detail).splitlines():
-            print(f"# {line}")
+        taplib.skip(desc, skip)
+    else:
+        taplib.check(desc, ok, str(detail or ""))
 
 
 def read(path):
@@ -193,23 +188,27 @@ def main():
     ctl = read("tools/buddyctl/buddyctl.c") or ""
     table = re.search(r"commands\[\]\s*=\s*\{(.*?)\n\};", ctl, flags=re.S)
     cmds = re.findall(r'\{\s*"([\w-]+)"', table.group(1)) if table else []
-    man1 = read("Documentation/man/buddyctl.rst") or ""
+    man1 = read("Documentation/buddyctl.rst") or ""
     missing = [c for c in cmds
                if not re.search(rf"^{re.escape(c)}\b.*\n[-~^]+\n", man1,
                                 flags=re.M)]
-    tap(cmds and not missing, f"man/buddyctl.rst: a section for each of the "
+    tap(cmds and not missing, f"buddyctl.rst: a section for each of the "
         f"{len(cmds)} subcommands", "missing: " + ", ".join(missing))
     longopts = {}
-    for path in sorted(os.listdir("tools/buddyctl")) if \
-            os.path.isdir("tools/buddyctl") else []:
+    srcs = [os.path.join("tools/buddyctl", p) for p in
+            sorted(os.listdir("tools/buddyctl"))] if \
+        os.path.isdir("tools/buddyctl") else []
+    for path in srcs + ["tools/profile/engine/options.c"]:
         if path.endswith(".c"):
-            src = read(os.path.join("tools/buddyctl", path)) or ""
+            src = read(path) or ""
+            # getopt's tables, and profile's and run's option tables
             for o in re.findall(
-                    r'\{\s*"([\w-]+)",\s*(?:no|required|optional)_argument', src):
-                longopts.setdefault(o, path)
+                    r'\{\s*"([\w-]+)",\s*(?:(?:no|required|optional)_argument'
+                    r'|(?:\'.\'|OPT_\w+),\s*(?:true|false),)', src):
+                longopts.setdefault(o, os.path.basename(path))
     missing = [f"--{o} ({p})" for o, p in sorted(longopts.items())
                if f"--{o}" not in man1 and o != "help"]
-    tap(longopts and not missing, f"man/buddyctl.rst: all {len(longopts)} "
+    tap(longopts and not missing, f"buddyctl.rst: all {len(longopts)} "
         "long options of the subcommands", "missing: " + ", ".join(missing))
     bd = read("daemon/main.c")
     if bd is None:
@@ -273,10 +272,7 @@ def main():
         except docutils.utils.SystemMessage as e:
             tap(False, f"{path} parses without docutils warnings", e)
 
-    print(f"1..{n}")
-    print(f"# Totals: pass:{counts['pass']} fail:{counts['fail']} xfail:0 "
-          f"xpass:0 skip:{counts['skip']} error:0")
-    return 1 if counts["fail"] else 0
+    return taplib.totals()
 
 
 if __name__ == "__main__":

@@ -144,10 +144,10 @@ exports_ok() {
 	# the in-process device's internals
 	! grep -q 'datagen\|heur\|buddy_stripe\|buddy_codec_by\|buddy_entry\|inproc_' "$work/syms"
 }
-check "exports only buddy_* (libbuddy.c, libbuddy_aio.c, libbuddy_tcodec.c; core/, inproc.c, tcodec.c and gist.c hidden)" exports_ok
+check "exports only buddy_* (libbuddy.c, libbuddy_aio.c, libbuddy_tcodec.c; core/, inproc*.c, tcodec.c and gist.c hidden)" exports_ok
 static_ok() {
 	ar t "$lib/libbuddy.a" | sort | tr '\n' ' ' |
-		grep -qx 'alloc.o bdi.o bpc.o bpc_avx2.o chunk.o codec.o fpc.o gist.o inproc.o libbuddy.o libbuddy_aio.o libbuddy_tcodec.o none.o stripe.o tcodec.o zvc.o '
+		grep -qx 'alloc.o bdi.o bpc.o bpc_avx2.o chunk.o codec.o fpc.o gist.o inproc.o inproc_ioctl.o libbuddy.o libbuddy_aio.o libbuddy_tcodec.o none.o stripe.o tcodec.o zvc.o '
 }
 check "libbuddy.a holds libbuddy, libbuddy_aio, libbuddy_tcodec, the whole-buffer codecs, the in-process device and core/ only" static_ok
 

@@ -6,9 +6,12 @@ workload is run).  TAP on stdout.
     eval_aggregate_test.py EVAL_PY
 """
 import importlib.util
+import os
 import sys
 
-from tap import check, totals
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                os.pardir, "lib"))
+from tap import check, totals  # noqa: E402
 
 spec = importlib.util.spec_from_file_location("buddy_eval", sys.argv[1])
 ev = importlib.util.module_from_spec(spec)

@@ -10,7 +10,9 @@ import subprocess
 import sys
 import tempfile
 
-from tap import check, totals
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                os.pardir, "lib"))
+from tap import check, totals  # noqa: E402
 
 agree = sys.argv[1]
 

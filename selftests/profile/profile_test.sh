@@ -13,12 +13,12 @@ BUDDYCTL=$(realpath "$1")
 LIB=$(realpath "$2")
 T=$(realpath "$3")
 HERE=$(dirname "$(realpath "$0")")
-W=$(mktemp -d /tmp/profile-test.XXXXXX)
-trap 'rm -rf "$W"' EXIT
 export BUDDYPROF_LIB=$LIB
 PY=${PYTHON:-python3}
 
-. "$(dirname "$(realpath "$0")")/tap.sh"
+. "$(dirname "$(realpath "$0")")/../lib/tap.sh"
+tap_init profile-test
+W=$T
 prof() { "$BUDDYCTL" profile -q "$@"; }
 # jq-like: run python on the JSON file $1 with expression/statements $2
 pyj() {
@@ -33,7 +33,6 @@ $2
 EOF
 }
 
-echo "TAP version 13"
 cd "$T"
 
 # --- known content -----------------------------------------------------------
@@ -128,13 +127,13 @@ if [ -x "$T/stateload" ]; then
 	check "known: buddyd's state-file reader loads the profile file, no bad line" \
 		sh -c "'$T/stateload' '$W/k.prof' | grep -q '^bad 0$'"
 else
-	skip "known: buddyd's state-file reader loads the profile file" "daemon/ not in the tree"
+	skp "known: buddyd's state-file reader loads the profile file" "daemon/ not in the tree"
 fi
 if "$BUDDYCTL" load-profiles --help >/dev/null 2>&1; then
 	check "known: buddyctl load-profiles --dry-run takes the profile file" \
 		"$BUDDYCTL" load-profiles --dry-run "$W/k.prof"
 else
-	skip "known: buddyctl load-profiles --dry-run takes the profile file" "no load-profiles in this buddyctl"
+	skp "known: buddyctl load-profiles --dry-run takes the profile file" "no load-profiles in this buddyctl"
 fi
 prof --no-timer -j -o "$W/k2.json" -- ./known 1 >/dev/null 2>&1
 check "known: labels are the same in another run (address-space layout independent)" \
@@ -558,4 +557,4 @@ check "-i, --first and --at take time spans as systemd writes them" sh -c "test 
 "$BUDDYCTL" profile -i 10parsecs -- true >/dev/null 2>"$W/span.err"
 check "a bad span: exit 2, naming --interval" sh -c "test $? -eq 2 && grep -q -- '--interval: 10parsecs is not a time span' '$W/span.err'"
 
-tap_totals
+tap_end

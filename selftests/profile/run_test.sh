@@ -12,12 +12,12 @@ set -u
 BUDDYCTL=$(realpath "$1")
 LIB=$(realpath "$2")
 T=$(realpath "$3")
-W=$(mktemp -d /tmp/run-test.XXXXXX)
-trap 'rm -rf "$W"' EXIT
 export BUDDYPROF_LIB=$LIB
 PY=/usr/bin/python3
 
-. "$(dirname "$(realpath "$0")")/tap.sh"
+. "$(dirname "$(realpath "$0")")/../lib/tap.sh"
+tap_init run-test
+W=$T
 # pyj FILE 'python statements' with d = the JSON, lab(size) = its labels
 pyj() {
 	$PY - "$1" <<EOF
@@ -33,7 +33,6 @@ run() { "$BUDDYCTL" run -q "$@"; }
 DEV=inproc:device_mb=64
 MiB=1048576
 
-echo "TAP version 13"
 cd "$T"
 ./runprog all >"$W/plain.out" 2>"$W/plain.err"
 check "runprog passes its own checks in ordinary memory" test $? -eq 0
@@ -159,7 +158,7 @@ check "--cpunodebind past the last node: exit 2 (or 1 without NUMA), naming the 
 run -d $DEV --cpunodebind 0 -o /dev/null -- sh -c 'exit 3' >/dev/null 2>"$W/e7"
 rc=$?
 if grep -q 'no NUMA support' "$W/e7"; then
-	skip "--cpunodebind 0 runs the program" "no NUMA support"
+	skp "--cpunodebind 0 runs the program" "no NUMA support"
 else
 	check "--cpunodebind 0 runs the program; its exit status is buddyctl's" test $rc -eq 3
 fi
@@ -192,8 +191,8 @@ EOF
 	check "numpy: its arrays were buddy allocations, some fell back" \
 		pyj "$W/np.json" 'assert t["nallocs"] >= 2 and t["nfallback"] >= 1, t'
 else
-	skip "numpy: bit-identical results" "no numpy for $PY"
-	skip "numpy: buddy allocations" "no numpy for $PY"
+	skp "numpy: bit-identical results" "no numpy for $PY"
+	skp "numpy: buddy allocations" "no numpy for $PY"
 fi
 
-tap_totals
+tap_end

@@ -15,22 +15,8 @@ HERE=$(cd "$(dirname "$0")" && pwd)
 MODEL="$HERE/codec_model.py"
 PY=${PYTHON:-python3}
 
-pass=0 fail=0 skip=0 n=0
-T=$(mktemp -d "${TMPDIR:-/tmp}/analyze_test.XXXXXX") || exit 1
-trap 'rm -rf "$T"' EXIT INT TERM
-
-ok()   { n=$((n + 1)); pass=$((pass + 1)); echo "ok $n - $1"; }
-nok()  { n=$((n + 1)); fail=$((fail + 1)); echo "not ok $n - $1"; }
-skp()  { n=$((n + 1)); skip=$((skip + 1)); echo "ok $n - $1 # SKIP $2"; }
-# check DESCRIPTION COMMAND...: pass when the command succeeds.
-check() {
-	d=$1; shift
-	if "$@"; then ok "$d"; else nok "$d"; fi
-}
-# Show what differs, as TAP comments.
-diag() { sed 's/^/# /' "$@" | head -20; }
-
-echo "TAP version 13"
+. "$HERE/../lib/tap.sh"
+tap_init analyze_test
 if [ ! -x "$BUDDYCTL" ]; then
 	echo "# $BUDDYCTL: not built"
 	echo "not ok 1 - buddyctl exists"
@@ -304,6 +290,4 @@ expect_rc "--per-entry with --codec twice exits 2" 2 \
 expect_rc "no FILE exits 2" 2 "$BUDDYCTL" analyze
 expect_rc "unknown option exits 2" 2 "$BUDDYCTL" analyze --bogus "$T/zero.bin"
 
-echo "1..$n"
-echo "# Totals: pass:$pass fail:$fail xfail:0 xpass:0 skip:$skip error:0"
-[ $fail -eq 0 ]
+tap_end

@@ -48,23 +48,16 @@ GLYPHS = ".:-=+#"
 MIB = 1 << 20
 
 # ---- TAP -------------------------------------------------------------------
-n_pass = n_fail = n_skip = 0
-n = 0
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                os.pardir, "lib"))
+from tap import Tap  # noqa: E402
+
+tap = Tap()
 
 
 def ok(cond, desc, diag=None):
-    global n, n_pass, n_fail
-    n += 1
-    if cond:
-        n_pass += 1
-        print(f"ok {n} - {desc}")
-    else:
-        n_fail += 1
-        print(f"not ok {n} - {desc}")
-        if diag is not None:
-            for line in str(diag).splitlines()[:15]:
-                print(f"# {line}")
-    return bool(cond)
+    return bool(tap.check(desc, cond, () if diag is None else
+                          str(diag).splitlines()[:15]))
 
 
 # ---- the run's blocks -------------------------------------------------------
@@ -893,10 +886,7 @@ def main():
 
 
 def finish():
-    print(f"1..{n}")
-    print(f"# Totals: pass:{n_pass} fail:{n_fail} xfail:0 xpass:0 "
-          f"skip:{n_skip} error:0")
-    return 0 if n_fail == 0 else 1
+    return tap.totals()
 
 
 if __name__ == "__main__":

@@ -25,7 +25,7 @@
 
 #include "dev_bench.h"
 
-/* ---- goals: buddy and zram in alternating blocks (issue 16) ---- */
+/* ---- goals: buddy and zram in alternating blocks ---- */
 
 unsigned int pair_blocks = 128;	/* -B: block pairs per goal */
 
@@ -317,7 +317,7 @@ static void print_goal(FILE *f, const struct goal *g)
 }
 
 /*
- * The goals of issue 16, judged on the paired pass (pair_goals()); then,
+ * The goals, judged on the paired pass (pair_goals()); then,
  * for comparison only, the same ratios from the table's cells.
  */
 void print_goals(FILE *f)

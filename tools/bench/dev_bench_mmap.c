@@ -24,7 +24,7 @@
 
 #include "dev_bench.h"
 
-/* ---- mmap: the resident window (issue 13) ---- */
+/* ---- mmap: the resident window ---- */
 
 struct mrow {
 	char sys[24];

@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # fault-ipf.sh - instructions per fault of the window's data path, natively,
-# against the codec alone on the same 32 entries (issue 13's goal: a fault
+# against the codec alone on the same 32 entries (the goal: a fault
 # costs at most 1.2x decoding its 32 entries with the codec alone).
 #
 #   fault-ipf.sh BENCH CODEC PAGES TOP "TARGETS" "CLASSES"
@@ -80,7 +80,7 @@ for m in $miss; do
 	    awk '/^ *[0-9,]+ \(/ { print }' | head -n "$top"
 done
 
-echo "# goal of the window's data path (issue 13), compressed targets:"
+echo "# goal of the window's data path, compressed targets:"
 awk -v r="$worst_in" 'BEGIN {
 	printf "goal: fault-in <= 1.20x the codec decoding its 32 entries (worst case): %.2fx  %s\n",
 	    r, r <= 1.2 ? "met" : "NOT met" }'

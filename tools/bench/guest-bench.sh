@@ -177,10 +177,10 @@ if ! grep -q '^=== end dev_bench table ===$' "$runout" || [ ! -s "$out.tmp" ]; t
 	echo "guest-bench: no table in the guest's output (run.sh status $rc; see $runout, $work/console.log)" >&2
 	exit $((rc ? rc : 1))
 fi
-# the resident window's table (issue 13), when the module has mmap
+# the resident window's table, when the module has mmap
 sed -n '/^=== dev_bench mmap table ===$/,/^=== end dev_bench mmap table ===$/p' "$runout" |
 	sed '1d;$d' >>"$out.tmp"
-# buddy.ko's two-thread scaling (issue 16), with --scaling
+# buddy.ko's two-thread scaling, with --scaling
 if [ -n "$scaling" ]; then
 	sed -n '/^=== inproc_bench scaling ===$/,/^=== end inproc_bench scaling ===$/p' "$runout" |
 		sed '1d;$d' >"$out.scale"

@@ -1,60 +1,16 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * inproc_bench - what libbuddy's data path costs on the in-process device,
- * next to the codec alone.
- *
- * For every target, pwrite and pread of 128 B, 4 KiB and 1 MiB pieces
- * through buddy_pwrite()/buddy_pread() (the whole path: libbuddy's backend
- * table, bounds, locks, core/chunk.c, core/stripe.c, counters), against
- * the same entries going through the codec only: buddy_entry_encode()
- * (buddy_entry_classify() at 1x, which stores plain) for writes and
- * buddy_entry_decode() (a 128-byte copy at 1x) for reads, on the streams
- * the same data gives.  The ratio path / codec is the path's overhead.
- * Each figure is the best of ROUNDS interleaved runs.  The goal, a 4 KiB
- * pread at 2x at most 1.2x the codec alone, is judged in a paired pass
- * after the table (goal_paired()): short blocks of the path and of the
- * codec on the same pieces, back to back, judged on the median of the
- * pairs' ratios.
- *
- * Then the scaling: two threads, each on an allocation of its own, pread
- * (and pwrite) 4 KiB pieces; the goal is two threads >= 1.8x one thread's
- * calls per second.  The two threads stay alive for the whole case, each
- * pinned to a CPU of its own (the first two the process may use; -P
- * leaves them to the scheduler), and run SCALE_PAIRS block pairs: a block
- * with one of them alone (either in turn) next to a block with both, in
- * turn first.  Each pair gives one ratio and the case's scaling is their
- * median (buddy_paired_judge(), printed with its quartiles), so a host
- * hiccup that hits one block moves one ratio, not the figure.  The pairs
- * of every case are spread over SCALE_PASSES passes over all the cases,
- * so that a longer burst of load (a second or two of a VM's neighbours)
- * takes a few pairs from each case instead of all of one.  Separate
- * runs a second apart, each with threads started afresh and left
- * unpinned, had put the same guest case anywhere from 1.45x to 2.5x.
- * On a shared machine two threads may not get two CPUs: the CPUs they
- * got are printed, and so is the scaling per CPU second (each thread's
- * calls over its own CPU time, summed), which cache-line bouncing lowers
- * but a busy machine does not.  The goal is judged on wall-clock time
- * when the two threads got 1.8 CPUs or more, else on the per-CPU figure,
- * and says which.  Each thread cycles over an allocation of -S KiB
- * (default 256), so that the two threads' data stay in their own cores'
- * caches and the figure is the path's own (shared cache lines, locks).
- * With larger sets the memory bus decides: on the 2-CPU VM this was
- * written on, plain memcpy of 4 KiB pieces from two 8 MiB buffers scales
- * 1.1-1.4x.  The memcpy line prints that ceiling for the same size, for
- * reference.
- *
- * The closing lines print each goal of the native data path (issue 16)
- * with "met" or "NOT met": a 4 KiB pread at 2x/bpc at most 1.2x the codec
- * alone (with -c bpc), and the two-thread scaling.
+ * next to the codec alone, and how it scales to two threads.
  *
  *   inproc_bench [-t SECONDS] [-c CODEC] [-d CLASS] [-D DEVICE] [-s]
  *   inproc_bench -l TARGET:OP:SIZE [-t SECONDS] [-c CODEC] [-d CLASS]
  *
  * -D DEVICE runs on DEVICE (e.g. /dev/buddy in a guest, for buddy.ko's
- * scaling) instead of the in-process device; -s measures the scaling only.
- *
- * -l only loops the path for SECONDS (OP pread or pwrite, SIZE in bytes),
- * for a profiler to watch: `make profile-path` runs it under perf.
+ * scaling) instead of the in-process device; -s measures the scaling only;
+ * -l only loops the path for SECONDS, for a profiler to watch (`make
+ * profile-path` runs it under perf).  What is measured and how the goals
+ * are judged: Documentation/benchmarks.rst.
  */
 #define _GNU_SOURCE	/* pthread_setaffinity_np(), CPU_SET() */
 #include <errno.h>

@@ -6,15 +6,19 @@ them, which must be the same in ordinary memory and in buddy memory.
 
   fmnist_stats.py IDX3_GZ_FILE
 """
-import gzip
 import hashlib
+import os
 import sys
 
 import numpy as np
 
-raw = gzip.open(sys.argv[1]).read()
-n, rows, cols = (int.from_bytes(raw[i:i + 4], "big") for i in (4, 8, 12))
-imgs = np.frombuffer(raw, dtype=np.uint8, offset=16).reshape(n, rows * cols)
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                os.pardir, "eval"))
+import datasets  # noqa: E402
+
+imgs = datasets.idx(sys.argv[1], read_all=True)
+n = len(imgs)
+imgs = imgs.reshape(n, -1)
 x = imgs.astype(np.float32) / 255.0          # 10000 x 784 floats: 30 MiB
 mean = x.mean(axis=0)
 xc = x - mean                                # another 30 MiB

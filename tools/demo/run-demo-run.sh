@@ -1,7 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# tools/demo/run-demo-run.sh - the second part of `make demo` (issue 13): a
+# tools/demo/run-demo-run.sh - the second part of `make demo`: a
 # real program whose data does not fit the device pool runs to completion in
 # buddy memory.  tools/demo/fmnist_stats.py (numpy statistics of the
 # Fashion-MNIST test images, about 100 MiB of large arrays) runs on the host,

@@ -5,6 +5,10 @@
     /usr/bin/python3 train.py --model resnet18 [--steps N] [--batch B]
                               [--size PX] [--threads T] [--seed S]
 
+The evaluation's one training driver: make eval runs it as a program under
+`buddyctl profile`, eval_dnn.py imports its models, its batch
+preparation and its step (sgd_step()).
+
 The data are real images shipped in a Debian package (--data): by default
 Fashion-MNIST (dataset-fashion-mnist: 28x28 grey photographs of clothes,
 10 classes, the first 6000 of the training set), or scikit-learn's digits
@@ -27,20 +31,22 @@ tensors autograd saves for the backward pass, each storage counted once,
 as saved_tensors_hooks sees them).
 """
 import argparse
+import contextlib
 import os
 import sys
 import time
 
-os.environ.setdefault("OPENBLAS_NUM_THREADS", "2")
-os.environ.setdefault("OMP_NUM_THREADS", "2")
+if __name__ == "__main__":
+    os.environ.setdefault("OPENBLAS_NUM_THREADS", "2")
+    os.environ.setdefault("OMP_NUM_THREADS", "2")
 
 import numpy as np  # noqa: E402
 import torch  # noqa: E402
 import torch.nn.functional as F  # noqa: E402
 import torchvision  # noqa: E402
 
-FASHION = "/usr/share/datasets/fashion-mnist/train-images-idx3-ubyte.gz"
-FASHION_LABELS = "/usr/share/datasets/fashion-mnist/train-labels-idx1-ubyte.gz"
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import datasets  # noqa: E402
 
 MODELS = {
     "resnet18": torchvision.models.resnet18,
@@ -50,21 +56,54 @@ MODELS = {
 }
 
 
+def cnn():
+    """A small CNN for 1 x 28 x 28 images (eval_dnn.py's "cnn")."""
+    return torch.nn.Sequential(
+        torch.nn.Conv2d(1, 32, 3, padding=1), torch.nn.ReLU(),
+        torch.nn.MaxPool2d(2),
+        torch.nn.Conv2d(32, 64, 3, padding=1), torch.nn.ReLU(),
+        torch.nn.MaxPool2d(2),
+        torch.nn.Flatten(), torch.nn.Linear(64 * 7 * 7, 10))
+
+
+def make_model(name, vgg_one_linear=False):
+    """Model @name of MODELS, random initialisation, 10 classes.  With
+    @vgg_one_linear VGG's 25088x4096x4096 classifier (120M weights, which
+    would make weights, not activations, the memory) is one Linear."""
+    m = MODELS[name](num_classes=10)
+    if name == "vgg11" and vgg_one_linear:
+        m.classifier = torch.nn.Linear(512 * 7 * 7, 10)
+    return m
+
+
+def upsample(xb, size):
+    """Images B x 1 x H x W as B x 1 x @size x @size, bilinear."""
+    return F.interpolate(xb, size=(size, size), mode="bilinear",
+                         align_corners=False)
+
+
+def to_rgb(xb):
+    """B x 1 x H x W as B x 3 x H x W (the channel repeated)."""
+    return xb.expand(-1, 3, -1, -1).contiguous()
+
+
+def sgd_step(model, opt, x, y, ctx=None, set_to_none=False):
+    """One step: the forward pass and the loss inside @ctx (an offload
+    policy, say), backward, the optimizer's step.  (output, loss)."""
+    opt.zero_grad(set_to_none=set_to_none)
+    with ctx if ctx is not None else contextlib.nullcontext():
+        out = model(x)
+        loss = F.cross_entropy(out, y)
+    loss.backward()
+    opt.step()
+    return out, loss
+
+
 def load(data, n=6000):
     """(images as float32 N x H x W in 0..1, labels) of @data."""
     if data == "fashion":
-        import gzip
-        with gzip.open(FASHION) as f:
-            raw = f.read()
-        with gzip.open(FASHION_LABELS) as f:
-            lab = f.read()
-        # idx3: magic, count, rows, cols (big-endian u32), then u8 pixels
-        rows = int.from_bytes(raw[8:12], "big")
-        cols = int.from_bytes(raw[12:16], "big")
-        x = np.frombuffer(raw, np.uint8, n * rows * cols, 16)
-        x = x.reshape(n, rows, cols).astype(np.float32) / 255.0
-        y = np.frombuffer(lab, np.uint8, n, 8).astype(np.int64)
-        return x, y
+        x, y = datasets.fashion_mnist("train", n, read_all=True)
+        return x.astype(np.float32) / 255.0, y.astype(np.int64)
     from sklearn.datasets import load_digits
     d = load_digits()
     return d.images.astype(np.float32) / 16.0, d.target.astype(np.int64)
@@ -103,9 +142,7 @@ def footprint(model, opt, xb, yb):
 def to_batch(xb, size, mean, std):
     """Images B x H x W (0..1) as the model's input: B x 3 x @size x @size,
     bilinear, normalised with the set's @mean and @std."""
-    xb = F.interpolate(xb[:, None], size=(size, size), mode="bilinear",
-                       align_corners=False)
-    return ((xb - mean) / std).repeat(1, 3, 1, 1).contiguous()
+    return to_rgb((upsample(xb[:, None], size) - mean) / std)
 
 
 def batches(x, y, batch, rng):
@@ -135,7 +172,7 @@ def main():
     xs, ys = load(a.data)
     mean, std = float(xs.mean()), float(xs.std())
 
-    model = MODELS[a.model](num_classes=10)
+    model = make_model(a.model)
     model.train()
     opt = torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9,
                           weight_decay=5e-4)
@@ -151,16 +188,13 @@ def main():
         xb, yb = next(it)
         xb = to_batch(torch.from_numpy(xb), a.size, mean, std)
         yb = torch.from_numpy(yb)
-        opt.zero_grad(set_to_none=False)
         if step == 1:
+            opt.zero_grad(set_to_none=False)
             out, loss, fp = footprint(model, opt, xb, yb)
             print("train: footprint " + " ".join(
                 f"{k} {v}" for k, v in fp.items()), flush=True)
         else:
-            out = model(xb)
-            loss = F.cross_entropy(out, yb)
-            loss.backward()
-            opt.step()
+            out, loss = sgd_step(model, opt, xb, yb)
         correct += (out.argmax(1) == yb).sum().item()
         seen += len(yb)
         if step % 10 == 0 or step == a.steps:

@@ -5,91 +5,9 @@
  *
  * A pure library: no I/O, no globals, no memory allocation.  The caller owns
  * every array; inputs are never modified.  Every function that can fail
- * returns 0 or a negative errno value.
- *
- * Input
- * -----
- * One struct buddy_heur_alloc per profiled allocation: a label, the logical
- * size, and a series of snapshots of its size-code histogram (entries per
- * BUDDY_CODE_*; the paper takes ten over a run).  A snapshot's counts need not
- * add up to the allocation's entries (a profiler may sample); every counted
- * entry of every snapshot is one (entry, snapshot) pair, and all fractions
- * below are over pairs.  The stored size of a pair is buddy_code_bytes() of
- * its code: 0, 8, 32, 64, 96 or 128 bytes.
- *
- * Targets are device bytes per 128-byte entry, t in {8, 32, 64, 96, 128}
- * (BUDDY_TARGET_16X, _4X, _2X, _4_3X, _1X).  A pair is "over" at t when its
- * stored size exceeds t: its upper sectors live in the buddy carve-out and an
- * access to it touches buddy memory.
- *
- * Decision unit
- * -------------
- * Without pooling every allocation is its own unit.  With
- * buddy_heur_params.pool_labels, allocations whose labels are equal
- * (strcmp) form one unit; NULL and "" labels are never pooled.  A unit's
- * histogram at snapshot index i is the sum of the histograms of those members
- * that have a snapshot i (nr_snaps > i): series of different lengths are
- * aligned at their first snapshot and a member simply stops contributing
- * after its last one.  The unit's decision (target, mostly-zero, capacity
- * steps) applies to every member.
- *
- * Threshold target (per unit)
- * ---------------------------
- * The smallest t in {8, 32, 64, 96} (largest ratio 16x, 4x, 2x, 4/3x) whose
- * over-share pairs are at most the Buddy Threshold:
- *	over(t) * 1000000 <= threshold_ppm * pairs	(exact, in integers)
- * so a fraction exactly equal to the threshold qualifies.  Otherwise 1x,
- * which always qualifies.  With buddy_heur_params.sampling_margin, a unit
- * whose pairs were sampled (buddy_heur_alloc.sampled, .population) must
- * clear the threshold by its sampling error e (buddy_heur_sample_err_ppm(),
- * the pairs-weighted mean of its members'):
- *	over(t) * 1000000 <= (threshold_ppm - e) * pairs	(0 if e > threshold)
- * so that a unit whose estimate lies within the error below the threshold
- * keeps the safer (next less aggressive) target: an estimation error can
- * then only make a decision more conservative, never push more than the
- * threshold's share of accesses to buddy memory.  t = 8 (16x) is considered only when allow_16x is
- * set and the unit is mostly zero: in EVERY snapshot index with at least one
- * counted entry, zero * 1000000 >= zero_ppm * entries (snapshot indexes where
- * the unit has no counted entry are skipped).  It must then also pass the
- * threshold test at t = 8.  A unit without any counted pair gets 1x (nothing
- * is known about it).
- *
- * Capacity (what BUDDY_IOC_ALLOC accepts)
- * ---------------------------------------
- * An allocation of E = ceil(size / 128) entries at target t needs E * t
- * device bytes and E * (128 - t) carve-out bytes (the module's metadata and
- * chunk rounding are not modelled: leave a margin in device_bytes if they
- * matter).  With D = device_bytes and C = carveout_bytes (0 = unlimited):
- *	sum E * t <= D  and  sum E * (128 - t) <= C.
- * A step moves one unit to its next less aggressive target (16x->4x->2x->
- * 4/3x->1x); it adds E_u * (t' - t) device bytes and frees exactly as many
- * carve-out bytes (E_u = the unit's entries).  Because of that identity the
- * carve-out freed per device byte added ("per unit of expansion lost") is 1
- * for every possible step, and maximising the final ratio means adding as
- * few device bytes as possible in total.  The rule is therefore:
- *  1. If sum E * t > D at the threshold targets: -ENOSPC (stepping down
- *     only adds device bytes).
- *  2. While sum E * (128 - t) > C, with deficit = the excess, among the
- *     units not at 1x whose step keeps sum E * t <= D:
- *     a. if some step frees >= deficit, take the one that frees the
- *        fewest bytes (the least expansion lost; it ends the loop);
- *     b. otherwise take the one that frees the most bytes (fewest steps);
- *     c. ties: the step that removes the most over-share pairs (buddy
- *        accesses), then the unit with the lowest allocation index (a pooled
- *        unit's index is that of its first member).
- *     No candidate left while a deficit remains: -ENOSPC.
- * A greedy rule: in rare cases a different set of steps could have fitted
- * where this one reports -ENOSPC.  Note that a carve-out of 0 bytes cannot be
- * expressed (0 means unlimited).
- *
- * On -ENOSPC the choices and the result still describe the state reached
- * (the threshold targets, or the targets after the steps taken).
- *
- * Results
- * -------
- * Compression ratio = logical bytes (sum of sizes) / device bytes (sum of
- * E * t), per allocation and overall.  Expected buddy-access fraction =
- * over-share pairs / pairs at the chosen targets, overall weighted by pairs.
+ * returns 0 or a negative errno value.  The rules it follows (decision
+ * units, the threshold target, capacity steps, results) are in
+ * Documentation/design.rst, "The Buddy Threshold heuristic".
  */
 #ifndef BUDDY_TOOLS_HEURISTIC_H
 #define BUDDY_TOOLS_HEURISTIC_H
