@@ -11,7 +11,7 @@
 set -u
 BUDDYCTL=$(realpath "$1")
 LIB=$(realpath "$2")
-T=$(realpath "$3")
+PROGS=$(realpath "$3")
 HERE=$(dirname "$(realpath "$0")")
 export BUDDYPROF_LIB=$LIB
 PY=${PYTHON:-python3}
@@ -33,7 +33,7 @@ $2
 EOF
 }
 
-cd "$T"
+cd "$PROGS"
 
 # --- known content -----------------------------------------------------------
 ./known 3 >"$W/plain.out" 2>/dev/null
@@ -123,9 +123,9 @@ for line in open(sys.argv[2]):
     got[label] = (target, codec)
 assert got == want, (got, want)
 EOF
-if [ -x "$T/stateload" ]; then
+if [ -x "$PROGS/stateload" ]; then
 	check "known: buddyd's state-file reader loads the profile file, no bad line" \
-		sh -c "'$T/stateload' '$W/k.prof' | grep -q '^bad 0$'"
+		sh -c "'$PROGS/stateload' '$W/k.prof' | grep -q '^bad 0$'"
 else
 	skp "known: buddyd's state-file reader loads the profile file" "daemon/ not in the tree"
 fi

@@ -11,7 +11,7 @@
 set -u
 BUDDYCTL=$(realpath "$1")
 LIB=$(realpath "$2")
-T=$(realpath "$3")
+PROGS=$(realpath "$3")
 export BUDDYPROF_LIB=$LIB
 PY=/usr/bin/python3
 
@@ -33,7 +33,7 @@ run() { "$BUDDYCTL" run -q "$@"; }
 DEV=inproc:device_mb=64
 MiB=1048576
 
-cd "$T"
+cd "$PROGS"
 ./runprog all >"$W/plain.out" 2>"$W/plain.err"
 check "runprog passes its own checks in ordinary memory" test $? -eq 0
 

@@ -339,12 +339,8 @@ int au_simple_opts(const char *cmd, int argc, char **argv,
 		case 'u':
 			*human = true;
 			break;
-		case 'h':
-			usage(stdout);
-			return 0;
 		default:
-			usage(stderr);
-			return EXIT_USAGE;
+			return au_usage(usage, c == 'h');
 		}
 	}
 	if (optind != argc) {
@@ -352,4 +348,21 @@ int au_simple_opts(const char *cmd, int argc, char **argv,
 		return EXIT_USAGE;
 	}
 	return -1;
+}
+
+int au_simple_start(const char *cmd, int argc, char **argv,
+		    void (*usage)(FILE *), bool *json, bool *human, int *fd)
+{
+	int r = au_simple_opts(cmd, argc, argv, usage, json, human);
+
+	if (r >= 0)
+		return r;
+	*fd = au_open();
+	return *fd < 0 ? 1 : -1;
+}
+
+int au_usage(void (*usage)(FILE *), bool help)
+{
+	usage(help ? stdout : stderr);
+	return help ? 0 : EXIT_USAGE;
 }

@@ -115,4 +115,17 @@ int au_parse_id(const char *cmd, const char *arg, uint64_t *id);
 int au_simple_opts(const char *cmd, int argc, char **argv,
 		   void (*usage)(FILE *), bool *json, bool *human);
 
+/*
+ * au_simple_start() - au_simple_opts(), then au_open() into *@fd.  Returns
+ * -1 to go on (the device open), else the exit status.
+ */
+int au_simple_start(const char *cmd, int argc, char **argv,
+		    void (*usage)(FILE *), bool *json, bool *human, int *fd);
+
+/*
+ * au_usage() - --help (@help) or a bad option: the usage on stdout or
+ * stderr, and the exit status, 0 or EXIT_USAGE.
+ */
+int au_usage(void (*usage)(FILE *), bool help);
+
 #endif /* BUDDYCTL_ADMIN_UTIL_H */

@@ -756,12 +756,8 @@ int cmd_calibrate(int argc, char **argv)
 				       tcodec_get(i)->flags & TCODEC_MASK ?
 				       " (mask only)" : " (lossy)");
 			return au_flush_stdout();
-		case 'h':
-			usage(stdout);
-			return 0;
 		default:
-			usage(stderr);
-			return EXIT_USAGE;
+			return au_usage(usage, c == 'h');
 		}
 	}
 	if (optind < argc) {

@@ -331,12 +331,9 @@ int cmd_info(int argc, char **argv)
 	bool json = false, human = false;
 	int fd, r;
 
-	r = au_simple_opts("info", argc, argv, info_usage, &json, &human);
+	r = au_simple_start("info", argc, argv, info_usage, &json, &human, &fd);
 	if (r >= 0)
 		return r;
-	fd = au_open();
-	if (fd < 0)
-		return 1;
 	memset(&in, 0, sizeof(in));
 	r = buddy_get_info(fd, &in);
 	close(fd);

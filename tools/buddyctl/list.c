@@ -176,28 +176,19 @@ int cmd_list(int argc, char **argv)
 				goto out;
 			break;
 		case 'l':
-			if (strset_add(&f.label, optarg))
-				goto out;
-			break;
 		case 't':
-			if (strset_add(&f.target, optarg))
-				goto out;
-			break;
 		case 'c':
-			if (strset_add(&f.codec, optarg))
+			if (strset_add(c == 'l' ? &f.label : c == 't' ?
+				       &f.target : &f.codec, optarg))
 				goto out;
 			break;
 		case 'u':
 			human = true;
 			break;
-		case 'j':
+		case 'j':	/* accepted: list always prints JSON */
 			break;
-		case 'h':
-			list_usage(stdout);
-			ret = 0;
-			goto out;
 		default:
-			list_usage(stderr);
+			ret = au_usage(list_usage, c == 'h');
 			goto out;
 		}
 	}
@@ -264,14 +255,10 @@ int cmd_show(int argc, char **argv)
 		case 'u':
 			human = true;
 			break;
-		case 'j':
+		case 'j':	/* accepted: show always prints JSON */
 			break;
-		case 'h':
-			show_usage(stdout);
-			return 0;
 		default:
-			show_usage(stderr);
-			return EXIT_USAGE;
+			return au_usage(show_usage, c == 'h');
 		}
 	}
 	if (au_parse_id("show", argv[optind], &id))

@@ -97,13 +97,10 @@ int cmd_show_profiles(int argc, char **argv)
 	unsigned int n;
 	int fd, r;
 
-	r = au_simple_opts("show-profiles", argc, argv, show_profiles_usage,
-			   NULL, NULL);
+	r = au_simple_start("show-profiles", argc, argv, show_profiles_usage,
+			    NULL, NULL, &fd);
 	if (r >= 0)
 		return r;
-	fd = au_open();
-	if (fd < 0)
-		return 1;
 	r = profile_get_all(fd, &v, &n);
 	close(fd);
 	if (r)
@@ -130,13 +127,10 @@ int cmd_clear_profiles(int argc, char **argv)
 {
 	int fd, r;
 
-	r = au_simple_opts("clear-profiles", argc, argv, clear_profiles_usage,
-			   NULL, NULL);
+	r = au_simple_start("clear-profiles", argc, argv, clear_profiles_usage,
+			    NULL, NULL, &fd);
 	if (r >= 0)
 		return r;
-	fd = au_open();
-	if (fd < 0)
-		return 1;
 	r = buddy_profile_set(fd, NULL, 0, BUDDY_PROFILE_REPLACE);
 	close(fd);
 	if (r) {

@@ -25,6 +25,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "launch.h"
 #include "profile_priv.h"
 
 /*
@@ -130,25 +131,6 @@ static int make_region(struct prof_run *r, char *path, size_t len)
 	/* The program opens it by this path; the fd stays ours (CLOEXEC). */
 	snprintf(path, len, "/proc/%d/fd/%d", (int)getpid(), fd);
 	return fd;
-}
-
-static int set_env(const char *lib, const char *shm)
-{
-	const char *old = getenv("LD_PRELOAD");
-	char pid[16], *pre;
-
-	if (old && *old) {
-		if (asprintf(&pre, "%s:%s", lib, old) < 0)
-			return -1;
-	} else {
-		pre = strdup(lib);
-	}
-	snprintf(pid, sizeof(pid), "%d", (int)getpid());
-	if (!pre || setenv("LD_PRELOAD", pre, 1) || setenv(BPROF_ENV_SHM, shm, 1) ||
-	    setenv(BPROF_ENV_PID, pid, 1))
-		return -1;
-	free(pre);
-	return 0;
 }
 
 static unsigned int pending_kept(const struct prof_state *st)
@@ -472,14 +454,8 @@ int prof_run_program(struct prof_run *r, const char *lib)
 	}
 	if (!r->child) {
 		sigprocmask(SIG_SETMASK, &old, NULL);
-		if (set_env(lib, shm)) {
-			fprintf(stderr, "buddyctl: profile: setenv failed\n");
-			_exit(127);
-		}
-		execvp(o->argv[0], o->argv);
-		fprintf(stderr, "buddyctl: profile: %s: %s\n", o->argv[0],
-			strerror(errno));
-		_exit(errno == ENOENT ? 127 : 126);
+		eng_exec("buddyctl: profile", lib, BPROF_ENV_SHM, shm,
+			 BPROF_ENV_PID, o->argv);
 	}
 	if (o->nice)
 		setpriority(PRIO_PROCESS, 0, o->nice);

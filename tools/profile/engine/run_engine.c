@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "lib/libbuddy.h"
+#include "launch.h"
 #include "run_priv.h"
 #include "tools/common/msg.h"
 #include "tools/policy/profile_file.h"
@@ -138,23 +139,6 @@ static struct brun_hdr *make_region(struct run_opts *o, char *path, size_t len,
 	return h;
 }
 
-static int set_env(const char *lib, const char *shm)
-{
-	const char *old = getenv("LD_PRELOAD");
-	char *pre;
-	int r;
-
-	if (old && *old) {
-		if (asprintf(&pre, "%s:%s", lib, old) < 0)
-			return -1;
-	} else {
-		pre = strdup(lib);
-	}
-	r = !pre || setenv("LD_PRELOAD", pre, 1) || setenv(BRUN_ENV_SHM, shm, 1);
-	free(pre);
-	return r ? -1 : 0;
-}
-
 int run_program(struct run_opts *o, const char *lib)
 {
 	struct sigaction ign = { .sa_handler = SIG_IGN }, oint, oquit;
@@ -191,14 +175,7 @@ int run_program(struct run_opts *o, const char *lib)
 				o->cpunode, strerror(errno));
 			_exit(126);
 		}
-		if (set_env(lib, shm)) {
-			fprintf(stderr, "buddyctl: run: setenv failed\n");
-			_exit(127);
-		}
-		execvp(o->argv[0], o->argv);
-		fprintf(stderr, "buddyctl: run: %s: %s\n", o->argv[0],
-			strerror(errno));
-		_exit(errno == ENOENT ? 127 : 126);
+		eng_exec("buddyctl: run", lib, BRUN_ENV_SHM, shm, NULL, o->argv);
 	}
 	/* like system(): the terminal's signals go to the program */
 	sigaction(SIGINT, &ign, &oint);

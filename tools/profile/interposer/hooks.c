@@ -361,72 +361,67 @@ EXPORT int posix_memalign(void **out, size_t align, size_t size)
 	return r;
 }
 
-EXPORT void *aligned_alloc(size_t align, size_t size)
+/* The aligned family's real functions. */
+enum aligned_fn { AF_ALIGNED_ALLOC, AF_MEMALIGN, AF_VALLOC, AF_PVALLOC };
+
+/*
+ * aligned_alloc(), memalign(), valloc() and pvalloc() (@fn): before the
+ * real functions are resolved from the boot buffer (@boot bytes), in
+ * buddyctl run a buddy block when it takes it, else the real function's
+ * block, tracked; @ra the caller's return address.
+ */
+static void *aligned_hook(enum aligned_fn fn, size_t align, size_t size,
+			  size_t boot, uintptr_t ra)
 {
 	void *p;
 
 	ensure_resolved();
 	if (__builtin_expect(init_state != INIT_DONE, 0))
-		return boot_alloc(size, align);
-	if (run_mode && align_ok(align) && (p = run_aligned(size, align,
-			(uintptr_t)__builtin_return_address(0))))
+		return boot_alloc(boot, align);
+	if (run_mode && align_ok(align) && (p = run_aligned(size, align, ra)))
 		return p;
-	p = real_aligned_alloc(align, size);
+	switch (fn) {
+	case AF_ALIGNED_ALLOC:
+		p = real_aligned_alloc(align, size);
+		break;
+	case AF_MEMALIGN:
+		p = real_memalign(align, size);
+		break;
+	case AF_VALLOC:
+		p = real_valloc(size);
+		break;
+	default:
+		p = real_pvalloc(size);
+		break;
+	}
 	if (size >= hook_min_size)
-		track(p, size, BPROF_KIND_HEAP,
-		      (uintptr_t)__builtin_return_address(0));
+		track(p, size, BPROF_KIND_HEAP, ra);
 	return p;
+}
+
+EXPORT void *aligned_alloc(size_t align, size_t size)
+{
+	return aligned_hook(AF_ALIGNED_ALLOC, align, size, size,
+			    (uintptr_t)__builtin_return_address(0));
 }
 
 EXPORT void *memalign(size_t align, size_t size)
 {
-	void *p;
-
-	ensure_resolved();
-	if (__builtin_expect(init_state != INIT_DONE, 0))
-		return boot_alloc(size, align);
-	if (run_mode && align_ok(align) && (p = run_aligned(size, align,
-			(uintptr_t)__builtin_return_address(0))))
-		return p;
-	p = real_memalign(align, size);
-	if (size >= hook_min_size)
-		track(p, size, BPROF_KIND_HEAP,
-		      (uintptr_t)__builtin_return_address(0));
-	return p;
+	return aligned_hook(AF_MEMALIGN, align, size, size,
+			    (uintptr_t)__builtin_return_address(0));
 }
 
 EXPORT void *valloc(size_t size)
 {
-	void *p;
-
-	ensure_resolved();
-	if (__builtin_expect(init_state != INIT_DONE, 0))
-		return boot_alloc(size, 4096);
-	if (run_mode && (p = run_aligned(size, 4096,
-			(uintptr_t)__builtin_return_address(0))))
-		return p;
-	p = real_valloc(size);
-	if (size >= hook_min_size)
-		track(p, size, BPROF_KIND_HEAP,
-		      (uintptr_t)__builtin_return_address(0));
-	return p;
+	return aligned_hook(AF_VALLOC, 4096, size, size,
+			    (uintptr_t)__builtin_return_address(0));
 }
 
 EXPORT void *pvalloc(size_t size)
 {
-	void *p;
-
-	ensure_resolved();
-	if (__builtin_expect(init_state != INIT_DONE, 0))
-		return boot_alloc((size + 4095) & ~(size_t)4095, 4096);
-	if (run_mode && (p = run_aligned(size, 4096,
-			(uintptr_t)__builtin_return_address(0))))
-		return p;
-	p = real_pvalloc(size);
-	if (size >= hook_min_size)
-		track(p, size, BPROF_KIND_HEAP,
-		      (uintptr_t)__builtin_return_address(0));
-	return p;
+	return aligned_hook(AF_PVALLOC, 4096, size,
+			    (size + 4095) & ~(size_t)4095,
+			    (uintptr_t)__builtin_return_address(0));
 }
 
 /* ---- anonymous mappings ------------------------------------------------------- */
