@@ -39,6 +39,9 @@ RANK = {f: i for i, layer in enumerate(LAYERS) for f in layer}
 OPEN = {"selftests", "examples", "scripts"}
 MAX_FILE = 1000
 MAX_FUNC = 150
+# Over MAX_FUNC, being split in a change of its own: named here until it
+# lands (a name that is no longer over the limit is reported, to be removed)
+SPLIT_PENDING = {"kmod/alloc.c:buddy_ioctl_alloc"}
 SOURCE = (".c", ".h", ".py", ".sh", ".mk")
 
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)
@@ -144,13 +147,21 @@ def main():
     check(f"no source file outside selftests/ is over {MAX_FILE} lines",
           not big, big)
 
-    long_funcs = []
+    long_funcs, pending = [], set()
     for f in files:
         if f.startswith("selftests/") or not f.endswith(".c"):
             continue
         for name, line, length in func_lengths(f):
-            if length > MAX_FUNC:
+            if length <= MAX_FUNC:
+                continue
+            if f"{f}:{name}" in SPLIT_PENDING:
+                pending.add(f"{f}:{name}")
+                print(f"# {f}:{line}: {name}() is {length} lines "
+                      "(its split is pending)")
+            else:
                 long_funcs.append(f"{f}:{line}: {name}() is {length} lines")
+    for gone in sorted(SPLIT_PENDING - pending):
+        print(f"# {gone} is split now: drop it from SPLIT_PENDING")
     check(f"no C function outside selftests/ is over {MAX_FUNC} lines",
           not long_funcs, long_funcs)
     return totals()

@@ -52,22 +52,27 @@ def walk(v):
     return v
 
 
+def scalar(v):
+    return str(v) if isinstance(v, Num) else json.dumps(v)
+
+
 def show(v, ind=""):
     if isinstance(v, dict):
         yield ind + "{"
         for k, x in v.items():
-            yield ind + " " + json.dumps(k) + ":"
-            yield from show(x, ind + "  ")
+            if isinstance(x, (dict, list)):
+                yield ind + " " + json.dumps(k) + ":"
+                yield from show(x, ind + "  ")
+            else:
+                yield ind + " " + json.dumps(k) + ": " + scalar(x)
         yield ind + "}"
     elif isinstance(v, list):
         yield ind + "["
         for x in v:
             yield from show(x, ind + "  ")
         yield ind + "]"
-    elif isinstance(v, Num):
-        yield ind + str(v)
     else:
-        yield ind + json.dumps(v)
+        yield ind + scalar(v)
 
 
 def parse_at(lines, i):
