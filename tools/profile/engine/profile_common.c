@@ -35,22 +35,18 @@ void prof_msg(struct prof_run *r, const char *fmt, ...)
 
 	if (r->o->quiet)
 		return;
-	fputs("buddyctl: profile: ", stderr);
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	msg_verr("buddyctl: profile", fmt, ap);
 	va_end(ap);
-	fputc('\n', stderr);
 }
 
 void prof_err(const char *fmt, ...)
 {
 	va_list ap;
 
-	fputs("buddyctl: profile: ", stderr);
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	msg_verr("buddyctl: profile", fmt, ap);
 	va_end(ap);
-	fputc('\n', stderr);
 }
 
 int prof_mkdir_p(const char *dir)

@@ -33,9 +33,7 @@ void run_msg(const struct run_opts *o, const char *fmt, ...)
 	if (o->quiet)
 		return;
 	va_start(ap, fmt);
-	fputs("buddyctl: run: ", stderr);
-	vfprintf(stderr, fmt, ap);
-	fputc('\n', stderr);
+	msg_verr("buddyctl: run", fmt, ap);
 	va_end(ap);
 }
 
@@ -45,9 +43,7 @@ void run_err(const char *fmt, ...)
 	va_list ap;
 
 	va_start(ap, fmt);
-	fputs("buddyctl: run: ", stderr);
-	vfprintf(stderr, fmt, ap);
-	fputc('\n', stderr);
+	msg_verr("buddyctl: run", fmt, ap);
 	va_end(ap);
 }
 
@@ -171,8 +167,8 @@ int run_program(struct run_opts *o, const char *lib)
 	}
 	if (!child) {
 		if (o->cpunode >= 0 && numa_run_on_node(o->cpunode)) {
-			fprintf(stderr, "buddyctl: run: --cpunodebind %d: %s\n",
-				o->cpunode, strerror(errno));
+			run_err("--cpunodebind %d: %s", o->cpunode,
+				strerror(errno));
 			_exit(126);
 		}
 		eng_exec("buddyctl: run", lib, BRUN_ENV_SHM, shm, NULL, o->argv);
