@@ -3,7 +3,7 @@
 torch operations, so that they run where the tensor is (a GPU).
 
 Every encoder here writes exactly the bytes libbuddy's encoder writes
-(tools/lib/tcodec.c, gist.c): a stream encoded on the GPU decodes with
+(lib/tcodec.c, gist.c): a stream encoded on the GPU decodes with
 buddy.Codec on the CPU, and the reverse.  The encoders take the tensor's
 bytes as a one-dimensional uint8 tensor on any device and use only
 element-wise operations, reductions, cumsum, searchsorted and gathers:

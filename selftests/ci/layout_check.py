@@ -8,7 +8,7 @@
    headers.  Folders are layered, lowest first:
 
        uapi < core < kmod, lib < tools/common < tools/policy
-       < tools/profile/interposer < tools/profile/engine
+       < tools/profile/interposer, tools/codeclib < tools/profile/engine
        < tools/buddyctl, daemon, tools/bench, tools/demo < examples, selftests
 
    A file may include headers of its own folder and of lower layers only;
@@ -29,7 +29,7 @@ LAYERS = [
     ["kmod", "lib"],
     ["tools/common"],
     ["tools/policy"],
-    ["tools/profile/interposer"],
+    ["tools/profile/interposer", "tools/codeclib"],
     ["tools/profile/engine"],
     ["tools/buddyctl", "daemon", "tools/bench", "tools/demo"],
     ["examples", "selftests", "scripts"],
@@ -39,9 +39,9 @@ RANK = {f: i for i, layer in enumerate(LAYERS) for f in layer}
 OPEN = {"selftests", "examples", "scripts"}
 MAX_FILE = 1000
 MAX_FUNC = 150
-# Over MAX_FUNC, being split in a change of its own: named here until it
+# Over a limit, being split in a change of its own: named here until it
 # lands (a name that is no longer over the limit is reported, to be removed)
-SPLIT_PENDING = {"kmod/alloc.c:buddy_ioctl_alloc"}
+SPLIT_PENDING = {"kmod/alloc.c:buddy_ioctl_alloc", "python/buddy/torch.py"}
 SOURCE = (".c", ".h", ".py", ".sh", ".mk")
 
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)
@@ -136,18 +136,21 @@ def main():
     for a in sorted(edges, key=lambda x: (RANK[x], x)):
         print(f"#   {a} -> {', '.join(sorted(edges[a]))}")
 
-    big = []
+    big, pending = [], set()
     for f in files:
         if f.startswith("selftests/") or not f.endswith(SOURCE):
             continue
         with open(f, encoding="utf-8", errors="replace") as fh:
             nl = sum(1 for _ in fh)
-        if nl > MAX_FILE:
+        if nl > MAX_FILE and f in SPLIT_PENDING:
+            pending.add(f)
+            print(f"# {f}: {nl} lines (its split is pending)")
+        elif nl > MAX_FILE:
             big.append(f"{f}: {nl} lines")
     check(f"no source file outside selftests/ is over {MAX_FILE} lines",
           not big, big)
 
-    long_funcs, pending = [], set()
+    long_funcs = []
     for f in files:
         if f.startswith("selftests/") or not f.endswith(".c"):
             continue

@@ -44,7 +44,7 @@
  *		codec.
  * @fig3_bytes:	per codec, the Buddy Compression paper's Fig. 3 bytes: 0
  *		for an all-zero entry, else the stream's length rounded up to
- *		8, 16, 32, 64, 80, 96 or 128 B (tools/lib/fig3.h).
+ *		8, 16, 32, 64, 80, 96 or 128 B (tools/policy/fig3.h).
  * The fields of codecs outside the call's mask are zero.
  */
 struct buddy_size_stat {

@@ -3,7 +3,7 @@
 """Do two `make eval` runs agree?  Per workload both runs have, the final
 ratio (the median of the run's repeats, results.json's "final") and its
 buddy fraction ("final_frac"), their relative and absolute differences,
-and whether they are within the bounds tools/profile/README.md states:
+and whether they are within the bounds Documentation/profiler.rst states:
 3% (relative) on the ratio, 1 point on the buddy fraction.
 
     agree.py [--ratio 0.03] [--points 1.0] A/results.json B/results.json

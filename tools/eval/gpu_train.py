@@ -12,8 +12,8 @@ defined here (bottleneck blocks 3-4-6-3, random initialisation, 10
 classes); SGD with momentum and weight decay on Fashion-MNIST (the idx3
 file of Debian's dataset-fashion-mnist: --images, $BUDDY_FMNIST,
 /usr/share/datasets/fashion-mnist/ or the tree's build/datasets/), each
-batch resized to PX x PX over three channels as tools/profile/eval/
-train.py does; without the file, smooth synthetic images, said on stdout.
+batch resized to PX x PX over three channels as tools/eval/train.py
+does; without the file, smooth synthetic images, said on stdout.
 gpt2: GPT-2 small (12 layers, 12 heads, 768 wide, 50257 tokens, context
 1024, its initialisation; --gpt-layers and --gpt-width make it smaller),
 AdamW, next-token loss on English text (the tree's Documentation/

@@ -3,7 +3,7 @@
 passes.
 
 The clock is the program's own progress, as the CPU profiler's is
-(tools/profile/prof_run.c), so that a run alone and a run beside a load
+(tools/profile/engine/profile_schedule.c), so that a run alone and a run beside a load
 snapshot the same points: here the number of backward passes begun (one
 per training iteration), counted at the start of each.
 

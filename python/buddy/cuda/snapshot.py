@@ -223,7 +223,7 @@ FNV_INIT = 0xcbf29ce484222325
 
 
 def fnv(h, data):
-    """FNV-1a 64, as tools/lib/profshm.h's bprof_fnv()."""
+    """FNV-1a 64, as tools/profile/interposer/profile_shm.h's bprof_fnv()."""
     for c in data:
         h ^= c
         h = (h * 0x100000001b3) & 0xFFFFFFFFFFFFFFFF
