@@ -116,6 +116,7 @@ if [ -f "${g:-$tree/build/guest}/buddyctl.out" ]; then
 	    "${g:-$tree/build/guest}/buddyctl.out" | normalize >"$out/guest.txt"
 fi
 for f in buddyd-report.txt buddyd-report.json; do
-	[ -f "${g:-$tree/build/results}/$f" ] &&
+	if [ -f "${g:-$tree/build/results}/$f" ]; then
 		normalize <"${g:-$tree/build/results}/$f" >"$out/guest-$f"
+	fi
 done
