@@ -52,8 +52,7 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.normpath(os.path.join(HERE, os.pardir, os.pardir))
-sys.path[:0] = [os.path.join(ROOT, "python"), os.path.join(ROOT, "tools",
-                                                           "dnn")]
+sys.path[:0] = [os.path.join(ROOT, "python"), HERE]
 
 import torch                                   # noqa: E402
 import torch.nn as nn                          # noqa: E402
@@ -61,7 +60,7 @@ import torch.nn.functional as F                # noqa: E402
 
 import buddy.torch as bt                       # noqa: E402
 from buddy.torch_streams import HostStreams    # noqa: E402
-from eval_dnn import FMNIST, idx               # noqa: E402
+import datasets                               # noqa: E402
 
 MiB = 1 << 20
 GiB = 1 << 30
@@ -215,7 +214,10 @@ def build(name, tiny):
 def fashion_images():
     """Fashion-MNIST's training images (uint8 N x 28 x 28) and labels, and
     where they came from."""
-    for d in (FMNIST, os.environ.get("BUDDY_FMNIST_DIR"), DATA_DIR):
+    def idx(path):
+        return torch.from_numpy(datasets.idx(path).copy())
+
+    for d in (datasets.FASHION, os.environ.get("BUDDY_FMNIST_DIR"), DATA_DIR):
         if d and os.path.exists(os.path.join(d, "train-images-idx3-ubyte.gz")):
             return (idx(os.path.join(d, "train-images-idx3-ubyte.gz")),
                     idx(os.path.join(d, "train-labels-idx1-ubyte.gz")).long(),
