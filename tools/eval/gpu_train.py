@@ -23,7 +23,6 @@ share one GPU).  --device cpu runs the same on the CPU (the tests' smoke
 run).  The last line does not depend on timing.
 """
 import argparse
-import gzip
 import math
 import os
 import sys
@@ -35,6 +34,9 @@ import torch.nn.functional as F
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.normpath(os.path.join(HERE, "..", ".."))
+sys.path.insert(0, HERE)
+
+import datasets                                # noqa: E402
 FMNIST = "train-images-idx3-ubyte.gz"
 
 
@@ -52,13 +54,8 @@ def fashion_file(arg):
 def images(path, n=6000, seed=1):
     """(N x 28 x 28 float in 0..1, what it is)."""
     if path:
-        with gzip.open(path) as f:
-            raw = f.read()
-        rows = int.from_bytes(raw[8:12], "big")
-        cols = int.from_bytes(raw[12:16], "big")
-        x = torch.frombuffer(bytearray(raw[16:16 + n * rows * cols]),
-                             dtype=torch.uint8)
-        return x.view(n, rows, cols).float() / 255, f"Fashion-MNIST ({path})"
+        x = torch.from_numpy(datasets.idx(path, n).copy())
+        return x.float() / 255, f"Fashion-MNIST ({path})"
     g = torch.Generator().manual_seed(seed)
     yy, xx = torch.meshgrid(torch.arange(28.0), torch.arange(28.0),
                             indexing="ij")
