@@ -724,12 +724,63 @@ static void usage(FILE *f)
 	fputc('\n', f);
 }
 
+/*
+ * The buffers of @cap bytes a run measures in (@b), and the goal pass's
+ * own compressed data for bpc (@bst) and for lz4 (@lst); false when zstd's
+ * contexts cannot be made.
+ */
+static bool alloc_bufs(struct bufs *b, struct bufs *bst, struct bufs *lst,
+		       size_t cap)
+{
+	size_t chunk_cap;
+	int i;
+
+	b->cap = cap;
+	/* Worst case of a chunk's packed data, plus one stream of slack. */
+	chunk_cap = LZ4_compressBound(PAGE) * (CHUNK / PAGE);
+	if (ZSTD_compressBound(PAGE) * (CHUNK / PAGE) > chunk_cap)
+		chunk_cap = ZSTD_compressBound(PAGE) * (CHUNK / PAGE);
+	chunk_cap += BUDDY_STREAM_MAX + 63;
+	chunk_cap &= ~(size_t)63;
+	b->src = xmalloc(b->cap);
+	b->dst = xmalloc(b->cap);
+	b->packed = xmalloc(chunk_cap * (b->cap / CHUNK));
+	b->meta = xmalloc(b->cap / BUDDY_ENTRY_BYTES * sizeof(*b->meta));
+	b->pk = xmalloc(b->cap / CHUNK * sizeof(*b->pk));
+	for (i = 0; i < (int)(b->cap / CHUNK); i++)
+		b->pk[i] = i * chunk_cap;
+	b->cctx = ZSTD_createCCtx();
+	b->dctx = ZSTD_createDCtx();
+	*bst = *b;
+	bst->packed = xmalloc(chunk_cap * (b->cap / CHUNK));
+	bst->meta = xmalloc(b->cap / BUDDY_ENTRY_BYTES * sizeof(*b->meta));
+	*lst = *bst;
+	lst->packed = xmalloc(chunk_cap * (b->cap / CHUNK));
+	lst->meta = xmalloc(b->cap / BUDDY_ENTRY_BYTES * sizeof(*b->meta));
+	return b->cctx && b->dctx;
+}
+
+static void free_bufs(struct bufs *b, struct bufs *bst, struct bufs *lst)
+{
+	ZSTD_freeCCtx(b->cctx);
+	ZSTD_freeDCtx(b->dctx);
+	free(bst->packed);
+	free(bst->meta);
+	free(lst->packed);
+	free(lst->meta);
+	free(b->pk);
+	free(b->meta);
+	free(b->packed);
+	free(b->dst);
+	free(b->src);
+}
+
 int main(int argc, char **argv)
 {
 	bool want[DATAGEN_NR];
 	struct bufs b = { 0 }, bst, lst;
 	struct row *rows;
-	size_t mib = 32, len, chunk_cap;
+	size_t mib = 32, len;
 	int cpu = -1, opt, i, nrows = 0, err = 0;
 	char *list = NULL;
 	double t_start = now();
@@ -781,34 +832,11 @@ int main(int argc, char **argv)
 
 	col_codec[COL_BPC] = buddy_codec_by_name("bpc");
 	cpu = pin_cpu(cpu);
-	b.cap = mib << 20;
-	/* Worst case of a chunk's packed data, plus one stream of slack. */
-	chunk_cap = LZ4_compressBound(PAGE) * (CHUNK / PAGE);
-	if (ZSTD_compressBound(PAGE) * (CHUNK / PAGE) > chunk_cap)
-		chunk_cap = ZSTD_compressBound(PAGE) * (CHUNK / PAGE);
-	chunk_cap += BUDDY_STREAM_MAX + 63;
-	chunk_cap &= ~(size_t)63;
-	b.src = xmalloc(b.cap);
-	b.dst = xmalloc(b.cap);
-	b.packed = xmalloc(chunk_cap * (b.cap / CHUNK));
-	b.meta = xmalloc(b.cap / BUDDY_ENTRY_BYTES * sizeof(*b.meta));
-	b.pk = xmalloc(b.cap / CHUNK * sizeof(*b.pk));
-	for (i = 0; i < (int)(b.cap / CHUNK); i++)
-		b.pk[i] = i * chunk_cap;
-	b.cctx = ZSTD_createCCtx();
-	b.dctx = ZSTD_createDCtx();
-	/* the goal pass's own compressed data for bpc and for lz4 */
-	bst = b;
-	bst.packed = xmalloc(chunk_cap * (b.cap / CHUNK));
-	bst.meta = xmalloc(b.cap / BUDDY_ENTRY_BYTES * sizeof(*b.meta));
-	lst = bst;
-	lst.packed = xmalloc(chunk_cap * (b.cap / CHUNK));
-	lst.meta = xmalloc(b.cap / BUDDY_ENTRY_BYTES * sizeof(*b.meta));
-	rows = xmalloc((DATAGEN_NR + argc) * sizeof(*rows));
-	if (!b.cctx || !b.dctx) {
+	if (!alloc_bufs(&b, &bst, &lst, mib << 20)) {
 		fprintf(stderr, "codec_bench: cannot create zstd contexts\n");
 		return 1;
 	}
+	rows = xmalloc((DATAGEN_NR + argc) * sizeof(*rows));
 
 	for (i = 0; i < DATAGEN_NR; i++) {
 		struct row *r = &rows[nrows];
@@ -863,17 +891,7 @@ int main(int argc, char **argv)
 	printf("(total %.1f s)\n", now() - t_start);
 	if (sink == 42)
 		putchar('\n');
-	ZSTD_freeCCtx(b.cctx);
-	ZSTD_freeDCtx(b.dctx);
 	free(rows);
-	free(bst.packed);
-	free(bst.meta);
-	free(lst.packed);
-	free(lst.meta);
-	free(b.pk);
-	free(b.meta);
-	free(b.packed);
-	free(b.dst);
-	free(b.src);
+	free_bufs(&b, &bst, &lst);
 	return err;
 }
