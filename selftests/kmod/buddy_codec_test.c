@@ -25,45 +25,8 @@
 #include "tools/common/datagen.h"
 #include "kmod_test.h"
 
-#define PAR		"/sys/module/buddy/parameters/"
 #define SIZE		(256u << 10)	/* 2048 entries, 64 stripes */
 #define PG		4096u
-
-/* Write @val to parameter @name; 0 or -errno. */
-static int par_write(const char *name, const char *val)
-{
-	char path[128];
-	int fd, ret = 0;
-
-	snprintf(path, sizeof(path), PAR "%s", name);
-	fd = open(path, O_WRONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	if (write(fd, val, strlen(val)) < 0)
-		ret = -errno;
-	close(fd);
-	return ret;
-}
-
-/* The first line of parameter @name, without its newline; 0 or -errno. */
-static int par_read(const char *name, char *buf, size_t len)
-{
-	char path[128];
-	ssize_t n;
-	int fd;
-
-	snprintf(path, sizeof(path), PAR "%s", name);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	n = read(fd, buf, len - 1);
-	close(fd);
-	if (n < 0)
-		return -errno;
-	buf[n] = 0;
-	buf[strcspn(buf, "\n")] = 0;
-	return 0;
-}
 
 /* The implementation in brackets in codec_impl's list, or "". */
 static void par_active(char *list, char *name, size_t len)
@@ -124,8 +87,8 @@ FIXTURE_SETUP(codec)
 	self->fd = self->afd = -1;
 	self->data = self->got = NULL;
 	OPEN_DEVICE(&self->fd, &self->info);
-	ASSERT_EQ(0, par_read("codec_impl", self->impl, sizeof(self->impl)));
-	ASSERT_EQ(0, par_read("codec_vector_min", self->vmin,
+	ASSERT_EQ(0, kparam_str("codec_impl", self->impl, sizeof(self->impl)));
+	ASSERT_EQ(0, kparam_str("codec_vector_min", self->vmin,
 			      sizeof(self->vmin)));
 	if (!par_lists(self->impl, "avx2"))
 		SKIP(return, "codec_impl lists no avx2 (%s): the guest CPU lacks it (run.sh --cpu max)",
@@ -133,7 +96,7 @@ FIXTURE_SETUP(codec)
 	if (variant->target != BUDDY_TARGET_1X && !self->info.buddy_bytes)
 		SKIP(return, "no buddy carve-out: target %u needs one",
 		     variant->target);
-	ASSERT_EQ(0, par_write("codec_vector_min", "1"));
+	ASSERT_EQ(0, kparam_write_str("codec_vector_min", "1"));
 	self->data = malloc(SIZE);
 	self->got = malloc(SIZE);
 	ASSERT_TRUE(self->data && self->got);
@@ -159,9 +122,9 @@ FIXTURE_TEARDOWN(codec)
 	/* back to what the module had */
 	par_active(self->impl, impl, sizeof(impl));
 	if (impl[0])
-		par_write("codec_impl", impl);
+		kparam_write_str("codec_impl", impl);
 	if (self->vmin[0])
-		par_write("codec_vector_min", self->vmin);
+		kparam_write_str("codec_vector_min", self->vmin);
 }
 
 /* GET_MAP against the scalar codec in userspace, entry by entry. */
@@ -207,7 +170,7 @@ TEST_F(codec, streams_cross)
 	unsigned int i;
 
 	SETUP_DONE();
-	ASSERT_EQ(0, par_write("codec_impl", variant->wimpl));
+	ASSERT_EQ(0, kparam_write_str("codec_impl", variant->wimpl));
 	/* whole stripes, then parts of entries */
 	ASSERT_EQ(SIZE, pwrite(self->afd, self->data, SIZE, 0));
 	for (i = 0; i < 16; i++) {
@@ -220,7 +183,7 @@ TEST_F(codec, streams_cross)
 	check_codes(_metadata, self, variant->wimpl);
 
 	/* what one implementation stored, the other decodes */
-	ASSERT_EQ(0, par_write("codec_impl", variant->rimpl));
+	ASSERT_EQ(0, kparam_write_str("codec_impl", variant->rimpl));
 	check_bytes(_metadata, self, variant->rimpl);
 	check_codes(_metadata, self, variant->rimpl);
 
@@ -233,7 +196,7 @@ TEST_F(codec, streams_cross)
 	memset(self->data + 11 * PG + 64, 0, 64);
 	memset(map + 11 * PG + 64, 0, 64);
 	ASSERT_EQ(0, munmap(map, SIZE));
-	ASSERT_EQ(0, par_write("codec_impl", variant->wimpl));
+	ASSERT_EQ(0, kparam_write_str("codec_impl", variant->wimpl));
 	check_bytes(_metadata, self, "after a write-back");
 	check_codes(_metadata, self, "after a write-back");
 }
@@ -243,26 +206,26 @@ TEST(codec_impl_param)
 {
 	char list[64], active[32], again[64];
 
-	ASSERT_EQ(0, par_read("codec_impl", list, sizeof(list)));
+	ASSERT_EQ(0, kparam_str("codec_impl", list, sizeof(list)));
 	par_active(list, active, sizeof(active));
 	EXPECT_TRUE(par_lists(list, "scalar")) TH_LOG("'%s'", list);
 	ASSERT_NE(0, active[0]) TH_LOG("no implementation in brackets: '%s'",
 				       list);
-	EXPECT_EQ(-EINVAL, par_write("codec_impl", "sse9"));
-	EXPECT_EQ(-EINVAL, par_write("codec_impl", "\n"));
+	EXPECT_EQ(-EINVAL, kparam_write_str("codec_impl", "sse9"));
+	EXPECT_EQ(-EINVAL, kparam_write_str("codec_impl", "\n"));
 	if (!par_lists(list, "avx2"))
-		EXPECT_EQ(-EOPNOTSUPP, par_write("codec_impl", "avx2"));
+		EXPECT_EQ(-EOPNOTSUPP, kparam_write_str("codec_impl", "avx2"));
 	/* refused writes leave it as it was */
-	ASSERT_EQ(0, par_read("codec_impl", again, sizeof(again)));
+	ASSERT_EQ(0, kparam_str("codec_impl", again, sizeof(again)));
 	EXPECT_STREQ(list, again);
-	ASSERT_EQ(0, par_write("codec_impl", "scalar"));
-	ASSERT_EQ(0, par_read("codec_impl", again, sizeof(again)));
+	ASSERT_EQ(0, kparam_write_str("codec_impl", "scalar"));
+	ASSERT_EQ(0, kparam_str("codec_impl", again, sizeof(again)));
 	EXPECT_NE(NULL, strstr(again, "[scalar]")) TH_LOG("'%s'", again);
 	/* auto: the best this CPU runs, the last one listed */
-	ASSERT_EQ(0, par_write("codec_impl", "auto\n"));
-	ASSERT_EQ(0, par_read("codec_impl", again, sizeof(again)));
+	ASSERT_EQ(0, kparam_write_str("codec_impl", "auto\n"));
+	ASSERT_EQ(0, kparam_str("codec_impl", again, sizeof(again)));
 	EXPECT_EQ(']', again[strlen(again) - 1]) TH_LOG("'%s'", again);
-	ASSERT_EQ(0, par_write("codec_impl", active));
+	ASSERT_EQ(0, kparam_write_str("codec_impl", active));
 }
 
 TEST_HARNESS_MAIN

@@ -56,23 +56,43 @@ long long kparam(const char *name)
 	return v;
 }
 
-int kparam_write(const char *name, long long v)
+int kparam_str(const char *name, char *buf, size_t len)
 {
-	char path[256], buf[32];
-	int fd, n;
+	char path[256];
+	int n;
+
+	snprintf(path, sizeof(path), "%s/%s", BUDDY_PARAM_DIR, name);
+	n = read_text(path, buf, len);
+	if (n < 0)
+		return n;
+	buf[strcspn(buf, "\n")] = 0;
+	return 0;
+}
+
+int kparam_write_str(const char *name, const char *val)
+{
+	size_t len = strlen(val);
+	char path[256];
+	ssize_t n;
+	int fd;
 
 	snprintf(path, sizeof(path), "%s/%s", BUDDY_PARAM_DIR, name);
 	fd = open(path, O_WRONLY | O_CLOEXEC);
 	if (fd < 0)
 		return -errno;
-	n = snprintf(buf, sizeof(buf), "%lld\n", v);
-	if (write(fd, buf, n) != n) {
+	n = write(fd, val, len);
+	if (n < 0)
 		n = -errno;
-		close(fd);
-		return n;
-	}
 	close(fd);
-	return 0;
+	return n < 0 ? n : (size_t)n == len ? 0 : -EIO;
+}
+
+int kparam_write(const char *name, long long v)
+{
+	char buf[32];
+
+	snprintf(buf, sizeof(buf), "%lld\n", v);
+	return kparam_write_str(name, buf);
 }
 
 void kparams_read(struct kparams *p)

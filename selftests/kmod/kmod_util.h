@@ -44,6 +44,10 @@ void kparams_read(struct kparams *p);
 long long kparam(const char *name);
 /* Write a module parameter; 0 or -errno. */
 int kparam_write(const char *name, long long v);
+/* The first line of parameter @name, without its newline; 0 or -errno. */
+int kparam_str(const char *name, char *buf, size_t len);
+/* Write the text @val to parameter @name; 0 or -errno. */
+int kparam_write_str(const char *name, const char *val);
 
 /*
  * Read a single-line sysfs file of /sys/class/misc/buddy into @v (at most
