@@ -12,7 +12,7 @@
  *    flipped, truncated or padded): the same verdict, 0 or -EINVAL, and
  *    the same entry where both decode.
  *
- * Entries: every data class of tools/lib/datagen.h (mixed included),
+ * Entries: every data class of tools/common/datagen.h (mixed included),
  * then random bit patterns of several kinds (uniform words, sparse bits,
  * small and extreme values that make 33-bit deltas, runs of equal words).
  * BPC_VEC_ENTRIES in the environment sets the entries per class and per

@@ -295,7 +295,7 @@ def native_sweep(tap, hdir, gdir, name, what, j):
 
 
 def check_run(tap, hdir, gdir):
-    """Issue 13: the programs under buddyctl run give the plain results."""
+    """The programs under buddyctl run give the plain results."""
     tap.ok(rc_of(gdir, "run-load") == "0", "buddy.ko loads for buddyctl run "
            "(device_mb=4, window_mb=2)", [f"status {rc_of(gdir, 'run-load')}"])
     # runprog: every allocation call, fork privacy, exec

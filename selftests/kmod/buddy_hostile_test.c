@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * buddy.ko selftest: the module under hostile use (issue 10).  Each test
+ * buddy.ko selftest: the module under hostile use.  Each test
  * names the defect it guards against:
  *
  *  - alloc_on_read_only_device: BUDDY_IOC_ALLOC on /dev/buddy opened

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * buddy.ko selftest: large allocations under load (issue 10, items 1 and 2).
+ * buddy.ko selftest: large allocations under load.
  * Needs a big guest (make check-guest's "big" run: --mem 2048).
  *
  *  - retarget_256mib: while a 256 MiB allocation is re-targeted, other
