@@ -1,55 +1,15 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * buddyctl analyze - offline compressibility of memory dumps.
+ * buddyctl analyze - offline compressibility of memory dumps: every FILE
+ * cut into 128-byte entries, each sized by each codec's size-only path as
+ * buddy.ko sizes it.  Options, the ratios, the JSON report and the exit
+ * status: Documentation/buddyctl.rst, "analyze".
  *
- *   buddyctl analyze [--codec NAME[,NAME...]] [--per-entry] [--json] FILE...
- *
- * Every FILE ("-" is stdin) is cut into 128-byte entries; a tail shorter than
- * an entry is zero-padded to one (with a note on stderr).  Each entry is sized
- * by each codec's size-only path, exactly as buddy.ko would size it; no
- * kernel module is needed.
- *
- * Two ratios are reported, both logical bytes / stored bytes, i.e.
- * 128 * entries / total bytes, "inf" when the total is 0 (all-zero data);
- * an input without a single byte has no ratio: "no data" (null in JSON):
- *
- *   fig3   as the Buddy Compression paper's Fig. 3 counts it: an all-zero
- *          entry costs 0 B, any other ceil(bits / 8) bytes rounded up to the
- *          next of 8, 16, 32, 64, 80, 96, 128 B (more than 128 B counts 128 B).
- *   buddy  with the sizes Buddy stores: buddy_code_bytes() of the entry's
- *          size code, 0/8/32/64/96/128 B (all-zero detected by content).
- *
- * The histogram counts entries per size code: zero c8 c32 c64 c96 raw.
- *
- * --per-entry prints, for every entry of every file in order, the codec's
- * stream length in bits before any raw fallback (codec->size(), also for
- * all-zero entries), one decimal number per line and nothing else.  It takes
- * exactly one codec, bpc unless --codec says otherwise.
- *
- * --json prints the default report as one JSON object:
- *
- *   {
- *     "files":   [ "FILE", ... ],     the arguments, in order (bytes that
- *                                     are not UTF-8 become U+FFFD)
- *     "bytes":   N,                   input bytes read (before padding)
- *     "entries": N,                   128-byte entries (tails padded);
- *                                     0: the ratios are null (no data)
- *     "codecs":  [                    one object per codec, in table order
- *       {
- *         "codec":       "bpc",
- *         "ratio_fig3":  R | "inf" | null,  128 * entries / bytes_fig3
- *         "ratio_buddy": R | "inf" | null,  128 * entries / bytes_buddy
- *         "bytes_fig3":  N,           total bytes, Fig. 3 sizes
- *         "bytes_buddy": N,           total bytes, Buddy sizes
- *         "histogram": { "zero": N, "c8": N, "c32": N, "c64": N,
- *                        "c96": N, "raw": N }     sums to "entries"
- *       }, ...
- *     ]
- *   }
- *
- * Exit status: 0 success, 1 runtime error (a file that cannot be opened or
- * read, a failed write to stdout), 2 usage error (unknown option or codec,
- * no FILE, --per-entry with several codecs).
+ * The Fig. 3 ratio counts an all-zero entry 0 B and any other
+ * ceil(bits / 8) bytes rounded up to the next of 8, 16, 32, 64, 80, 96,
+ * 128 B (tools/policy/fig3.h); the Buddy ratio buddy_code_bytes() of the
+ * entry's size code.  --per-entry prints codec->size(), before any raw
+ * fallback, also for all-zero entries.
  */
 #include <errno.h>
 #include <fcntl.h>
