@@ -565,21 +565,27 @@ static BPC_AVX2 unsigned int bpc_avx2_entry_classify(const u8 *entry)
 
 /* --- decoding -------------------------------------------------------------- */
 
-/* A DBX the table cannot know: 00001 (DBP == 0), the decoder's. */
-#define BPC_DBP0	0xffffffffu
-
 /*
  * The symbols by their first 10 bits v (prefix-coded as in the spec), for
  * the decoder's loop: bpc_sym[v] has the plane in its low half (the DBX of
- * 00000 and of the single and double ones, zero for runs and 001,
- * BPC_DBP0 for 00001; a position past the plane sets bit 31, which no
- * valid plane has) and in its high half the mask of the bits after the
- * prefix that are the plane (a literal's 31); bpc_cnt[v] the planes the
- * symbol covers (L for a run 01 LLLLL, else 1).  Filled once by
- * buddy_bpc_avx2_init().
+ * 00000 and of the single and double ones, zero for runs, 001 and 00001; a
+ * position past the plane sets bit 31, which no valid plane has) and in
+ * its high half the mask of the bits after the prefix that are the plane
+ * (a literal's 31); bpc_dbp0[v] is all ones for 00001, whose DBX is the
+ * DBP above (DBP[k] = 0); bpc_cnt[v] the planes the symbol covers (L for a
+ * run 01 LLLLL, else 1).  Filled once by buddy_bpc_avx2_init().
  */
 static u64 bpc_sym[1024] __ro_after_init;
 static u8 bpc_cnt[1024] __ro_after_init;
+static u32 bpc_dbp0[1024] __ro_after_init;
+/*
+ * What a symbol does to bit 0 of DBP, for bpc_ramp(): flip it (00000),
+ * clear it (00001), or BPC_RAMP_NOT, a symbol no ramp has.
+ */
+#define BPC_RAMP_FLIP	1
+#define BPC_RAMP_CLEAR	2
+#define BPC_RAMP_NOT	4
+static u8 bpc_ramp_op[1024] __ro_after_init;
 
 void buddy_bpc_avx2_init(void)
 {
@@ -593,14 +599,15 @@ void buddy_bpc_avx2_init(void)
 		else if (v >> 6)		/* 0001x ppppp */
 			dbx = (v >> 5 & 1 ? 1u : 3u) << (v & 31);
 		else				/* 00001, 00000 */
-			dbx = v >> 5 ? BPC_DBP0 : BPC_PLANE_MASK;
+			dbx = v >> 5 ? 0 : BPC_PLANE_MASK;
 		bpc_sym[v] = v >> 9 ? (u64)BPC_PLANE_MASK << 32 : dbx;
 		bpc_cnt[v] = v >> 8 == 1 ? (v >> 3 & 31) + 2 : 1;
+		bpc_dbp0[v] = v >> 5 == 1 ? ~0u : 0;
+		bpc_ramp_op[v] = v >> 9 || v >> 6 == 1 ? BPC_RAMP_NOT :
+				 v >> 5 == 1 ? BPC_RAMP_CLEAR :
+				 !(v >> 5) ? BPC_RAMP_FLIP : 0;
 	}
 }
-
-/* The branch on @x goes either way as often: make it a conditional move. */
-#define bpc_unpredictable(x)	__builtin_expect_with_probability(!!(x), 1, 0.5)
 
 /*
  * Symbol lengths by leading zeros (capped at 4 by a sentinel bit): 1 DBX
@@ -693,40 +700,10 @@ static BPC_AVX2 __always_inline v8u lane7(v8u v)
  */
 static BPC_AVX2 __always_inline int bpc_avx2_words(u8 *dst, s64 w, v8u *pl, u32 sg)
 {
-	const v8u mask = bcast(BPC_PLANE_MASK);
 	const v8u steps = { 0, 1, 2, 3, 4, 5, 6, 7 };
-	v8u zero = { 0 }, other = zero, d[4], x, prev, ovf;
+	v8u zero = { 0 }, d[4], prev, ovf;
 	u32 dbp31;
 	int j;
-
-	/*
-	 * Every DBX plane 0 or all ones: so is every DBP plane, all deltas
-	 * equal d, whose bit k is bit 0 of DBP[k], the XOR of bits 0 of
-	 * DBX[k..32].
-	 */
-#pragma GCC unroll 4
-	for (j = 0; j < 4; j++)
-		other |= ~((v8u)(pl[j] == zero) | (v8u)(pl[j] == mask));
-	if (all_zero(other) && (!sg || sg == BPC_PLANE_MASK)) {
-		u64 m = signs(pl[0] << 31) | signs(pl[1] << 31) << 8 |
-			signs(pl[2] << 31) << 16 |
-			(u64)signs(pl[3] << 31) << 24 | (u64)(sg & 1) << 32;
-		s64 dd;
-
-		m ^= m >> 1;
-		m ^= m >> 2;
-		m ^= m >> 4;
-		m ^= m >> 8;
-		m ^= m >> 16;
-		m ^= m >> 32;
-		dd = (s64)(m << 31) >> 31;		/* bit 32 is the sign */
-		if (bpc_ramp_ok(w, dd))
-			return -EINVAL;
-		x = bcast((u32)w) + steps * bcast((u32)dd);
-		for (j = 0; j < 4; j++, x += bcast(8 * (u32)dd))
-			st8(dst + 32 * j, x);
-		return 0;
-	}
 
 	/*
 	 * Rows: shifted by one plane bit first, row i + 1 is delta i and
@@ -799,113 +776,220 @@ static BPC_AVX2 __always_inline bool bpc_constant(u64 v, unsigned int end,
 	return true;
 }
 
+/* Bit 32 - k of @x to bit k, for k = 0..32, sign-extended from bit 32. */
+static BPC_AVX2 __always_inline s64 bpc_reverse33(u64 x)
+{
+	x = __builtin_bswap64(x);
+	x = (x >> 4 & 0x0f0f0f0f0f0f0f0full) | (x & 0x0f0f0f0f0f0f0f0full) << 4;
+	x = (x >> 2 & 0x3333333333333333ull) | (x & 0x3333333333333333ull) << 2;
+	x = (x >> 1 & 0x5555555555555555ull) | (x & 0x5555555555555555ull) << 1;
+	return (s64)(x >> 31 << 31) >> 31;
+}
+
+/* @x shifted by @n mod 64, as the instructions do. */
+static BPC_AVX2 __always_inline u64 shl_any(u64 x, u64 n)
+{
+	asm("shlx %2, %1, %0" : "=r" (x) : "r" (x), "r" (n));
+	return x;
+}
+
+static BPC_AVX2 __always_inline u64 shr_any(u64 x, u64 n)
+{
+	asm("shrx %2, %1, %0" : "=r" (x) : "r" (x), "r" (n));
+	return x;
+}
+
+/*
+ * A stream in the 64 bits @v (@end of them) made of runs, 00000 and 00001
+ * only, a ramp entry's: its words to @dst and *@ret 0, or -EINVAL where it
+ * is malformed.  False, with nothing written, for any other stream.  Bit 0
+ * of DBP[k] is bit k of every delta: the planes' DBP bits 0 go into ones,
+ * plane 32 first, and make d.
+ */
+static BPC_AVX2 __always_inline bool bpc_ramp(u64 v, unsigned int end,
+					      u8 *dst, int *ret)
+{
+	unsigned int pos, i = 0, ops = 0;
+	u64 win, ones = 0, up = 0;
+	s64 w, d;
+	v8u x;
+	int j;
+
+	pos = bpc_get_base(v, &w);
+	win = v << pos;
+	if (win >> 59 == 1)	/* 00001 for plane 32: it has no DBP above */
+		return false;
+	do {
+		unsigned int sh = 8 * __builtin_clzll(win | BPC_STOP);
+		unsigned int n = (BPC_LENS >> sh) & 63, t = win >> 54;
+		unsigned int c = bpc_cnt[t], op = bpc_ramp_op[t];
+
+		up = (up ^ op) & ~(u64)(op >> 1) & 1;
+		ops |= op;
+		ones = ones << c | __builtin_ia32_bzhi_di(-up, c);
+		win <<= n;
+		pos += n;
+		i += c;
+	} while (i < BPC_PLANES && pos <= end);
+	if (ops & BPC_RAMP_NOT)
+		return false;
+	*ret = -EINVAL;
+	if (i != BPC_PLANES || pos > end)
+		return true;
+	d = (s64)(ones << 31) >> 31;		/* bit 32 is the sign */
+	if (bpc_ramp_ok(w, d))
+		return true;
+	*ret = 0;
+	x = bcast((u32)w) + bcast((u32)d) * (v8u){ 0, 1, 2, 3, 4, 5, 6, 7 };
+	for (j = 0; j < 4; j++, x += bcast(8 * (u32)d))
+		st8(dst + 32 * j, x);
+	return true;
+}
+
+/*
+ * The symbols of the planes from bit *@pos of the stream @b (@end bits),
+ * whose 128 bits from there are @win and @a, into @q (zeroed), DBX in
+ * stream order; *@pos moves past them.  Returns the planes they cover.
+ * A function of its own, so that the compiler keeps its state in
+ * registers.
+ */
+static BPC_AVX2 noinline unsigned int bpc_get_symbols(const u8 *b, u32 *q,
+						  u64 win, u64 a,
+						  unsigned int *ppos,
+						  unsigned int end)
+{
+	unsigned int pos = *ppos, i = 0;
+	u64 ws = win | BPC_STOP;
+	u32 up = 0;	/* DBP of the plane above: the XOR of the DBX */
+
+	for (;;) {
+		do {
+			u64 sh = 8 * (u64)__builtin_clzll(ws);
+			u64 n = shr_any(BPC_LENS, sh);
+			u64 nn = shr_any(BPC_NLENS, sh);
+			unsigned int t = win >> 54;
+			u64 e = bpc_sym[t], next, hi, lo, los;
+			u32 dbx;
+
+			/* four literals: perhaps all the planes left */
+			if ((win & a & BPC_LIT2) == BPC_LIT2)
+				break;
+			next = bits57(b, pos + 128);
+			dbx = (u32)e | ((u32)(win >> 32) & (u32)(e >> 32)) |
+			      (up & bpc_dbp0[t]);
+			up ^= dbx;
+			q[i] = dbx;
+			i += bpc_cnt[t];
+			pos += n & 63;
+			hi = shl_any(win, n);
+			lo = shr_any(a, nn);
+			los = lo | BPC_STOP;
+			asm("" : "+r" (los));	/* not (hi | lo) | stop */
+			win = hi | lo;
+			ws = hi | los;
+			a = shl_any(a, n) | shr_any(next, nn);
+		} while (i < BPC_PLANES);
+		if (i >= BPC_PLANES)
+			break;
+		/* four literals; all the planes left, if they are */
+		if (i < BPC_PLANES - 1 &&
+		    bpc_literals(b, pos, BPC_PLANES - i, end, q + i)) {
+			pos += 32 * (BPC_PLANES - i);
+			i = BPC_PLANES;
+			break;
+		}
+		q[i] = (u32)(win >> 32) & BPC_PLANE_MASK;
+		up ^= q[i++];
+		if (i == BPC_PLANES) {
+			pos += 32;
+			break;
+		}
+		q[i] = (u32)win & BPC_PLANE_MASK;
+		up ^= q[i++];
+		pos += 64;
+		win = a;
+		ws = win | BPC_STOP;
+		a = bits_at(b, pos + 64);
+	}
+	*ppos = pos;
+	return i;
+}
+
 static BPC_AVX2 int bpc_avx2_decompress(const u8 *src, unsigned int srclen,
 					u8 *dst)
 {
-	/* the stream, zero-padded far enough for every load below */
-	u8 b[BUDDY_STREAM_MAX + 48] __aligned(32);
+	/*
+	 * The stream and zeros after it, as far as any load reaches: the
+	 * loop's loads start at most 128 bits past a symbol, and symbols
+	 * start at most 33 * 32 bits past the base.
+	 */
+	u8 b[192] __aligned(32);
 	/* DBX in stream order (q[0] = DBX[32], q[32 - k] = DBX[k]) */
 	u32 q[48] __aligned(32);
 	const v8u rev = { 7, 6, 5, 4, 3, 2, 1, 0 };
 	unsigned int len = srclen < BUDDY_STREAM_MAX ? srclen :
 			   BUDDY_STREAM_MAX, end = 8 * len, pos, i, j;
-	v8u zero = { 0 }, pl[4], bad;
-	u64 win, ws, a, v;
-	unsigned int plen;
-	u32 up = 0;		/* DBP of the plane above: XOR of the DBX */
+	v8u zero = { 0 }, pl[4];
+	u64 win, a;
 	s64 w;
 	int ret;
 
-	/* a constant entry, from the stream itself: base and a run of 33 */
-	if (len >= 8 && bpc_constant(get_unaligned_be64(src), end, dst, &ret))
-		return ret;
-	/* six stores, not a loop the compiler would make a rep stos of */
-	st8(b, zero);
-	st8(b + 32, zero);
-	st8(b + 64, zero);
-	st8(b + 96, zero);
-	st8(b + 128, zero);
-	st8(b + 160, zero);
-	for (j = 0; j + 32 <= len; j += 32)
-		st8(b + j, ld8(src + j));
-	for (; j + 8 <= len; j += 8)
-		memcpy(b + j, src + j, 8);
-	for (; j < len; j++)
-		b[j] = src[j];
+	if (len >= 8) {
+		win = get_unaligned_be64(src);
+		/* a constant entry: base and a run of 33 */
+		if (bpc_constant(win, end, dst, &ret))
+			return ret;
+		if (len == 8 && bpc_ramp(win, end, dst, &ret))
+			return ret;
+	}
+	if (len == 8) {
+		v4q v = { get_unaligned_le64(src), 0, 0, 0 };
 
-	v = get_unaligned_be64(b);
-	if (len < 8 && bpc_constant(v, end, dst, &ret))
+		st8(b, (v8u)v);
+		j = 32;
+	} else {
+		for (j = 0; j + 32 <= len; j += 32)
+			st8(b + j, ld8(src + j));
+		if (j < len) {
+			st8(b + j, zero);
+			memcpy(b + j, src + j, len - j);
+			j += 32;
+		}
+	}
+	for (; j < sizeof(b); j += 32)
+		st8(b + j, zero);
+	win = get_unaligned_be64(b);
+	if (len < 8 && bpc_constant(win, end, dst, &ret))
 		return ret;
-	pos = bpc_get_base(v, &w);
+
+	/*
+	 * The window win holds bits pos..pos+63, a the 64 after them; each
+	 * step loads the bits after those, off the chain from one symbol to
+	 * the next, which is only: leading zeros, length, shift.
+	 */
+	a = get_unaligned_be64(b + 8);
+	pos = bpc_get_base(win, &w);
+	win = win << pos | a >> (64 - pos);
+	a = a << pos | bits57(b, 128) >> (64 - pos);
+	if (win >> 59 == 1)	/* 00001 for plane 32: it has no DBP above */
+		return -EINVAL;
 	st8(q, zero);
 	st8(q + 8, zero);
 	st8(q + 16, zero);
 	st8(q + 24, zero);
 	st8(q + 32, zero);
-
-	/*
-	 * Step n decodes the symbol at pos_n from win = bits pos_n..+63.
-	 * The bits that follow come from a, bits pos_(n-1) + 64.. (57 or
-	 * more), loaded one step ahead and shifted by the length plen of the
-	 * symbol before: so no load is waited for from one symbol to the
-	 * next.  Two symbols in a row need at most 42 of a's bits: two
-	 * literals in a row are taken by the branch below.
-	 */
-	win = bits_at(b, pos);
-	if (win >> 59 == 1)	/* 00001 for plane 32: it has no DBP above */
-		return -EINVAL;
-	ws = win | BPC_STOP;
-	a = bits57(b, pos + 64);
-	plen = 0;
-	i = 0;
-	do {
-		unsigned int sh = 8 * __builtin_clzll(ws);
-		unsigned int n = (BPC_LENS >> sh) & 63;
-		unsigned int t = win >> 54;
-		u64 next = a << plen, hi, lo, e = bpc_sym[t];
-		u32 dbx;
-
-		if ((win & BPC_LIT2) == BPC_LIT2 && i < BPC_PLANES - 1) {
-			if (bpc_literals(b, pos, BPC_PLANES - i, end, q + i)) {
-				pos += 32 * (BPC_PLANES - i);
-				i = BPC_PLANES;
-				break;
-			}
-			q[i] = (u32)(win >> 32) & BPC_PLANE_MASK;
-			q[i + 1] = (u32)win & BPC_PLANE_MASK;
-			up ^= q[i] ^ q[i + 1];
-			i += 2;
-			pos += 64;
-			win = bits_at(b, pos);
-			ws = win | BPC_STOP;
-			a = bits57(b, pos + 64);
-			plen = 0;
-			continue;
-		}
-		a = bits57(b, pos + 64);
-		dbx = (u32)e | ((u32)(win >> 32) & (u32)(e >> 32));
-		if (bpc_unpredictable(dbx == BPC_DBP0))
-			dbx = up;		/* DBX[k] = DBP[k + 1] */
-		up ^= dbx;
-		q[i] = dbx;
-		i += bpc_cnt[t];
-		pos += n;
-		plen = n;
-		hi = win << n;
-		lo = next >> ((BPC_NLENS >> sh) & 63);
-		win = hi | lo;
-		ws = hi | lo | BPC_STOP;
-	} while (i < BPC_PLANES);
-
-	/* a run past plane 0, a symbol past the end, a position past a plane */
-	bad = ld8(q) | ld8(q + 8) | ld8(q + 16) | ld8(q + 24) | ld8(q + 32);
-	if (i != BPC_PLANES || pos > end || signs(bad))
+	i = bpc_get_symbols(b, q, win, a, &pos, end);
+	/* a run past plane 0, a symbol past the end */
+	if (i != BPC_PLANES || pos > end)
 		return -EINVAL;
 
 	/* planes 8j..8j+7 in pl[j] (lane l: plane 8j + l) */
 #pragma GCC unroll 4
 	for (j = 0; j < 4; j++)
 		pl[j] = perm(ld8(q + 25 - 8 * j), rev);
+	/* a position past a plane sets bit 31 */
+	if (signs(pl[0] | pl[1] | pl[2] | pl[3] | bcast(q[0])))
+		return -EINVAL;
 	return bpc_avx2_words(dst, w, pl, q[0]);
 }
 
