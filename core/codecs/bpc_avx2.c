@@ -429,6 +429,9 @@ static BPC_AVX2 __always_inline u64 bpc_symbols(const v8u *pl, const struct bpc_
 	return mask;
 }
 
+/* Up to this many non-zero planes above the bottom stretch: one by one. */
+#define BPC_FEW_PLANES	6
+
 /*
  * The stream bpc_put_planes() writes, without a branch on a plane's
  * class: the base and the zero run above the first non-zero plane, then
@@ -446,6 +449,27 @@ static BPC_AVX2 __always_inline unsigned int bpc_vec_put_planes(struct bitw *o, 
 	u32 sg = p->sg, at = __builtin_ctz(sg | 1u << 31);
 	int j;
 
+	/*
+	 * Few planes above the bottom stretch (smooth data): coded one by
+	 * one from x, which costs less than the symbols of all 32.
+	 */
+	m = p->m.nz & ~((1ull << 2 * low) - 1);
+	if (bpc_weight(m) <= BPC_FEW_PLANES) {
+		unsigned int last = BPC_PLANES;
+
+		bitw_put(o, p->base >> 6, p->base & 63);
+		for (; m; last = i, m ^= 1ull << i) {
+			i = 63 - __builtin_clzll(m);
+			r = last - 1 - i;
+			bpc_put_plane(o, x, i, p->m.nz, p->lit, p->s5, p->m.all,
+				      &r);
+		}
+		r = last - 2 * low;
+		bpc_put_run(o, &r);
+		for (j = low - 1; j >= 0; j--)
+			bitw_put64(o, x[j] | BPC_LIT2);
+		return bitw_finish(o);
+	}
 	m = bpc_symbols(pl, p, lo, hi, len);
 	bitw_put(o, p->base >> 6, p->base & 63);
 	/* zero planes from 32 down: a run before the first symbol */
@@ -485,7 +509,7 @@ static BPC_AVX2 __always_inline unsigned int bpc_vec_put_planes(struct bitw *o, 
  */
 static BPC_AVX2 noinline unsigned int bpc_write(struct bpc_plan *p, u8 *dst)
 {
-	u64 x[17] __aligned(32) __uninitialized;	/* all set below */
+	u64 x[20] __aligned(32) __uninitialized;	/* all set below */
 	v8u zero = { 0 }, pl[4] = { zero, zero, zero, zero };
 	struct bitw o;
 	int j;
@@ -498,10 +522,11 @@ static BPC_AVX2 noinline unsigned int bpc_write(struct bpc_plan *p, u8 *dst)
 		for (j = 0; j < 4; j++)
 			pl[j] = p->r.e[j];
 		bpc_transpose(pl);
-#pragma GCC unroll 4
-		for (j = 0; j < 4; j++)
-			st8(x + 4 * j, pl[j]);
 	}
+#pragma GCC unroll 4
+	for (j = 0; j < 4; j++)
+		st8(x + 4 * j, pl[j]);
+	x[16] = p->sg;
 	return bpc_vec_put_planes(&o, p, pl, x);
 }
 
