@@ -356,147 +356,117 @@ static BPC_AVX2 __always_inline unsigned int bpc_plan(const u8 *src, struct bpc_
 			   p->m.nz ^ BPC_ALL_PLANES);
 }
 
-/* The code of a zero run of @r planes (001, 01 LLLLL), 0 for none. */
-static BPC_AVX2 __always_inline u64 bpc_run_code(unsigned int r)
+/* Bit @k of @m in every lane k of the result: all ones or zero. */
+static BPC_AVX2 __always_inline v8u lane_bits(u32 m, v8u k)
 {
-	return r == 1 ? 1 : 30 + r;		/* 30 + r = 32 | (r - 2) */
+	return (v8u)((v8s)(bcast(m) << (bcast(31) - k)) >> 31);
 }
 
-static BPC_AVX2 __always_inline unsigned int bpc_run_len(unsigned int r)
+/* Lanes of @b where @sel is all ones, else of @a. */
+static BPC_AVX2 __always_inline v8u blend(v8u a, v8u b, v8u sel)
 {
-	return !r ? 0 : r == 1 ? 3 : 7;
+	return (v8u)__builtin_ia32_pblendvb256(BPC_AS(char, a), BPC_AS(char, b),
+					       BPC_AS(char, sel));
 }
 
 /*
- * The symbol of each plane 0..31, in vector lanes, with the zero run that
- * follows it in the stream (the planes below it down to the next non-zero
- * plane, or to plane 0): the symbol is a literal 1 DBX, 00000 / 00001, or
- * 0001x and the position of the single one or the lower of two adjacent
- * ones (the exponent of the lowest one as a float); the run 001 or
- * 01 LLLLL.  The next non-zero plane below is the highest one of the
- * planes below, found the same way once the bits under it are smeared.
- * Up to 39 bits: the low 32 in lo[], the rest in hi[], the length in
- * len[], for plane k at index 32 - k (the order of the stream).  Returns
- * the mask of the non-zero planes by that index.
+ * The symbol of each non-zero plane 0..31 of @pl, as bpc_put_plane()
+ * picks it, without a branch: code[k] and its length len[k]: a literal
+ * 1 DBX, 00000 or 00001, or 0001x and the position of the single one or
+ * the lower of two adjacent ones (the exponent of the lowest one as a
+ * float).
  */
-static BPC_AVX2 __always_inline u64 bpc_symbols(const v8u *pl, const struct bpc_plan *p, u32 *lo,
-			u32 *hi, u32 *len)
+static BPC_AVX2 __always_inline void bpc_symbols(const v8u *pl,
+						 const struct bpc_plan *p,
+						 u32 *code, u32 *len)
 {
 	const v8u steps = { 0, 1, 2, 3, 4, 5, 6, 7 };
-	const v8u rev = { 7, 6, 5, 4, 3, 2, 1, 0 };
-	v8u lit = bcast((u32)p->lit), s5 = bcast((u32)p->s5);
-	v8u all = bcast((u32)p->m.all), nz = bcast((u32)p->m.nz), zero = { 0 };
-	u64 mask = 0;
 	int j;
 
 #pragma GCC unroll 4
 	for (j = 0; j < 4; j++) {
-		v8u v = pl[j], k = steps + 8 * j, bit = bcast(1) << k;
-		v8u is_lit = (v8u)((lit & bit) != zero);
-		v8u is5 = (v8u)((s5 & bit) != zero);
-		v8u is_all = (v8u)((all & bit) != zero);
-		v8u low = v & -v, below = nz & (bit - 1), y = below;
-		v8u at = log2_pow2(low);
+		v8u v = pl[j], k = steps + 8 * j, low = v & -v;
+		v8u is_lit = lane_bits((u32)p->lit, k);
+		v8u is5 = lane_bits((u32)p->s5, k);
+		v8u not_all = ~lane_bits((u32)p->m.all, k);
 		v8u c = ((v8u)(v == low) & bcast(1u << 5)) | bcast(2u << 5) |
-			at;
-		v8u n = bcast(10), r, none, one, rc, rn;
+			log2_pow2(low);
+		v8u n = blend(bcast(10), bcast(5), is5);
 
-		c = (c & ~is5) | (~is_all & bcast(1) & is5);
-		n = (n & ~is5) | (bcast(5) & is5);
-		c = (c & ~is_lit) | ((v | bcast(1u << 31)) & is_lit);
-		n = (n & ~is_lit) | (bcast(32) & is_lit);
-		/* the run: down to the highest non-zero plane below */
-		y |= y >> 1;
-		y |= y >> 2;
-		y |= y >> 4;
-		y |= y >> 8;
-		y |= y >> 16;
-		y ^= y >> 1;
-		r = log2_pow2(y);
-		none = (v8u)(below == zero);
-		r = (k & none) | ((k - 1 - r) & ~none);
-		one = (v8u)(r == bcast(1));
-		none = (v8u)(r == zero);
-		rc = (((bcast(30) + r) & ~one) | (bcast(1) & one)) & ~none;
-		rn = ((bcast(7) & ~one) | (bcast(3) & one)) & ~none;
-		/* plane 8j + l goes to index 32 - 8j - l: reversed */
-		st8(lo + 25 - 8 * j, perm((c << rn) | rc, rev));
-		st8(hi + 25 - 8 * j, perm((c >> 1) >> (bcast(31) - rn), rev));
-		st8(len + 25 - 8 * j, perm(n + rn, rev));
-		mask |= (u64)signs(perm((v8u)((nz & bit) != zero), rev)) <<
-			(25 - 8 * j);
+		c = blend(c, not_all & bcast(1), is5);
+		c = blend(c, v | bcast(1u << 31), is_lit);
+		n = blend(n, bcast(32), is_lit);
+		st8(code + 8 * j, c);
+		st8(len + 8 * j, n);
 	}
-	return mask;
 }
+
+/*
+ * The code of a zero run of r planes (001, 01 LLLLL) by r, and its
+ * length (none for r = 0).
+ */
+static const u8 bpc_run_code[BPC_PLANES + 1] = {
+	0, 1, 32, 33, 34, 35, 36, 37, 38, 39, 40, 41, 42, 43, 44, 45, 46, 47,
+	48, 49, 50, 51, 52, 53, 54, 55, 56, 57, 58, 59, 60, 61, 62, 63,
+};
+static const u8 bpc_run_len[BPC_PLANES + 1] = {
+	0, 3, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7,
+	7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7,
+};
 
 /* Up to this many non-zero planes above the bottom stretch: one by one. */
 #define BPC_FEW_PLANES	6
 
 /*
- * The stream bpc_put_planes() writes, without a branch on a plane's
- * class: the base and the zero run above the first non-zero plane, then
- * one put per non-zero plane from plane 32 down, each with the run after
- * it, then the stretch of literal pairs down to plane 0 as 64-bit words
- * (x[j] = DBX[2j] | DBX[2j + 1] << 32, as that one takes them).
+ * The stream bpc_put_planes() writes: the base, then one put per
+ * non-zero plane from plane 32 down, with the run before it, then the
+ * run down to the bottom stretch and the stretch of literal pairs as
+ * 64-bit words (x[j] = DBX[2j] | DBX[2j + 1] << 32, x[16] = DBX[32], as
+ * that one takes them).  The symbols come from bpc_put_plane() where few
+ * planes need one, else from bpc_symbols().
  */
 static BPC_AVX2 __always_inline unsigned int bpc_vec_put_planes(struct bitw *o, const struct bpc_plan *p,
 					const v8u *pl, const u64 *x)
 {
-	u32 lo[40] __aligned(32), hi[40] __aligned(32), len[40] __aligned(32);
-	u64 lit2 = p->lit & (p->lit >> 1) & 0x55555555ull, v, m;
+	u32 code[BPC_PLANES + 7] __aligned(32), len[BPC_PLANES + 7] __aligned(32);
+	u64 lit2 = p->lit & (p->lit >> 1) & 0x55555555ull, m;
 	unsigned int low = __builtin_ctzll(~lit2 & 0x155555555ull) / 2;
-	unsigned int n, r, i;
-	u32 sg = p->sg, at = __builtin_ctz(sg | 1u << 31);
+	unsigned int last = BPC_PLANES, r, k;
 	int j;
 
-	/*
-	 * Few planes above the bottom stretch (smooth data): coded one by
-	 * one from x, which costs less than the symbols of all 32.
-	 */
+	bitw_put(o, p->base >> 6, p->base & 63);
+	/* the planes above the stretch */
 	m = p->m.nz & ~((1ull << 2 * low) - 1);
 	if (bpc_weight(m) <= BPC_FEW_PLANES) {
-		unsigned int last = BPC_PLANES;
-
-		bitw_put(o, p->base >> 6, p->base & 63);
-		for (; m; last = i, m ^= 1ull << i) {
-			i = 63 - __builtin_clzll(m);
-			r = last - 1 - i;
-			bpc_put_plane(o, x, i, p->m.nz, p->lit, p->s5, p->m.all,
+		for (; m; last = k, m ^= 1ull << k) {
+			k = 63 - __builtin_clzll(m);
+			r = last - 1 - k;
+			bpc_put_plane(o, x, k, p->m.nz, p->lit, p->s5, p->m.all,
 				      &r);
 		}
-		r = last - 2 * low;
-		bpc_put_run(o, &r);
-		for (j = low - 1; j >= 0; j--)
-			bitw_put64(o, x[j] | BPC_LIT2);
-		return bitw_finish(o);
-	}
-	m = bpc_symbols(pl, p, lo, hi, len);
-	bitw_put(o, p->base >> 6, p->base & 63);
-	/* zero planes from 32 down: a run before the first symbol */
-	r = __builtin_clzll(p->m.nz << 31 | 1ull << 30);
-	if (r)
-		bitw_put(o, bpc_run_code(r), bpc_run_len(r));
-	if (p->m.nz >> 32 & 1) {
-		/* plane 32, from DBX[32] as bpc_put_plane() codes it */
-		v = (sg >> at == 1 ? 3u << 5 : 2u << 5) | at;
-		n = 10;
+	} else {
+		bpc_symbols(pl, p, code, len);
+		/* plane 32, from DBX[32], as the others */
+		k = __builtin_ctz(p->sg | 1u << 31);
+		code[32] = (p->sg >> k == 1 ? 3u << 5 : 2u << 5) | k;
+		len[32] = 10;
 		if (p->s5 >> 32 & 1) {
-			v = !(p->m.all >> 32 & 1);
-			n = 5;
+			code[32] = !(p->m.all >> 32 & 1);
+			len[32] = 5;
 		}
 		if (p->lit >> 32 & 1) {
-			v = 1u << 31 | sg;
-			n = 32;
+			code[32] = 1u << 31 | p->sg;
+			len[32] = 32;
 		}
-		r = __builtin_clzll(p->m.nz << 32 | 1ull << 31);
-		bitw_put(o, v << bpc_run_len(r) | (r ? bpc_run_code(r) : 0),
-			 n + bpc_run_len(r));
+		for (; m; last = k, m ^= 1ull << k) {
+			k = 63 - __builtin_clzll(m);
+			r = last - 1 - k;
+			bitw_put(o, (u64)bpc_run_code[r] << len[k] | code[k],
+				 len[k] + bpc_run_len[r]);
+		}
 	}
-	/* planes 31 .. 2 * low (index 1 .. 32 - 2 * low) */
-	for (m &= (1ull << (33 - 2 * low)) - 1; m; m &= m - 1) {
-		i = __builtin_ctzll(m);
-		bitw_put(o, (u64)hi[i] << 32 | lo[i], len[i]);
-	}
+	r = last - 2 * low;
+	bpc_put_run(o, &r);
 	for (j = low - 1; j >= 0; j--)
 		bitw_put64(o, x[j] | BPC_LIT2);
 	return bitw_finish(o);
