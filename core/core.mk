@@ -36,14 +36,19 @@ check-native: $(CORE_TESTS) $(TSAN_TESTS)
 	@scripts/run-native-tests.sh $(CORE_TESTS) $(TSAN_TESTS)
 	@$(MAKE) --no-print-directory check-daemon-native
 
-# The differential test of the vector BPC at full size, optimised: 10
-# million entries per data class and per kind of bit pattern, and as many
-# random streams (make check-native runs the same test under the
-# sanitizers on BPC_VEC_ENTRIES' default, 65536).
+# The differential test of both BPC implementations (scalar and vector)
+# against the reference at full size, optimised: 10 million entries per
+# data class and per kind of bit pattern, and as many random streams
+# (make check-native runs the same test under the sanitizers on
+# BPC_VEC_ENTRIES' default, 65536).
 BPC_VEC_FULL ?= 10000000
 $(B)/opt/tests/bpc_vec_test: selftests/core/bpc_vec_test.c $(CORE_A) $(TOOLS_A) | harness
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(WARN) $(CPPFLAGS) -o $@ $< $(TOOLS_A) $(CORE_A) -lm -lpthread
+
+# The reference BPC the differential tests hold both implementations to.
+$(B)/san/tests/bpc_vec_test $(B)/opt/tests/bpc_vec_test $(B)/fuzz/fuzz_bpc_vec: \
+	selftests/core/bpc_ref.h
 
 .PHONY: check-bpc-vec
 check-bpc-vec: $(B)/opt/tests/bpc_vec_test
@@ -64,7 +69,7 @@ $(B)/fuzz/fuzz_decode_%: selftests/fuzz/fuzz_decode.c $(CORE_SRCS) $(CORE_HDRS)
 	    -fno-sanitize-recover=all $(CPPFLAGS) -DFUZZ_CODEC='"$*"' \
 	    -o $@ $< $(CORE_SRCS)
 
-# The vector BPC against the scalar one, on the same inputs.
+# Both BPC implementations against the reference, on the same inputs.
 FUZZ_BINS += $(B)/fuzz/fuzz_bpc_vec
 $(B)/fuzz/fuzz_bpc_vec: selftests/fuzz/fuzz_bpc_vec.c $(CORE_SRCS) $(CORE_HDRS)
 	@mkdir -p $(dir $@)

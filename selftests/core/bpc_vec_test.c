@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * bpc_vec_test.c - the vector BPC (core/codecs/bpc_avx2.c) against the
- * scalar reference (core/codecs/bpc.c), entry by entry:
+ * bpc_vec_test.c - each implementation of BPC in core/codecs (the scalar
+ * codec, bpc.c, and the vector one, bpc_avx2.c) against the reference
+ * (bpc_ref.h, the scalar codec as it was before either was made faster),
+ * entry by entry:
  *
  *  - compress(): the same length and the same stream, bit for bit;
  *  - size(): the same length;
@@ -18,8 +20,8 @@
  * BPC_VEC_ENTRIES in the environment sets the entries per class and per
  * kind (default 65536: make check runs this under ASan and UBSan; make
  * check-bpc-vec runs 10 million per class, optimised).  Each entry that
- * differs is named (class, entry) and fails the test.  SKIP on a CPU
- * without the vector code's instructions.
+ * differs is named (implementation, class, entry) and fails the test.
+ * The vector variant says SKIP on a CPU without its instructions.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -28,6 +30,7 @@
 
 #include "core/codec.h"
 #include "tools/common/datagen.h"
+#include "selftests/core/bpc_ref.h"
 
 #define CHUNK_ENTRIES	4096
 #define SEED		0x42756464790030ull
@@ -48,17 +51,32 @@ FIXTURE(vec) {
 	unsigned long n;
 };
 
+/* The implementation under test, against the reference. */
+FIXTURE_VARIANT(vec) {
+	unsigned int impl;
+};
+
+FIXTURE_VARIANT_ADD(vec, scalar) {
+	.impl = BUDDY_IMPL_SCALAR,
+};
+
+FIXTURE_VARIANT_ADD(vec, avx2) {
+	.impl = BUDDY_IMPL_AVX2,
+};
+
 FIXTURE_SETUP(vec)
 {
+	if (variant->impl != BUDDY_IMPL_SCALAR) {
 #ifdef BUDDY_HAVE_AVX2
-	if (!buddy_impl_usable(BUDDY_IMPL_AVX2))
-		SKIP(return, "this CPU lacks AVX2, BMI1/2, LZCNT or POPCNT");
+		if (!buddy_impl_usable(variant->impl))
+			SKIP(return, "this CPU lacks AVX2, BMI1/2, LZCNT or POPCNT");
 #else
-	SKIP(return, "no vector BPC in this build (x86-64, GCC 12 or clang)");
+		SKIP(return, "no vector BPC in this build (x86-64, GCC 12 or clang)");
 #endif
-	self->ref = &buddy_codec_bpc;
-	self->vec = buddy_codec_impl(&buddy_codec_bpc, BUDDY_IMPL_AVX2);
-	ASSERT_NE(self->ref, self->vec);
+	}
+	self->ref = &bpc_ref_codec;
+	self->vec = buddy_codec_impl(&buddy_codec_bpc, variant->impl);
+	ASSERT_EQ(variant->impl, self->vec->impl);
 	self->data = malloc(CHUNK_ENTRIES * BUDDY_ENTRY_BYTES);
 	self->s1 = malloc(BUDDY_STREAM_MAX);
 	self->s2 = malloc(BUDDY_STREAM_MAX);
@@ -119,13 +137,13 @@ static const char *check_entry(struct _test_data_vec *self, const u8 *e)
 		return "compress() stream";
 	if (self->vec->size(e) != b1 || self->ref->size(e) != b1)
 		return "size()";
-	/* the scalar stream through both decoders, then the vector one's */
+	/* the reference's stream through both decoders, then the other */
 	if (cross_decode(self, self->s1, len, &ret) || ret ||
 	    memcmp(self->d2, e, BUDDY_ENTRY_BYTES))
-		return "decompress() of the scalar stream";
+		return "decompress() of the reference's stream";
 	if (cross_decode(self, self->s2, len, &ret) || ret ||
 	    memcmp(self->d1, e, BUDDY_ENTRY_BYTES))
-		return "decompress() of the vector stream";
+		return "decompress() of the tested stream";
 
 	memset(o1, 0x33, sizeof(o1));
 	memset(o2, 0x44, sizeof(o2));
@@ -176,8 +194,9 @@ static void check_chunk(struct __test_metadata *_metadata,
 					      (size_t)i * BUDDY_ENTRY_BYTES);
 
 		ASSERT_EQ(NULL, err)
-			TH_LOG("%s entry %lu: %s differs", what, first + i,
-			       err);
+			TH_LOG("%s, %s entry %lu: %s differs",
+			       buddy_impl_name(self->vec->impl), what,
+			       first + i, err);
 	}
 }
 
@@ -196,7 +215,8 @@ TEST_F_TIMEOUT(vec, datagen_classes, 3600)
 			check_chunk(_metadata, self, datagen_class_name(c),
 				    done, n);
 		}
-		printf("# %s: %lu entries agree\n", datagen_class_name(c),
+		printf("# %s, %s: %lu entries agree\n",
+		       buddy_impl_name(self->vec->impl), datagen_class_name(c),
 		       done);
 		fflush(stdout);	/* the harness ends each test with _exit() */
 	}
@@ -255,7 +275,8 @@ TEST_F_TIMEOUT(vec, random_patterns, 3600)
 			}
 			check_chunk(_metadata, self, pat_names[kind], done, n);
 		}
-		printf("# %s: %lu entries agree\n", pat_names[kind], done);
+		printf("# %s, %s: %lu entries agree\n",
+		       buddy_impl_name(self->vec->impl), pat_names[kind], done);
 		fflush(stdout);
 	}
 }
@@ -282,11 +303,12 @@ TEST_F_TIMEOUT(vec, random_streams, 3600)
 				s[j] &= 0x0f;
 		}
 		ASSERT_EQ(0, cross_decode(self, s, len, &ret))
-			TH_LOG("random stream %lu (%u bytes): %d from scalar",
-			       i, len, ret);
+			TH_LOG("%s, random stream %lu (%u bytes): %d from the reference",
+			       buddy_impl_name(self->vec->impl), i, len, ret);
 		ok += !ret;
 	}
-	printf("# %lu random streams agree, %lu of them decode\n", i, ok);
+	printf("# %s: %lu random streams agree, %lu of them decode\n",
+	       buddy_impl_name(self->vec->impl), i, ok);
 	fflush(stdout);
 }
 

@@ -1,13 +1,14 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * fuzz_bpc_vec.c - libFuzzer target: the vector BPC against the scalar
- * reference on arbitrary input.
+ * fuzz_bpc_vec.c - libFuzzer target: each implementation of BPC (the
+ * scalar codec and, where the CPU has it, the vector one) against the
+ * reference (selftests/core/bpc_ref.h) on arbitrary input.
  *
  *   clang -g -O1 -fsanitize=fuzzer,address,undefined -I. \
  *	selftests/fuzz/fuzz_bpc_vec.c core/codec.c core/codecs/[a-z]*.c \
  *	-o build/fuzz/fuzz_bpc_vec
  *
- * Each input is used twice:
+ * Each input is used twice, for each implementation:
  *  1. as a stream: both decompress() from an exact-size heap copy (ASan
  *     catches a read past it) into 128-byte heap blocks; they must return
  *     the same, 0 or -EINVAL, and the same entry when 0;
@@ -15,8 +16,8 @@
  *     same length and stream, size() the same length, each decoder
  *     decodes the other's stream, and buddy_entry_encode/classify/decode
  *     agree, stored bytes included.
- * Where the CPU lacks the vector code's instructions it checks nothing
- * and says so once.
+ * Where the CPU lacks the vector code's instructions it checks the scalar
+ * one only and says so once.
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -24,13 +25,14 @@
 #include <string.h>
 
 #include "core/codec.h"
+#include "selftests/core/bpc_ref.h"
 
-static const struct buddy_codec *ref = &buddy_codec_bpc, *vec;
+static const struct buddy_codec *ref = &bpc_ref_codec, *vec;
 
 static void fail(const char *what)
 {
-	fprintf(stderr, "fuzz_bpc_vec: scalar and %s differ: %s\n",
-		buddy_impl_name(BUDDY_IMPL_AVX2), what);
+	fprintf(stderr, "fuzz_bpc_vec: the reference and %s differ: %s\n",
+		buddy_impl_name(vec->impl), what);
 	abort();
 }
 
@@ -88,31 +90,37 @@ static void entry_both(const u8 *e)
 		fail("buddy_entry_decode()");
 }
 
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+/* The input as a stream, then as an entry, through @c and the reference. */
+static void check(const struct buddy_codec *c, const uint8_t *data,
+		  unsigned int len)
 {
-	unsigned int len = size > 4 * BUDDY_STREAM_MAX ? 4 * BUDDY_STREAM_MAX :
-							 (unsigned int)size;
 	u8 e[BUDDY_ENTRY_BYTES];
-	static bool told;
 
-	if (!vec) {
-		if (!buddy_impl_usable(BUDDY_IMPL_AVX2)) {
-			if (!told)
-				fprintf(stderr, "fuzz_bpc_vec: no %s on this CPU: nothing to compare\n",
-					buddy_impl_name(BUDDY_IMPL_AVX2));
-			told = true;
-			return 0;
-		}
-		vec = buddy_codec_impl(&buddy_codec_bpc, BUDDY_IMPL_AVX2);
-	}
-
+	vec = c;
 	/* 1. The input as a stream: whatever it decodes to round-trips. */
 	if (!decode_both(data, len, e))
 		entry_both(e);
 
 	/* 2. The input as an entry. */
 	memset(e, 0, sizeof(e));
-	memcpy(e, data, size < sizeof(e) ? size : sizeof(e));
+	memcpy(e, data, len < sizeof(e) ? len : sizeof(e));
 	entry_both(e);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	unsigned int len = size > 4 * BUDDY_STREAM_MAX ? 4 * BUDDY_STREAM_MAX :
+							 (unsigned int)size;
+	static bool told;
+
+	check(&buddy_codec_bpc, data, len);
+	if (!buddy_impl_usable(BUDDY_IMPL_AVX2)) {
+		if (!told)
+			fprintf(stderr, "fuzz_bpc_vec: no %s on this CPU: the scalar codec only\n",
+				buddy_impl_name(BUDDY_IMPL_AVX2));
+		told = true;
+		return 0;
+	}
+	check(buddy_codec_impl(&buddy_codec_bpc, BUDDY_IMPL_AVX2), data, len);
 	return 0;
 }
