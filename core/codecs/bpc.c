@@ -271,7 +271,7 @@ static int bpc_decompress(const u8 *src, unsigned int srclen, u8 *dst)
 	u64 x[16] __uninitialized, v;
 	unsigned int lit = 0;
 	s64 w, d;
-	int k, i;
+	int k, i, ret;
 
 	/*
 	 * A symbol starts only at a bit inside the stream, and the stream is
@@ -279,6 +279,9 @@ static int bpc_decompress(const u8 *src, unsigned int srclen, u8 *dst)
 	 */
 	bitr_init(&r, src, srclen);
 	v = bitr_peek(&r);
+	/* constants and ramps, from the first 64 bits alone */
+	if (r.end <= 64 && bpc_ramp(v, r.end, dst, &ret))
+		return ret;
 	bitr_skip(&r, bpc_get_base(v, &w));
 
 	/* A constant entry: a run of all 33 planes. */
@@ -361,7 +364,6 @@ static int bpc_decompress(const u8 *src, unsigned int srclen, u8 *dst)
 	if (bitr_over(&r))
 		return -EINVAL;
 
-	put_unaligned_le32((u32)w, dst);
 	if (!lit) {
 		/*
 		 * Every plane is 0 or all ones: all deltas equal d, whose
@@ -376,10 +378,7 @@ static int bpc_decompress(const u8 *src, unsigned int srclen, u8 *dst)
 			  (0 - (u64)(p[32] & 1)) << 32);
 		if (bpc_ramp_ok(w, d))
 			return -EINVAL;
-		for (i = 1; i < BUDDY_ENTRY_WORDS; i++) {
-			w += d;
-			put_unaligned_le32((u32)w, dst + 4 * i);
-		}
+		bpc_put_ramp(dst, w, d);
 		return 0;
 	}
 

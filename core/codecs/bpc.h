@@ -245,8 +245,8 @@ static __always_inline unsigned int bpc_get_base(u64 v, s64 *w)
 
 /*
  * Words from the base @w and the 31 deltas (x[j] = d[2j] | d[2j+1] << 32,
- * low 32 bits) and their signs @sg (DBP[32]); -EINVAL when a word does not
- * fit 32 bits.
+ * low 32 bits) and their signs @sg (DBP[32]), word 0 included; -EINVAL
+ * when a word does not fit 32 bits.
  */
 static __always_inline int bpc_words(u8 *dst, s32 w, const u64 *x, u32 sg,
 				     u32 dbp31)
@@ -262,18 +262,22 @@ static __always_inline int bpc_words(u8 *dst, s32 w, const u64 *x, u32 sg,
 		 * 32-bit sum overflows.
 		 */
 		bool ovf = false;
+		s32 w1;
 
 		for (j = 0; j < 16; j++) {
-			ovf |= __builtin_add_overflow(w, (s32)x[j], &w);
-			put_unaligned_le32((u32)w, dst + 8 * j + 4);
-			if (j == 15)
-				break;
-			ovf |= __builtin_add_overflow(w, (s32)(x[j] >> 32), &w);
-			put_unaligned_le32((u32)w, dst + 8 * j + 8);
+			u64 two;
+
+			ovf |= __builtin_add_overflow(w, (s32)x[j], &w1);
+			two = (u32)w | (u64)(u32)w1 << 32;
+			memcpy(dst + 8 * j, &two, 8);	/* words 2j, 2j + 1 */
+			if (j < 15)
+				ovf |= __builtin_add_overflow(w1, (s32)(x[j] >> 32),
+							      &w);
 		}
 		return ovf ? -EINVAL : 0;
 	}
 	/* d[i] = low 32 bits - 2^32 * bit 32; w64 + 2^31 must fit 32 bits */
+	put_unaligned_le32((u32)w, dst);
 	for (i = 0; i < BUDDY_ENTRY_WORDS - 1; i++) {
 		u32 lo = (u32)(x[i / 2] >> (i & 1 ? 32 : 0));
 
@@ -292,6 +296,77 @@ static __always_inline int bpc_ramp_ok(s64 w, s64 d)
 {
 	return w + 31 * d < -2147483648ll || w + 31 * d > 2147483647ll ?
 	       -EINVAL : 0;
+}
+
+/*
+ * 32 words from @w, each @d more than the one before (a constant for d
+ * = 0), two to a 64-bit store.
+ */
+static __always_inline void bpc_put_ramp(u8 *dst, s64 w, s64 d)
+{
+	u32 a = (u32)w, b = (u32)(w + d), step = (u32)(2 * d);
+	int i;
+
+	for (i = 0; i < BUDDY_ENTRY_BYTES; i += 8) {
+		u64 two = a | (u64)b << 32;
+
+		memcpy(dst + i, &two, 8);
+		a += step;
+		b += step;
+	}
+}
+
+/*
+ * The stream in the 64 bits @v, of which @end are the stream's (the rest
+ * zero), if it holds only runs, 001, 00000 and 00001 (ramps and
+ * constants, the entries whose deltas are all equal): its 32 words to
+ * @dst and *@ret 0, or -EINVAL where the stream is malformed.  False,
+ * with nothing written, at the first other symbol.  Bit 0 of DBP[k] is
+ * bit k of every delta: the planes' DBP bits 0 go into ones, plane 32
+ * first, and make the delta.
+ */
+static __always_inline bool bpc_ramp(u64 v, unsigned int end, u8 *dst,
+				     int *ret)
+{
+	unsigned int pos, n, top;
+	int k = BPC_PLANES, l;
+	u64 win, ones = 0, up = 0;
+	s64 w, d;
+
+	pos = bpc_get_base(v, &w);
+	win = v << pos;
+	*ret = -EINVAL;
+	while (k > 0 && pos <= end) {
+		top = win >> 59;			/* its first 5 bits */
+		if (top >= 16 || (top >> 1) == 1)	/* 1 DBX, 0001x */
+			return false;
+		if (top >= 8) {				/* 01 LLLLL */
+			l = (top & 7) * 4 + (int)(win >> 57 & 3) + 2;
+			n = 7;
+		} else {
+			l = 1;
+			n = top >= 4 ? 3 : 5;		/* 001, 0000x */
+			if (top == 1) {			/* 00001 */
+				if (k == BPC_PLANES)
+					return true;
+				up = 0;
+			} else if (!top) {		/* 00000 */
+				up ^= 1;
+			}
+		}
+		ones = ones << l | ((1ull << l) - 1) * up;
+		win <<= n;
+		pos += n;
+		k -= l;
+	}
+	if (k || pos > end)
+		return true;
+	d = (s64)(ones << 31) >> 31;		/* bit 32 is the sign */
+	if (bpc_ramp_ok(w, d))
+		return true;
+	bpc_put_ramp(dst, w, d);
+	*ret = 0;
+	return true;
 }
 
 #endif /* BUDDY_CORE_CODECS_BPC_H */

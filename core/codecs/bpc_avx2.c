@@ -573,14 +573,7 @@ static BPC_AVX2 unsigned int bpc_avx2_entry_classify(const u8 *entry)
 static u64 bpc_sym[1024] __ro_after_init;
 static u8 bpc_cnt[1024] __ro_after_init;
 static u32 bpc_dbp0[1024] __ro_after_init;
-/*
- * What a symbol does to bit 0 of DBP, for bpc_ramp(): flip it (00000),
- * clear it (00001), or BPC_RAMP_NOT, a symbol no ramp has.
- */
-#define BPC_RAMP_FLIP	1
-#define BPC_RAMP_CLEAR	2
-#define BPC_RAMP_NOT	4
-static u8 bpc_ramp_op[1024] __ro_after_init;
+
 
 void buddy_bpc_avx2_init(void)
 {
@@ -598,9 +591,6 @@ void buddy_bpc_avx2_init(void)
 		bpc_sym[v] = v >> 9 ? (u64)BPC_PLANE_MASK << 32 : dbx;
 		bpc_cnt[v] = v >> 8 == 1 ? (v >> 3 & 31) + 2 : 1;
 		bpc_dbp0[v] = v >> 5 == 1 ? ~0u : 0;
-		bpc_ramp_op[v] = v >> 9 || v >> 6 == 1 ? BPC_RAMP_NOT :
-				 v >> 5 == 1 ? BPC_RAMP_CLEAR :
-				 !(v >> 5) ? BPC_RAMP_FLIP : 0;
 	}
 }
 
@@ -728,7 +718,6 @@ static BPC_AVX2 __always_inline int bpc_avx2_words(u8 *dst, s64 w, v8u *pl, u32 
 			st8(lo + 8 * j, d[j]);
 		lo[32] = 0;
 		memcpy(x64, lo + 1, sizeof(x64));
-		put_unaligned_le32((u32)w, dst);
 		return bpc_words(dst, (s32)w, x64, sg >> 1, dbp31 >> 1);
 	}
 
@@ -792,53 +781,6 @@ static BPC_AVX2 __always_inline u64 shr_any(u64 x, u64 n)
 {
 	asm("shrx %2, %1, %0" : "=r" (x) : "r" (x), "r" (n));
 	return x;
-}
-
-/*
- * A stream in the 64 bits @v (@end of them) made of runs, 00000 and 00001
- * only, a ramp entry's: its words to @dst and *@ret 0, or -EINVAL where it
- * is malformed.  False, with nothing written, for any other stream.  Bit 0
- * of DBP[k] is bit k of every delta: the planes' DBP bits 0 go into ones,
- * plane 32 first, and make d.
- */
-static BPC_AVX2 __always_inline bool bpc_ramp(u64 v, unsigned int end,
-					      u8 *dst, int *ret)
-{
-	unsigned int pos, i = 0, ops = 0;
-	u64 win, ones = 0, up = 0;
-	s64 w, d;
-	v8u x;
-	int j;
-
-	pos = bpc_get_base(v, &w);
-	win = v << pos;
-	if (win >> 59 == 1)	/* 00001 for plane 32: it has no DBP above */
-		return false;
-	do {
-		unsigned int sh = 8 * __builtin_clzll(win | BPC_STOP);
-		unsigned int n = (BPC_LENS >> sh) & 63, t = win >> 54;
-		unsigned int c = bpc_cnt[t], op = bpc_ramp_op[t];
-
-		up = (up ^ op) & ~(u64)(op >> 1) & 1;
-		ops |= op;
-		ones = ones << c | __builtin_ia32_bzhi_di(-up, c);
-		win <<= n;
-		pos += n;
-		i += c;
-	} while (i < BPC_PLANES && pos <= end);
-	if (ops & BPC_RAMP_NOT)
-		return false;
-	*ret = -EINVAL;
-	if (i != BPC_PLANES || pos > end)
-		return true;
-	d = (s64)(ones << 31) >> 31;		/* bit 32 is the sign */
-	if (bpc_ramp_ok(w, d))
-		return true;
-	*ret = 0;
-	x = bcast((u32)w) + bcast((u32)d) * (v8u){ 0, 1, 2, 3, 4, 5, 6, 7 };
-	for (j = 0; j < 4; j++, x += bcast(8 * (u32)d))
-		st8(dst + 32 * j, x);
-	return true;
 }
 
 /*
