@@ -153,17 +153,10 @@ unsigned int buddy_entry_classify(const struct buddy_codec *c, const u8 *entry)
 	return buddy_code_of_bits(c->size(entry));
 }
 
-unsigned int buddy_entry_encode(const struct buddy_codec *c, const u8 *entry,
-				u8 *out)
+unsigned int buddy_entry_pack(const u8 *entry, u8 *out, unsigned int bits)
 {
-	unsigned int bits, code, used;
+	unsigned int code = buddy_code_of_bits(bits), used;
 
-	if (c->encode)
-		return c->encode(entry, out);
-	if (buddy_entry_is_zero(entry))
-		return BUDDY_CODE_ZERO;
-	bits = c->compress(entry, out);
-	code = buddy_code_of_bits(bits);
 	if (code == BUDDY_CODE_RAW) {
 		memcpy(out, entry, BUDDY_ENTRY_BYTES);
 		return code;
@@ -171,6 +164,16 @@ unsigned int buddy_entry_encode(const struct buddy_codec *c, const u8 *entry,
 	used = DIV_ROUND_UP(bits, 8);
 	memset(out + used, 0, buddy_code_bytes(code) - used);
 	return code;
+}
+
+unsigned int buddy_entry_encode(const struct buddy_codec *c, const u8 *entry,
+				u8 *out)
+{
+	if (c->encode)
+		return c->encode(entry, out);
+	if (buddy_entry_is_zero(entry))
+		return BUDDY_CODE_ZERO;
+	return buddy_entry_pack(entry, out, c->compress(entry, out));
 }
 
 int buddy_entry_decode(const struct buddy_codec *c, unsigned int code,

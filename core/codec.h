@@ -161,6 +161,13 @@ unsigned int buddy_entry_classify(const struct buddy_codec *c, const u8 *entry);
  * nothing for ZERO, the plain 128 bytes for RAW, else the stream zero-padded
  * to the code's size.
  */
+/*
+ * The rest of buddy_entry_encode() for a non-zero entry whose stream of
+ * @bits bits is at @out (a codec's own encode ends with it): the size
+ * code, the entry copied over the stream for RAW, else the stream
+ * zero-padded.
+ */
+unsigned int buddy_entry_pack(const u8 *entry, u8 *out, unsigned int bits);
 unsigned int buddy_entry_encode(const struct buddy_codec *c, const u8 *entry,
 				u8 *out);
 

@@ -13,13 +13,15 @@
  * the columns of the delta matrix, two rows per 64-bit operation, classify
  * all 33 planes at once, which is all the size-only path needs.  Only
  * planes whose symbol carries them (the literals, the one- and two-bit
- * patterns) come from a 32x32 bit-matrix transpose of the DBX rows, partly
- * done while the rows are made, and two literal planes in a row go out as
- * one 64-bit word.  Constant and ramp entries skip all of it.
+ * patterns) come from a 32x32 bit-matrix transpose of the DBX rows, and
+ * two literal planes in a row go out as one 64-bit word.  An entry whose
+ * sure literals alone make it RAW gets no stream.  Constant and ramp
+ * entries skip all of it.
  *
- * The decoder turns symbols back into DBP planes with one peek per symbol
- * (two literals at once when they follow each other), then either fills a
- * ramp or transposes the planes back into deltas.
+ * The decoder takes constant and ramp streams from their first 64 bits
+ * (bpc_ramp()); it turns other symbols back into DBP planes with one peek
+ * per symbol (two literals at once when they follow each other), then
+ * transposes the planes back into deltas.
  */
 #include "core/codecs/bpc.h"
 
@@ -158,11 +160,21 @@ static __always_inline u64 bpc_row2(const u8 *src, int j, s64 *w,
 }
 
 /*
+ * Literal planes that alone make a stream too long for 96 bytes, whatever
+ * else it holds (a base of 3 bits at least).
+ */
+#define BPC_RAW_LITERALS	24
+_Static_assert(BPC_RAW_LITERALS * 32 + 3 > 96 * 8, "a RAW entry");
+
+/*
  * The encoder.  With @write false (the size-only path) it adds up the
- * symbol lengths of the plane classes and transposes nothing.
+ * symbol lengths of the plane classes and transposes nothing.  With
+ * @raw_stop it writes no stream where the planes that are surely
+ * literals make it longer than RAW (BPC_MAX_BITS then).
  */
 static __always_inline unsigned int bpc_encode(const u8 *src, u8 *dst,
-					       const bool write)
+					       const bool write,
+					       const bool raw_stop)
 {
 	struct bpc_cols c;
 	struct bpc_masks m;
@@ -233,6 +245,9 @@ static __always_inline unsigned int bpc_encode(const u8 *src, u8 *dst,
 	bpc_classes(&m, &s5, &s10, &lit);
 	if (!write)
 		return bpc_size_of(base, s5, s10, lit, m.nz ^ BPC_ALL_PLANES);
+	/* a literal so far may be two adjacent ones, if it is a candidate */
+	if (raw_stop && bpc_weight(lit & ~m.cand) >= BPC_RAW_LITERALS)
+		return BPC_MAX_BITS;
 
 	if (lit | s10)
 		bpc_transpose_words(x);	/* x[j] = DBX[2j] | DBX[2j+1] */
@@ -255,12 +270,23 @@ static __always_inline unsigned int bpc_encode(const u8 *src, u8 *dst,
 
 static unsigned int bpc_compress(const u8 *src, u8 *dst)
 {
-	return bpc_encode(src, dst, true);
+	return bpc_encode(src, dst, true, false);
 }
 
 static unsigned int bpc_size(const u8 *src)
 {
-	return bpc_encode(src, NULL, false);
+	return bpc_encode(src, NULL, false, false);
+}
+
+/*
+ * buddy_entry_encode() in one: most entries stored RAW cost no stream
+ * (the literals alone make it too long).
+ */
+static unsigned int bpc_entry_encode(const u8 *entry, u8 *out)
+{
+	if (buddy_entry_is_zero(entry))
+		return BUDDY_CODE_ZERO;
+	return buddy_entry_pack(entry, out, bpc_encode(entry, out, true, true));
 }
 
 static int bpc_decompress(const u8 *src, unsigned int srclen, u8 *dst)
@@ -399,4 +425,5 @@ const struct buddy_codec buddy_codec_bpc = {
 	.compress = bpc_compress,
 	.size = bpc_size,
 	.decompress = bpc_decompress,
+	.encode = bpc_entry_encode,
 };
