@@ -332,12 +332,16 @@ struct bpc_plan {
 	bool ramp;
 };
 
-/* Plan the stream of the 128 bytes at @src; returns its length in bits. */
-static BPC_AVX2 __always_inline unsigned int bpc_plan(const u8 *src, struct bpc_plan *p)
+/*
+ * Plan the stream of the 128 bytes at @src (@constant: known to be a
+ * constant entry, or to be none); returns its length in bits.
+ */
+static BPC_AVX2 __always_inline unsigned int bpc_plan(const u8 *src, struct bpc_plan *p,
+						      bool constant)
 {
 	p->base = bpc_base((s32)get_unaligned_le32(src));
 	/* a constant entry (all deltas 0) costs no rows: base, a run of 33 */
-	p->ramp = entry_constant(src);
+	p->ramp = constant;
 	p->d = 0;
 	if (!p->ramp) {
 		bpc_rows(src, &p->r);
@@ -504,7 +508,7 @@ static BPC_AVX2 unsigned int bpc_avx2_compress(const u8 *src, u8 *dst)
 {
 	struct bpc_plan p;
 
-	bpc_plan(src, &p);
+	bpc_plan(src, &p, entry_constant(src));
 	return bpc_write(&p, dst);
 }
 
@@ -512,9 +516,8 @@ static BPC_AVX2 unsigned int bpc_avx2_size(const u8 *src)
 {
 	struct bpc_plan p;
 
-	return bpc_plan(src, &p);
+	return bpc_plan(src, &p, entry_constant(src));
 }
-
 
 /*
  * buddy_entry_encode() in one: the stream is written only when the entry
@@ -537,7 +540,7 @@ static BPC_AVX2 unsigned int bpc_avx2_entry_encode(const u8 *entry, u8 *out)
 		bits_put64(out, ((base >> 6) << 7 | BPC_RUN33) << (64 - n));
 		return BUDDY_CODE_C8;
 	}
-	code = buddy_code_of_bits(bpc_plan(entry, &p));
+	code = buddy_code_of_bits(bpc_plan(entry, &p, false));
 	if (code == BUDDY_CODE_RAW) {
 		entry_copy(out, entry);
 		return code;
@@ -555,7 +558,7 @@ static BPC_AVX2 unsigned int bpc_avx2_entry_classify(const u8 *entry)
 
 	if (entry_zero(entry))
 		return BUDDY_CODE_ZERO;
-	return buddy_code_of_bits(bpc_plan(entry, &p));
+	return buddy_code_of_bits(bpc_plan(entry, &p, entry_constant(entry)));
 }
 
 /* --- decoding -------------------------------------------------------------- */
