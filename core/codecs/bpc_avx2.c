@@ -483,7 +483,7 @@ static BPC_AVX2 __always_inline unsigned int bpc_vec_put_planes(struct bitw *o, 
  */
 static BPC_AVX2 noinline unsigned int bpc_write(struct bpc_plan *p, u8 *dst)
 {
-	u64 x[20] __aligned(32) __uninitialized;	/* all set below */
+	u64 x[17] __aligned(32) __uninitialized;	/* all set below */
 	v8u zero = { 0 }, pl[4] = { zero, zero, zero, zero };
 	struct bitw o;
 	int j;
@@ -576,7 +576,6 @@ static BPC_AVX2 unsigned int bpc_avx2_entry_classify(const u8 *entry)
 static u64 bpc_sym[1024] __ro_after_init;
 static u8 bpc_cnt[1024] __ro_after_init;
 static u32 bpc_dbp0[1024] __ro_after_init;
-
 
 void buddy_bpc_avx2_init(void)
 {
@@ -763,16 +762,6 @@ static BPC_AVX2 __always_inline bool bpc_constant(u64 v, unsigned int end,
 	return true;
 }
 
-/* Bit 32 - k of @x to bit k, for k = 0..32, sign-extended from bit 32. */
-static BPC_AVX2 __always_inline s64 bpc_reverse33(u64 x)
-{
-	x = __builtin_bswap64(x);
-	x = (x >> 4 & 0x0f0f0f0f0f0f0f0full) | (x & 0x0f0f0f0f0f0f0f0full) << 4;
-	x = (x >> 2 & 0x3333333333333333ull) | (x & 0x3333333333333333ull) << 2;
-	x = (x >> 1 & 0x5555555555555555ull) | (x & 0x5555555555555555ull) << 1;
-	return (s64)(x >> 31 << 31) >> 31;
-}
-
 /* @x shifted by @n mod 64, as the instructions do. */
 static BPC_AVX2 __always_inline u64 shl_any(u64 x, u64 n)
 {
@@ -860,8 +849,8 @@ static BPC_AVX2 int bpc_avx2_decompress(const u8 *src, unsigned int srclen,
 {
 	/*
 	 * The stream and zeros after it, as far as any load reaches: the
-	 * loop's loads start at most 128 bits past a symbol, and symbols
-	 * start at most 33 * 32 bits past the base.
+	 * loop's start at most 128 bits past a symbol, which starts at most
+	 * 33 + 32 * 32 bits in; a literal stretch's end inside the stream.
 	 */
 	u8 b[192] __aligned(32);
 	/* DBX in stream order (q[0] = DBX[32], q[32 - k] = DBX[k]) */

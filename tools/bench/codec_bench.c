@@ -40,9 +40,9 @@
  *   decompress  bpc >= 1.0x lz4 on every class
  *   size-only   bpc >= 4 GB/s on mixed
  *
- * Each is printed met / NOT met by CPU time and by wall clock, with bpc's
- * rate as a fraction of memcpy's (the physical limit) and bpc-scalar's
- * ratio beside it.
+ * Each is printed met / NOT met by CPU time and by wall clock, with
+ * bpc-scalar's ratio beside it and the rate of bpc, bpc-scalar and lz4 as
+ * a fraction of memcpy's (the physical limit).
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -88,6 +88,8 @@ struct goal {
 	struct buddy_paired x;		/* bpc / lz4 */
 	struct buddy_paired xs;		/* bpc-scalar / lz4 */
 	struct buddy_paired mc;		/* bpc / memcpy */
+	struct buddy_paired smc;	/* bpc-scalar / memcpy */
+	struct buddy_paired lmc;	/* lz4 / memcpy */
 	double bpc, scalar;		/* median GB/s */
 	bool judged;
 };
@@ -521,6 +523,11 @@ static void judge(struct row *r, struct bufs *b, struct bufs *bst,
 			g->scalar = buddy_median(scratch, GOAL_ROUNDS);
 			buddy_paired_judge(rt[1], rt[0], GOAL_ROUNDS, 0, scratch,
 					   &g->mc);
+			buddy_paired_judge(rt[2], rt[0], GOAL_ROUNDS, 0, scratch,
+					   &g->smc);
+			if (op != OP_SIZE)
+				buddy_paired_judge(rt[3], rt[0], GOAL_ROUNDS, 0,
+						   scratch, &g->lmc);
 			if (op != OP_SIZE) {
 				buddy_paired_judge(rt[1], rt[3], GOAL_ROUNDS,
 						   goal_target(op, r), scratch,
@@ -544,19 +551,20 @@ static const char *verdict(const struct goal *g)
 
 static void print_goals(const struct row *rows, int nrows)
 {
-	char goal[32], x[32], sc[16], xw[16];
+	char goal[32], x[32], sc[16], xw[16], lmc[16];
 	int op, i;
 
 	printf("\nGoals, judged on %d paired rounds per data class and operation (1 MiB\n"
 	       "through memcpy, bpc (%s), bpc-scalar and lz4 in turn): x = median of the\n"
-	       "rounds' bpc/lz4 ratios [quartiles], mc = of bpc/memcpy, sc = bpc-scalar/lz4\n"
-	       "(size-only: bpc-scalar's GB/s)\n",
+	       "rounds' bpc/lz4 ratios [quartiles], sc = bpc-scalar/lz4 (size-only:\n"
+	       "bpc-scalar's GB/s); the fraction of memcpy (the limit) each reaches,\n"
+	       "median of the rounds' ratios: mc = bpc, smc = bpc-scalar, lmc = lz4\n",
 	       GOAL_ROUNDS, buddy_impl_name(col_codec[COL_BPC]->impl));
-	printf("%-10s %-9s %-10s | %-48s | %s\n", "", "", "",
+	printf("%-10s %-9s %-10s | %-64s | %s\n", "", "", "",
 	       "by thread CPU time", "by wall clock");
-	printf("%-10s %-9s %-10s | %6s %-19s %4s %6s %-8s | %6s %s\n",
-	       "operation", "data", "goal", "GB/s", "x lz4", "mc", "sc", "",
-	       "x lz4", "");
+	printf("%-10s %-9s %-10s | %6s %-19s %6s %-8s %5s %5s %5s | %6s %s\n",
+	       "operation", "data", "goal", "GB/s", "x lz4", "sc", "", "mc",
+	       "smc", "lmc", "x lz4", "");
 	for (op = 0; op < OP_NR; op++) {
 		for (i = 0; i < nrows; i++) {
 			const struct row *r = &rows[i];
@@ -571,6 +579,7 @@ static void print_goals(const struct row *rows, int nrows)
 				snprintf(x, sizeof(x), "-");
 				snprintf(sc, sizeof(sc), "%.2f", c->scalar);
 				snprintf(xw, sizeof(xw), "-");
+				snprintf(lmc, sizeof(lmc), "-");
 			} else {
 				snprintf(goal, sizeof(goal), ">= %.1fx",
 					 goal_target(op, r));
@@ -578,10 +587,12 @@ static void print_goals(const struct row *rows, int nrows)
 					 c->x.median, c->x.q1, c->x.q3);
 				snprintf(sc, sizeof(sc), "%.2fx", c->xs.median);
 				snprintf(xw, sizeof(xw), "%.2fx", w->x.median);
+				snprintf(lmc, sizeof(lmc), "%.2f", c->lmc.median);
 			}
-			printf("%-10s %-9.9s %-10s | %6.2f %-19s %4.2f %6s %-8s | %6s %s\n",
-			       op_names[op], r->name, goal, c->bpc, x,
-			       c->mc.median, sc, verdict(c), xw, verdict(w));
+			printf("%-10s %-9.9s %-10s | %6.2f %-19s %6s %-8s %5.2f %5.2f %5s | %6s %s\n",
+			       op_names[op], r->name, goal, c->bpc, x, sc,
+			       verdict(c), c->mc.median, c->smc.median, lmc, xw,
+			       verdict(w));
 		}
 	}
 }
