@@ -164,7 +164,8 @@ static void check_bytes(struct __test_metadata *_metadata,
 	munmap(map, SIZE);
 }
 
-TEST_F(codec, streams_cross)
+/* minutes under a KASAN kernel in TCG, past kselftest's 30 s default */
+TEST_F_TIMEOUT(codec, streams_cross, 300)
 {
 	uint8_t *map;
 	unsigned int i;
