@@ -173,6 +173,64 @@ check "a device that cannot be opened: the program still runs, everything falls 
 	pyj "$W/d.json" 'assert t["nallocs"] == 0 and t["nfallback"] == 15, t
 assert d["nr_dev_open_failed"] >= 1, d'
 
+# --- programs nobody tuned run for (hpcprog) ------------------------------------
+./hpcprog aligned >"$W/al-plain.out"
+run -d $DEV -t 4x --json-out "$W/al.json" -o "$W/al.rep" -- ./hpcprog aligned \
+	>"$W/al.out" 2>/dev/null
+check "aligned 64K..2M (posix_memalign, aligned_alloc, memalign): exits 0, output identical" \
+	sh -c "test $? -eq 0 && test -s '$W/al-plain.out' && cmp '$W/al-plain.out' '$W/al.out'"
+check "aligned 64K..2M: every one is a buddy allocation, none fell back" \
+	pyj "$W/al.json" 'assert t["nallocs"] == 4 and t["nfallback"] == 0, t
+assert t["logical"] == (4 + 8 + 2 + 3) * 2**20 + 4096, t["logical"]'
+
+run -d inproc:device_mb=1 -t 4x --json-out "$W/fb.json" -o "$W/fb.rep" -- \
+	./hpcprog churn 3 8 >/dev/null 2>&1
+check "all fell back on the in-process device: the text says in-process" \
+	grep -q 'device without mmap (in-process)' "$W/fb.rep"
+check "all fell back on the in-process device: JSON native true" \
+	pyj "$W/fb.json" 'assert d["native"] is True and t["nallocs"] == 0, d'
+check "every fallback reason with its count and bytes, in the text" \
+	grep -q '^  E2BIG (larger than the device takes): 3 allocation(s), 24.0 MiB' "$W/fb.rep"
+check "every fallback reason with its count and bytes, in the JSON" \
+	pyj "$W/fb.json" 'assert d["fallbacks"] == [{"errno": 7, "name": "E2BIG", "allocs": 3, "bytes": 24 * 2**20}], d["fallbacks"]'
+
+run -d inproc:device_mb=8 -t 1x --json-out "$W/ch.json" -o "$W/ch.rep" -- \
+	./hpcprog churn 10 4 >/dev/null 2>&1
+check "churn 10 x 4 MiB: the footprint is the peak of live bytes (4 MiB), not the 40 MiB allocated" \
+	pyj "$W/ch.json" 'assert t["logical"] == 40 * 2**20 and t["nfallback"] == 0, t
+assert d["peak_live_bytes"] == 4 * 2**20, d["peak_live_bytes"]
+b = d["baselines"]
+assert b["footprint"] == 4 * 2**20 and b["overflow"] == 0, b'
+check "churn: the text report says footprint = peak live bytes" \
+	grep -q '^footprint: at most 4.0 MiB of buddy memory live at one time (40.0 MiB allocated in all)' "$W/ch.rep"
+
+check "no base time: the report says so instead of a slowdown near 1.000x" \
+	grep -q '^no slowdown: no base time' "$W/ch.rep"
+check "no base time: no slowdown in the JSON sweep" \
+	pyj "$W/ch.json" 'assert d["base"] == "none" and d["base_s"] is None
+assert all("slowdown" not in x for x in d["sweep"]), d["sweep"]'
+run -d inproc:device_mb=8 -t 1x --base-run --json-out "$W/br.json" -o "$W/br.rep" -- \
+	./hpcprog churn 10 4 >"$W/br.out" 2>/dev/null
+check "--base-run: the program's output once (the plain run's is thrown away)" \
+	test "$(grep -c '^churn' "$W/br.out")" -eq 10
+check "--base-run: the report says the base is a plain run" \
+	grep -q '^slowdown against a base time of .* (of a plain run)' "$W/br.rep"
+check "--base-run: slowdown = (plain run + modeled link time) / plain run" \
+	pyj "$W/br.json" 'assert d["base"] == "plain run" and d["base_s"] > 0
+for x in d["sweep"]:
+    assert abs(x["slowdown"] - (d["base_s"] + x["link_ns"] / 1e9) / d["base_s"]) < 1e-9, x'
+"$BUDDYCTL" run -d $DEV --base-run -o "$W/bf.rep" -- sh -c 'exit 4' >/dev/null 2>"$W/bf.err"
+check "--base-run of a failing command: said, no base, the run's own status" \
+	sh -c "test $? -eq 4 && grep -q 'base-run: the plain run of sh exited with 4: no base time' '$W/bf.err' &&
+	       grep -q '^no slowdown' '$W/bf.rep'"
+"$BUDDYCTL" run -d $DEV --progress 0.1 -o /dev/null -- ./hpcprog upfront 40 8 \
+	>/dev/null 2>"$W/pr.err"
+check "--progress 0.1: progress lines on stderr with the live and peak buddy memory" \
+	grep -q 'run: [0-9]* s: 16.0 MiB of buddy memory live (peak 16.0 MiB)' "$W/pr.err"
+"$BUDDYCTL" run --progress -1 -- true >/dev/null 2>"$W/e9"
+check "--progress -1: exit 2, naming the option" \
+	sh -c "test $? -eq 2 && grep -q -- '--progress' '$W/e9'"
+
 # --- a real program: numpy -----------------------------------------------------------
 if $PY -c 'import numpy' 2>/dev/null; then
 	cat >"$W/np.py" <<'EOF'

@@ -54,8 +54,14 @@ static void run_usage(FILE *f)
 "      --no-unwind        label by the immediate caller only\n"
 "  -d, --device PATH      /dev/buddy (default), or inproc:OPTS\n"
 "      --cpunodebind N    run COMMAND on the CPUs of NUMA node N (libnuma)\n"
-"      --base-time SEC    run time the sweep's slowdown is relative to\n"
-"                         (default: this run's)\n"
+"      --base-run         run COMMAND once without buddy memory first (its\n"
+"                         output thrown away), timed: the base time of the\n"
+"                         modeled slowdown\n"
+"      --base-time SEC    the base time of the modeled slowdown, given\n"
+"                         (without either: the modeled link time only)\n"
+"      --progress SEC     a progress line every SEC seconds on stderr: live\n"
+"                         buddy memory and the window's faults and\n"
+"                         write-backs per second (default 10; 0: none)\n"
 "      --um-page SIZE     page the Unified Memory baseline migrates, a power\n"
 "                         of two from 4K to 2M (default 64K)\n"
 "  -o, --output FILE      the report to FILE instead of stdout\n"
@@ -117,6 +123,18 @@ static int set_base_time(void *o, const char *arg)
 	       !(RO(o)->base_time > 0) ? -1 : 0;
 }
 
+static int set_base_run(void *o, const char *arg)
+{
+	RO(o)->base_run = true;
+	return 0;
+}
+
+static int set_progress(void *o, const char *arg)
+{
+	return parse_double(arg, &RO(o)->progress) ||
+	       !(RO(o)->progress >= 0 && RO(o)->progress <= 86400) ? -1 : 0;
+}
+
 static int set_um_page(void *o, const char *arg)
 {
 	uint64_t v;
@@ -137,7 +155,8 @@ static int set_records(void *o, const char *arg)
 	return 0;
 }
 
-enum { OPT_CPUNODE = 300, OPT_BASE, OPT_RECORDS, OPT_UM_PAGE };
+enum { OPT_CPUNODE = 300, OPT_BASE, OPT_RECORDS, OPT_UM_PAGE, OPT_BASE_RUN,
+       OPT_PROGRESS };
 
 static const struct eng_option run_options[] = {
 	{ "target", 't', true, set_target,
@@ -148,6 +167,9 @@ static const struct eng_option run_options[] = {
 	{ "device", 'd', true, set_device, NULL },
 	{ "cpunodebind", OPT_CPUNODE, true, set_cpunode, "a node in 0..1023" },
 	{ "base-time", OPT_BASE, true, set_base_time, "a number of seconds above 0" },
+	{ "base-run", OPT_BASE_RUN, false, set_base_run, NULL },
+	{ "progress", OPT_PROGRESS, true, set_progress,
+	  "a number of seconds in 0..86400" },
 	{ "um-page", OPT_UM_PAGE, true, set_um_page,
 	  "a power of two from 4K to 2M" },
 	{ "records", OPT_RECORDS, true, set_records, "in 1..16777216" },
@@ -167,7 +189,7 @@ int cmd_run(int argc, char **argv)
 		.min_size = BRUN_DEF_MIN, .depth = 8, .unwind = true,
 		.target = BUDDY_TARGET_AUTO, .codec = BUDDY_CODEC_DEFAULT,
 		.uid = getuid(), .cpunode = -1, .show_labels = 25,
-		.nrecs = BRUN_DEF_RECS, .um_page = 64 << 10,
+		.nrecs = BRUN_DEF_RECS, .um_page = 64 << 10, .progress = 10,
 	};
 	char *lib;
 	int r;

@@ -33,7 +33,7 @@ $(PROFILE_LIB): $(INTERPOSER_SRCS) $(PROFILE_HDRS) $(USER_HDRS) $(LIBBUDDY_A)
 tools: $(PROFILE_ENGINE_A) $(PROFILE_LIB)
 
 # --- tests ---------------------------------------------------------------------
-PROFILE_TESTS     := known threaded forker family progress runprog
+PROFILE_TESTS     := known threaded forker family progress runprog hpcprog
 PROFILE_TEST_BINS := $(PROFILE_TESTS:%=$(PROFILE_TEST_DIR)/%)
 
 $(PROFILE_TEST_DIR)/%: selftests/profile/%.c

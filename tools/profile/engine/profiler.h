@@ -261,7 +261,9 @@ struct run_opts {
 	const char *profile_file;	/* -p: targets per label */
 	const char *device;		/* buddy_open() path, NULL: default */
 	int cpunode;			/* --cpunodebind, -1: none */
-	double base_time;		/* seconds for the sweep, 0: this run */
+	double base_time;		/* seconds for the sweep, 0: none */
+	bool base_run;			/* base_time from a plain run first */
+	double progress;		/* seconds between progress lines, 0: none */
 	uint64_t um_page;		/* UM baseline's migration page */
 	uint32_t nrecs;			/* records in the region */
 };

@@ -217,6 +217,10 @@ static bool device_info(const struct run_opts *o, struct buddy_info *info)
  * reads and every write-back writes one whole 4 KiB page of device memory,
  * nothing crosses the link.  It needs the whole footprint in the pool.
  *
+ * The footprint of both is the peak of the buddy bytes live at one time
+ * (over all processes), not the bytes allocated in all: a program that
+ * allocates and frees per step needs its largest step in the pool.
+ *
  * Unified Memory oversubscription (a model, standing in for the paper's
  * Fig. 14 measurement on V100/POWER9): the footprint beyond the device
  * pool lives in host memory.  A window fault lands on such data with the
@@ -240,12 +244,12 @@ struct baseline {
 	double overflow;	/* fraction of the footprint not in the pool */
 };
 
-static void baselines(const struct run_label *t, uint64_t pool,
-		      uint64_t um_page, unsigned int gbps, unsigned int lat,
-		      unsigned int dev_gbps, struct baseline *b)
+static void baselines(const struct run_label *t, uint64_t foot_bytes,
+		      uint64_t pool, uint64_t um_page, unsigned int gbps,
+		      unsigned int lat, unsigned int dev_gbps, struct baseline *b)
 {
 	double pages = (double)t->faults + t->writebacks;
-	double foot = (double)t->logical;
+	double foot = (double)foot_bytes;
 
 	b->none_ns = pages * 4096 / dev_gbps;
 	b->overflow = foot > pool && foot > 0 ? (foot - pool) / foot : 0;
@@ -259,17 +263,57 @@ static void baselines(const struct run_label *t, uint64_t pool,
 			 pages * (1 - b->overflow) * 4096 / dev_gbps;
 }
 
+/* Why allocations fell back: errno, how many, their bytes. */
+struct run_reason {
+	int err;
+	uint64_t n, bytes;
+};
+
+#define NREASONS	16
+
 /* What a report is made of. */
 struct run_sum {
 	struct run_label *ls, tot;	/* per label, by logical bytes; all */
 	size_t nl;
 	bool native;			/* a device without mmap */
+	uint64_t foot;			/* peak live buddy bytes */
+	struct run_reason why[NREASONS];	/* by first occurrence */
+	unsigned int nwhy;
+	const char *base_what;		/* "given", "plain run", NULL: none */
 	unsigned int lat, dgb, lgb;	/* the link model's parameters */
 	double run_s, base;		/* the run's time, the sweep's base */
 	bool have_info;
 	struct buddy_info info;
 	struct baseline bl[NSWEEP];
 };
+
+static void add_reason(struct run_sum *s, const struct brun_rec *r)
+{
+	unsigned int i;
+
+	for (i = 0; i < s->nwhy && s->why[i].err != r->err; i++)
+		;
+	if (i == s->nwhy) {
+		if (s->nwhy == NREASONS)
+			i--;		/* the last slot takes the rare rest */
+		else
+			s->why[s->nwhy++].err = r->err;
+	}
+	s->why[i].n++;
+	s->why[i].bytes += r->size;
+}
+
+/* What an errno of a fallback means here. */
+static const char *reason_name(int err)
+{
+	switch (err) {
+	case 0:		return "the device could not be opened";
+	case EINVAL:	return "refused (an alignment above the largest served)";
+	case E2BIG:	return "larger than the device takes";
+	case ENOSPC:	return "the pools are full";
+	default:	return strerror(err);
+	}
+}
 
 static void collect(const struct run_opts *o, const struct brun_hdr *h,
 		    double run_s, struct run_sum *s)
@@ -284,21 +328,28 @@ static void collect(const struct run_opts *o, const struct brun_hdr *h,
 	s->dgb = link_param(o, "device_gbps", BUDDY_DEVICE_GBPS_DEFAULT);
 	s->lgb = link_param(o, "link_gbps", BUDDY_LINK_GBPS_DEFAULT);
 	s->run_s = run_s;
-	s->base = o->base_time > 0 ? o->base_time : run_s;
+	s->base = o->base_time > 0 ? o->base_time : 0;
+	s->base_what = o->base_time <= 0 ? NULL :
+		       o->base_run ? "of a plain run" : "given";
 	s->have_info = device_info(o, &s->info);
+	/* every allocation may have fallen back: the device says what it is */
+	s->native = h->nr_dev_inproc > 0;
+	s->foot = h->peak_live_bytes;
 	for (i = 0; i < n; i++) {
 		const struct brun_rec *r = &recs[i];
 
 		if (__atomic_load_n(&r->state, __ATOMIC_ACQUIRE) == BRUN_EMPTY)
 			continue;
 		s->native |= r->flags & BRUN_R_NATIVE;
+		if (r->flags & BRUN_R_FALLBACK)
+			add_reason(s, r);
 		add(label_get(&s->ls, &s->nl, r->label), r);
 	}
 	qsort(s->ls, s->nl, sizeof(*s->ls), cmp_logical);
 	for (k = 0; k < s->nl; k++)
 		sum(&s->tot, &s->ls[k]);
 	for (k = 0; k < NSWEEP; k++)
-		baselines(&s->tot, s->info.device_bytes, o->um_page,
+		baselines(&s->tot, s->foot, s->info.device_bytes, o->um_page,
 			  sweep_gbps[k], s->lat, s->dgb, &s->bl[k]);
 }
 
@@ -306,6 +357,16 @@ static void collect(const struct run_opts *o, const struct brun_hdr *h,
 static double slowdown(double base, double ns)
 {
 	return base > 0 ? (base + ns / 1e9) / base : 0;
+}
+
+/* The slowdown as a column: "-" without a base. */
+static const char *slow_col(char *buf, size_t len, double base, double ns)
+{
+	if (base > 0)
+		snprintf(buf, len, "%9.4fx", slowdown(base, ns));
+	else
+		snprintf(buf, len, "%10s", "-");
+	return buf;
 }
 
 /* The run, the table per label and what did not go to buddy memory. */
@@ -321,6 +382,8 @@ static void text_table(FILE *f, const struct run_opts *o,
 	if (s->native)
 		fprintf(f, "device without mmap (in-process): the program ran in ordinary memory and\n"
 			"its data was written to the device at free/exit; no window figures.\n");
+	fprintf(f, "footprint: at most %.1f MiB of buddy memory live at one time (%.1f MiB allocated in all)\n",
+		s->foot / 1048576.0, s->tot.logical / 1048576.0);
 	if (h->nr_dev_open_failed)
 		fprintf(f, "device: could not be opened in %llu process(es): %s\n",
 			(unsigned long long)h->nr_dev_open_failed,
@@ -339,6 +402,12 @@ static void text_table(FILE *f, const struct run_opts *o,
 		(unsigned long long)s->tot.nfallback,
 		s->tot.fallback_bytes / 1048576.0,
 		(unsigned long long)h->nr_small, h->bytes_small / 1048576.0);
+	for (unsigned int i = 0; i < s->nwhy; i++)
+		fprintf(f, "  %s (%s): %llu allocation(s), %.1f MiB\n",
+			s->why[i].err ? strerrorname_np(s->why[i].err) : "-",
+			reason_name(s->why[i].err),
+			(unsigned long long)s->why[i].n,
+			s->why[i].bytes / 1048576.0);
 	if (s->tot.nunfinished)
 		fprintf(f, "%llu allocation(s) without final figures (the process exec'd or _exit'ed)\n",
 			(unsigned long long)s->tot.nunfinished);
@@ -357,19 +426,72 @@ static void text_sweep(FILE *f, const struct run_opts *o,
 		       const struct run_sum *s)
 {
 	fprintf(f, "\nmodeled link time vs buddy-link bandwidth (latency %u ns once per link request,\n"
-		"device %u GB/s, base time %.3f s %s; a model, not a measurement):\n",
-		s->lat, s->dgb, s->base, o->base_time > 0 ? "given" : "of this run");
-	fprintf(f, "%-14s %12s %10s\n", "link", "link ms", "slowdown");
+		"device %u GB/s; a model, not a measurement):\n", s->lat, s->dgb);
+	if (s->base_what)
+		fprintf(f, "slowdown against a base time of %.3f s (%s)\n",
+			s->base, s->base_what);
+	else
+		fprintf(f, "no slowdown: no base time (--base-run or --base-time; this run's own %.3f s\n"
+			"includes the interposer and, in a guest, the emulation)\n", s->run_s);
+	fprintf(f, "%-14s %12s %10s\n", "link", "link ms", s->base_what ? "slowdown" : "");
 	for (size_t k = 0; k < NSWEEP; k++) {
 		double ns = model_ns(&s->tot, sweep_gbps[k], s->lat, s->dgb);
 
-		fprintf(f, "%4u GB/s%-5s %12.3f %9.4fx\n", sweep_gbps[k],
-			sweep_gbps[k] == 16 ? " PCIe" : "", ns / 1e6,
-			slowdown(s->base, ns));
+		fprintf(f, "%4u GB/s%-5s %12.3f", sweep_gbps[k],
+			sweep_gbps[k] == 16 ? " PCIe" : "", ns / 1e6);
+		if (s->base_what)
+			fprintf(f, " %9.4fx", slowdown(s->base, ns));
+		fputc('\n', f);
 	}
 	fprintf(f, "(the device's own link_gbps is %u GB/s: %.3f ms modeled, %.3f ms in ALLOC_STAT)\n",
 		s->lgb, model_ns(&s->tot, s->lgb, s->lat, s->dgb) / 1e6,
 		s->tot.link_ns / 1e6);
+}
+
+/*
+ * Whether the window thrashed: about one write-back per fault (each fault
+ * evicted a dirty page) and more faults than twice the pages ever live
+ * (pages fault again after their eviction).  A program whose data fits
+ * faults each page once and writes it back once at exit: 1 per fault
+ * too, but no more faults than pages.
+ */
+static bool thrashed(const struct run_sum *s)
+{
+	const struct run_label *t = &s->tot;
+
+	return !s->native && s->foot && t->faults >= 1024 &&
+	       t->writebacks >= 0.9 * t->faults &&
+	       t->faults > 2 * ((s->foot + 4095) / 4096);
+}
+
+/* The window the run's faults imply: one that holds the live data. */
+static uint64_t window_mb_needed(const struct run_sum *s)
+{
+	return (s->foot + (1 << 20) - 1) >> 20;
+}
+
+/* The window's figures: what hits are, whether it thrashed. */
+static void text_window(FILE *f, const struct run_opts *o,
+			const struct run_sum *s)
+{
+	const struct run_label *t = &s->tot;
+
+	if (s->native || !(t->faults + t->writebacks))
+		return;
+	fprintf(f, "\nwindow: %llu faults, %llu write-backs (%.2f per fault), %llu hits (faults on a\n"
+		"page already resident, e.g. after a write-back; accesses through the mapping\n"
+		"itself never reach the module, so 0 is usual)\n",
+		(unsigned long long)t->faults, (unsigned long long)t->writebacks,
+		ratio(t->writebacks, t->faults), (unsigned long long)t->hits);
+	if (thrashed(s))
+		fprintf(f, "warning: the window thrashed: %.2f write-backs per fault, %.1f faults per page\n"
+			"of the %.1f MiB live at the peak; the working set exceeds window_mb=%u.  A window\n"
+			"of window_mb=%llu holds it (each page would fault once).\n",
+			ratio(t->writebacks, t->faults),
+			(double)t->faults / ((s->foot + 4095) / 4096),
+			s->foot / 1048576.0,
+			link_param(o, "window_mb", 16),
+			(unsigned long long)window_mb_needed(s));
 }
 
 /* The two baselines for the same window, and the pools' NUMA distance. */
@@ -385,9 +507,10 @@ static void text_baselines(FILE *f, const struct run_opts *o,
 		fprintf(f, "\nbaselines: they need the window's faults and write-backs "
 			"(a device with mmap: buddy.ko)\n");
 	} else {
-		fprintf(f, "\nbaselines for the same window (models; footprint %.1f MiB, device pool %.1f MiB,\n"
-			"%.1f%% of the footprint beyond it; UM migrates %llu KiB pages):\n",
-			tot->logical / 1048576.0,
+		fprintf(f, "\nbaselines for the same window (models; footprint %.1f MiB, the peak of live\n"
+			"buddy bytes; device pool %.1f MiB, %.1f%% of the footprint beyond it;\n"
+			"UM migrates %llu KiB pages):\n",
+			s->foot / 1048576.0,
 			s->info.device_bytes / 1048576.0, 100 * bl[0].overflow,
 			(unsigned long long)(o->um_page >> 10));
 		fprintf(f, "%-14s %12s %10s %12s %10s %12s %12s\n", "link",
@@ -395,20 +518,25 @@ static void text_baselines(FILE *f, const struct run_opts *o,
 			"UM-local ms");
 		for (size_t k = 0; k < NSWEEP; k++) {
 			double ns = model_ns(tot, sweep_gbps[k], s->lat, s->dgb);
+			char a[24], b[24];
 
-			fprintf(f, "%4u GB/s%-5s %12.3f %9.4fx %12.3f %9.4fx %12.1f %12.3f\n",
+			fprintf(f, "%4u GB/s%-5s %12.3f %s %12.3f %s %12.1f %12.3f\n",
 				sweep_gbps[k], sweep_gbps[k] == 16 ? " PCIe" : "",
-				ns / 1e6, slowdown(s->base, ns),
-				bl[k].um_ns / 1e6, slowdown(s->base, bl[k].um_ns),
+				ns / 1e6, slow_col(a, sizeof(a), s->base, ns),
+				bl[k].um_ns / 1e6,
+				slow_col(b, sizeof(b), s->base, bl[k].um_ns),
 				bl[k].um_bytes / 1048576.0, bl[k].um_local_ns / 1e6);
 		}
 		fprintf(f, "(UM: no locality between faults, each migrates a whole page; UM-local: full\n"
 			"locality, %llu KiB / 4 KiB faults share one migration; a program lies in between)\n",
 			(unsigned long long)(o->um_page >> 10));
-		fprintf(f, "1x/none: %.3f ms of device traffic, slowdown %.4fx; needs %.1f MiB of device pool (%s)\n",
-			bl[0].none_ns / 1e6, slowdown(s->base, bl[0].none_ns),
-			tot->logical / 1048576.0,
-			tot->logical <= s->info.device_bytes ? "fits" : "does not fit");
+		char a[24];
+
+		fprintf(f, "1x/none: %.3f ms of device traffic, slowdown %s; needs %.1f MiB of device pool (%s)\n",
+			bl[0].none_ns / 1e6,
+			slow_col(a, sizeof(a), s->base, bl[0].none_ns),
+			s->foot / 1048576.0,
+			s->foot <= s->info.device_bytes ? "fits" : "does not fit");
 	}
 	if (s->have_info && s->info.device_node >= 0 &&
 	    s->info.buddy_node >= 0 && numa_available() >= 0)
@@ -425,6 +553,7 @@ static json_object *json_baselines(const struct run_opts *o,
 
 	json_object_object_add(b, "device_pool",
 			       json_object_new_int64(s->info.device_bytes));
+	json_object_object_add(b, "footprint", json_object_new_int64(s->foot));
 	json_object_object_add(b, "overflow",
 			       json_object_new_double(s->bl[0].overflow));
 	json_object_object_add(b, "um_page", json_object_new_int64(o->um_page));
@@ -459,7 +588,37 @@ static int json_report(const struct run_opts *o, const struct brun_hdr *h,
 	json_object_object_add(j, "total", jlabel(&s->tot));
 	json_object_object_add(j, "native", json_object_new_boolean(s->native));
 	json_object_object_add(j, "run_s", json_object_new_double(s->run_s));
-	json_object_object_add(j, "base_s", json_object_new_double(s->base));
+	json_object_object_add(j, "base_s", s->base_what ?
+			       json_object_new_double(s->base) : NULL);
+	json_object_object_add(j, "base", json_object_new_string(
+			       !s->base_what ? "none" : o->base_run ?
+			       "plain run" : "given"));
+	json_object_object_add(j, "peak_live_bytes",
+			       json_object_new_int64(s->foot));
+	json_object_object_add(j, "window_thrashed",
+			       json_object_new_boolean(thrashed(s)));
+	if (thrashed(s))
+		json_object_object_add(j, "window_mb_needed",
+				       json_object_new_int64(window_mb_needed(s)));
+	{
+		json_object *fb = json_object_new_array();
+
+		for (unsigned int i = 0; i < s->nwhy; i++) {
+			json_object *x = json_object_new_object();
+
+			json_object_object_add(x, "errno",
+					       json_object_new_int(s->why[i].err));
+			json_object_object_add(x, "name", json_object_new_string(
+					       s->why[i].err ?
+					       strerrorname_np(s->why[i].err) : "-"));
+			json_object_object_add(x, "allocs",
+					       json_object_new_int64(s->why[i].n));
+			json_object_object_add(x, "bytes",
+					       json_object_new_int64(s->why[i].bytes));
+			json_object_array_add(fb, x);
+		}
+		json_object_object_add(j, "fallbacks", fb);
+	}
 #define H(f) json_object_object_add(j, #f, json_object_new_int64(h->f))
 	H(nr_procs); H(nr_small); H(bytes_small); H(nr_forks);
 	H(nr_private_copies); H(bytes_private_copies);
@@ -471,8 +630,9 @@ static int json_report(const struct run_opts *o, const struct brun_hdr *h,
 
 		json_object_object_add(s1, "gbps", json_object_new_int(sweep_gbps[k]));
 		json_object_object_add(s1, "link_ns", json_object_new_double(ns));
-		json_object_object_add(s1, "slowdown", json_object_new_double(
-				       slowdown(s->base, ns)));
+		if (s->base_what)
+			json_object_object_add(s1, "slowdown", json_object_new_double(
+					       slowdown(s->base, ns)));
 		json_object_array_add(sw, s1);
 	}
 	json_object_object_add(j, "sweep", sw);
@@ -503,6 +663,7 @@ int run_report(struct run_opts *o, struct brun_hdr *h, double run_s,
 		}
 	}
 	text_table(f, o, h, status, &s);
+	text_window(f, o, &s);
 	text_sweep(f, o, &s);
 	text_baselines(f, o, &s);
 	if (f != stdout)

@@ -19,6 +19,10 @@
  *     into the device allocation when it is freed or at exit, so that the
  *     device and buddy bytes and sectors are those of the final data; the
  *     window counters stay zero (BRUN_R_NATIVE);
+ *   - an alignment above the page size (posix_memalign, aligned_alloc,
+ *     memalign: 64 KiB, 2 MiB, up to BRUN_MAX_ALIGN) is served by
+ *     reserving len + align of address space and mapping the allocation at
+ *     its aligned address inside it; the rest is unmapped again;
  *   - when the device refuses (pools full, over a limit) the caller falls
  *     back to ordinary memory, and the fallback is recorded with its errno.
  *
@@ -67,6 +71,7 @@ static const struct brun_profile *profs;
 struct run_ent {
 	uint64_t addr;		/* 0 empty, TBL_TOMB deleted */
 	uint64_t len;		/* mapped bytes (whole pages) */
+	uint64_t size;		/* bytes asked for: live_bytes's share */
 	int32_t afd;		/* -1: a private copy in a forked child */
 	int32_t rec;		/* record index, -1: none */
 	uint32_t flags;		/* BRUN_R_NATIVE */
@@ -305,6 +310,8 @@ bool run_free(void *p)
 	pthread_mutex_unlock(&tbl_lock);
 	if (!e)
 		return false;
+	if (copy.afd >= 0)
+		__atomic_sub_fetch(&rh->live_bytes, copy.size, __ATOMIC_RELAXED);
 	in_hook++;
 	finish(&copy, true);
 	in_hook--;
@@ -344,6 +351,9 @@ static int device(void)
 		} else {
 			dev_fd = fd;
 			dev_native = buddy_is_inproc(fd);
+			if (dev_native)
+				__atomic_add_fetch(&rh->nr_dev_inproc, 1,
+						   __ATOMIC_RELAXED);
 		}
 	}
 	fd = dev_fd;
@@ -375,6 +385,57 @@ void run_small(size_t size)
 	__atomic_add_fetch(&rh->bytes_small, size, __ATOMIC_RELAXED);
 }
 
+/*
+ * @len bytes of @fd (-1: anonymous private memory) mapped at an address
+ * aligned to @align (a power of two): mapped at any address when @align is
+ * at most a page, else inside a reservation of @len + @align, whose head
+ * and tail are unmapped again.  MAP_FAILED with errno set when it fails.
+ */
+static void *map_aligned(uint64_t len, uint64_t align, int fd)
+{
+	int flags = fd < 0 ? MAP_PRIVATE | MAP_ANONYMOUS : MAP_SHARED;
+	uintptr_t res, at;
+	uint64_t span;
+	void *p;
+
+	if (align <= PAGE)
+		return real_mmap(NULL, len, PROT_READ | PROT_WRITE, flags, fd, 0);
+	span = len + align - PAGE;
+	p = real_mmap(NULL, span, PROT_NONE,
+		      MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (p == MAP_FAILED)
+		return p;
+	res = (uintptr_t)p;
+	at = (res + align - 1) & ~(uintptr_t)(align - 1);
+	if (real_mmap((void *)at, len, PROT_READ | PROT_WRITE,
+		      flags | MAP_FIXED, fd, 0) == MAP_FAILED) {
+		int err = errno;
+
+		real_munmap(p, span);
+		errno = err;
+		return MAP_FAILED;
+	}
+	if (at > res)
+		real_munmap(p, at - res);
+	if (res + span > at + len)
+		real_munmap((void *)(at + len), res + span - (at + len));
+	return (void *)at;
+}
+
+/* live_bytes grows by @size; peak_live_bytes follows it up. */
+static void live_add(uint64_t size)
+{
+	uint64_t now = __atomic_add_fetch(&rh->live_bytes, size,
+					  __ATOMIC_RELAXED);
+	uint64_t peak = __atomic_load_n(&rh->peak_live_bytes, __ATOMIC_RELAXED);
+
+	while (now > peak &&
+	       !__atomic_compare_exchange_n(&rh->peak_live_bytes, &peak, now,
+					    true, __ATOMIC_RELAXED,
+					    __ATOMIC_RELAXED))
+		;
+}
+
 void *run_alloc(size_t size, size_t align, unsigned int kind, uintptr_t ra)
 {
 	char label[BUDDY_LABEL_LEN];
@@ -390,7 +451,7 @@ void *run_alloc(size_t size, size_t align, unsigned int kind, uintptr_t ra)
 	in_hook++;
 	label_of(size, ra, label);
 	target_of(label, &target, &codec, &flags);
-	if (align > PAGE) {
+	if (align > BRUN_MAX_ALIGN) {
 		err = EINVAL;
 		goto fallback;
 	}
@@ -404,14 +465,9 @@ void *run_alloc(size_t size, size_t align, unsigned int kind, uintptr_t ra)
 		err = -afd;
 		goto fallback;
 	}
-	if (dev_native) {
+	if (dev_native)
 		flags |= BRUN_R_NATIVE;
-		p = real_mmap(NULL, len, PROT_READ | PROT_WRITE,
-			      MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	} else {
-		p = real_mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED,
-			      afd, 0);
-	}
+	p = map_aligned(len, align, dev_native ? -1 : afd);
 	if (p == MAP_FAILED) {
 		err = errno;
 		buddy_close(afd);
@@ -419,6 +475,7 @@ void *run_alloc(size_t size, size_t align, unsigned int kind, uintptr_t ra)
 	}
 	e.addr = (uintptr_t)p;
 	e.len = len;
+	e.size = size;
 	e.afd = afd;
 	e.flags = flags;
 	e.rec = new_rec(label, size, kind, target, flags, 0);
@@ -428,6 +485,7 @@ void *run_alloc(size_t size, size_t align, unsigned int kind, uintptr_t ra)
 		err = ENFILE;
 		goto fallback;
 	}
+	live_add(size);
 	in_hook--;
 	return p;
 

@@ -24,11 +24,13 @@
 #include "uapi/linux/buddy.h"
 
 #define BRUN_MAGIC		0x4e55525944444442ULL	/* "BDDYRUN" */
-#define BRUN_VERSION		1
+#define BRUN_VERSION		2
 #define BRUN_HDR_BYTES		4096
 #define BRUN_MAX_PROFILES	1024
 #define BRUN_DEF_RECS		(1u << 16)
 #define BRUN_DEF_MIN		(1u << 20)
+#define BRUN_MAX_ALIGN		(1ULL << 30)	/* aligned allocations served
+						 * up to this alignment */
 
 #define BRUN_ENV_SHM		"BUDDYRUN_SHM"
 
@@ -111,7 +113,10 @@ struct brun_hdr {
 	uint64_t bytes_private_copies;
 	uint64_t nr_dev_open_failed;	/* processes whose device would not open */
 	int32_t dev_open_err;		/* the first such errno */
-	uint32_t pad;
+	uint32_t nr_dev_inproc;		/* processes whose device is the
+					 * in-process one (no mmap) */
+	uint64_t live_bytes;		/* buddy bytes allocated, not freed */
+	uint64_t peak_live_bytes;	/* the most of them at one time */
 };
 
 #define BRUN_PROFILES(h) \
