@@ -536,6 +536,38 @@ check "--clock progress -i 1: exit 2, a time needs a time clock" \
 check "--every-allocs 0: exit 2, naming the option" \
 	sh -c "test $? -eq 2 && grep -q -- '--every-allocs: 0 is not a count of at least 1' '$W/opt.err'"
 
+# --- a program that allocates up front, then computes --------------------------
+# hpcprog upfront: 32 MiB allocated (and zeroed) at the start, then about
+# 2 s of CPU time filling it with noise (incompressible).  The default
+# schedule must see the noise, as a CPU-time schedule does.
+prof -j -o "$W/up1.json" -p "$W/up1.prof" -- ./hpcprog upfront 300 16 >/dev/null 2>&1
+prof --clock cpu -j -o "$W/up2.json" -- ./hpcprog upfront 300 16 >/dev/null 2>&1
+check "upfront: the default's Fig. 3 within 5% of --clock cpu's (the data it computes on, not fresh zeros)" \
+	$PY - "$W/up1.json" "$W/up2.json" <<'EOF2'
+import json, sys
+a, b = (json.load(open(f)) for f in sys.argv[1:3])
+fa, fb = a["fig3"]["bpc"], b["fig3"]["bpc"]
+assert fa != "inf" and fb != "inf" and abs(fa - fb) <= 0.05 * fb, (fa, fb, a["snapshots"])
+assert a["cpu_cover"] >= 0.5, a["cpu_cover"]
+EOF2
+check "upfront: -p by default writes the targets the data fits (1x), not 4x/16x" \
+	sh -c "grep -v '^#' '$W/up1.prof' | grep -q . && ! grep -v '^#' '$W/up1.prof' | grep -qv '	1x	'"
+prof --every-allocs 1 -o "$W/up3.txt" -- ./hpcprog upfront 300 16 >/dev/null 2>&1
+check "upfront, snapshots at its allocations only: the report warns they miss most of its CPU time" \
+	grep -q '^  warning: the snapshots kept reach only the first [0-9]*% of the program.s CPU time' "$W/up3.txt"
+
+# --- the profile file beside the figures it is printed with -----------------------
+# hpcprog mixed: one label, two compressible and two noise allocations: one
+# target per label must fit the noise, below the per-allocation design.
+prof --no-timer --free-bytes 4M -o "$W/mx.txt" -p "$W/mx.prof" --json-out "$W/mx.json" \
+	-- ./hpcprog mixed >/dev/null 2>&1
+check "profile file below the final design: the report says why (one target per label, the mixed label named)" \
+	sh -c "grep -q '^  (1.00x, below bpc.s 1.60x: 1 label(s) hold allocations the final design gives different targets (the largest, bp-[0-9a-f]*: 4x to 1x)' '$W/mx.txt' &&
+	       grep -q '^# 1.00x, below bpc.s 1.60x' '$W/mx.prof'"
+check "... and the JSON" pyj "$W/mx.json" '
+c = d["codecs"]
+assert c["per_label_best"]["ratio"] < c["bpc"]["ratio"] and "one target per label" in c["per_label_below"], c'
+
 # --- make eval's medians and ranges, on synthetic runs ---------------------------
 check "eval.py: repeated runs as medians with their range (eval_aggregate_test.py)" \
 	$PY "$HERE/eval_aggregate_test.py" "$HERE/../../tools/eval/eval.py"

@@ -14,6 +14,7 @@
 #include <sys/stat.h>
 #include <time.h>
 
+#include "lib/libbuddy.h"
 #include "profile_priv.h"
 #include "tools/common/msg.h"
 
@@ -188,4 +189,42 @@ void *prof_xrealloc(void *p, size_t n)
 		exit(1);
 	}
 	return q;
+}
+
+double prof_cpu_cover(const struct prof_rep *rp)
+{
+	const struct prof_run *r = rp->r;
+	double last = -1;
+
+	for (unsigned int s = 0; s < r->nsnaps; s++)
+		if (rp->final_of[s] >= 0 && r->snaps[s].cpu > last)
+			last = r->snaps[s].cpu;
+	if (last < 0 || !(r->cpu_s > 0))
+		return -1;
+	return last < r->cpu_s ? last / r->cpu_s : 1;
+}
+
+bool prof_per_label_below(const struct prof_rep *rp)
+{
+	return rp->per_label.ratio <
+	       rp->final_codec[rp->main].ratio * (1 - 1e-3);
+}
+
+void prof_per_label_why(const struct prof_rep *rp, char *buf, size_t len)
+{
+	const struct prof_run *r = rp->r;
+	char a[16], b[16];
+
+	prof_fmt_ratio(a, sizeof(a), rp->per_label.ratio);
+	prof_fmt_ratio(b, sizeof(b), rp->final_codec[rp->main].ratio);
+	if (rp->mixed_label < 0) {
+		snprintf(buf, len, "%sx, below %s's %sx: the profile file pools each label's allocations under one Buddy Threshold",
+			 a, prof_codecs[rp->main]->name, b);
+		return;
+	}
+	snprintf(buf, len, "%sx, below %s's %sx: %u label(s) hold allocations the final design gives different targets (the largest, %s: %s to %s); the profile file names one target per label, the one its least compressible allocation fits",
+		 a, prof_codecs[rp->main]->name, b, rp->nmixed,
+		 r->labels[rp->mixed_label].name,
+		 buddy_target_name(rp->mixed_lo),
+		 buddy_target_name(rp->mixed_hi));
 }

@@ -31,6 +31,73 @@ static int pick_codec(const struct prof_rep *rp, const unsigned int *tg,
 	return best;
 }
 
+/*
+ * Each label's codec picked by the targets it gets alone can pool worse
+ * than the main codec for every label: the profile file then takes the
+ * main codec throughout, never less than its pooled figure.  @ch2 holds
+ * the choices of the result kept.
+ */
+static void keep_main_if_better(struct prof_rep *rp,
+				const struct buddy_heur_params *p,
+				struct buddy_heur_choice *ch2, int *lab_codec)
+{
+	struct buddy_heur_result res;
+	size_t i, l;
+
+	buddy_heur_decide(p, rp->ha[rp->main], rp->n, ch2, &res);
+	if (res.ratio > rp->per_label.ratio) {
+		for (l = 0; l < rp->r->nlabels; l++)
+			lab_codec[l] = rp->main;
+		for (i = 0; i < rp->n; i++)
+			rp->mix[i] = rp->ha[rp->main][i];
+		rp->per_label = res;
+	} else {
+		buddy_heur_decide(p, rp->mix, rp->n, ch2, &rp->per_label);
+	}
+}
+
+/*
+ * The labels whose allocations the final design (rp->ch) gives different
+ * targets: a profile file names one target per label, which the least
+ * compressible of them must fit, so it delivers less than the final
+ * design's figure; the report says so.
+ */
+static void mixed_labels(struct prof_rep *rp)
+{
+	struct prof_run *r = rp->r;
+	unsigned int *lo = calloc(r->nlabels + 1, sizeof(*lo));
+	unsigned int *hi = calloc(r->nlabels + 1, sizeof(*hi));
+	size_t i, l;
+
+	rp->nmixed = 0;
+	rp->mixed_label = -1;
+	if (!lo || !hi)
+		goto out;
+	for (i = 0; i < rp->n; i++) {
+		int lab = r->allocs[rp->idx[i]].label;
+		unsigned int t = rp->ch[i].target;
+
+		if (!hi[lab] || t < lo[lab])
+			lo[lab] = t;
+		if (t > hi[lab])
+			hi[lab] = t;
+	}
+	for (l = 0; l < r->nlabels; l++) {
+		if (lo[l] == hi[l])
+			continue;
+		rp->nmixed++;
+		if (rp->mixed_label < 0 || r->labels[l].bytes_total >
+		    r->labels[rp->mixed_label].bytes_total) {
+			rp->mixed_label = l;
+			rp->mixed_lo = lo[l];
+			rp->mixed_hi = hi[l];
+		}
+	}
+out:
+	free(lo);
+	free(hi);
+}
+
 static int decide(struct prof_rep *rp)
 {
 	struct prof_run *r = rp->r;
@@ -118,6 +185,8 @@ static int decide(struct prof_rep *rp)
 		for (i = 0; i < rp->n; i++)
 			rp->mix[i] = rp->ha[lab_codec[r->allocs[rp->idx[i]].label]][i];
 		buddy_heur_decide(&p, rp->mix, rp->n, ch2, &rp->per_label);
+		keep_main_if_better(rp, &p, ch2, lab_codec);
+		mixed_labels(rp);
 		for (l = 0; l < r->nlabels; l++) {
 			r->labels[l].codec = lab_codec[l];
 			r->labels[l].target = BUDDY_TARGET_1X;

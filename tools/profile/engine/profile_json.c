@@ -125,6 +125,13 @@ static void json_figures(struct json_object *root, struct prof_rep *rp)
 		json_object_object_add(o, prof_codecs[c]->name, jresult(&rp->final_codec[c]));
 	json_object_object_add(o, "best_per_allocation", jresult(&rp->best_alloc));
 	json_object_object_add(o, "per_label_best", jresult(&rp->per_label));
+	if (prof_per_label_below(rp)) {
+		char why[512];
+
+		prof_per_label_why(rp, why, sizeof(why));
+		json_object_object_add(o, "per_label_below",
+				       json_object_new_string(why));
+	}
 	json_object_object_add(root, "codecs", o);
 
 	if (rp->with_all) {
@@ -224,6 +231,7 @@ int prof_report_json(FILE *f, struct prof_run *r)
 		WIFEXITED(r->status) ? WEXITSTATUS(r->status) : 128 + WTERMSIG(r->status)));
 	json_object_object_add(root, "duration_s", bjson_num(r->t_end - r->t_start, "%.6f"));
 	json_object_object_add(root, "cpu_s", bjson_num(r->cpu_s, "%.6f"));
+	json_object_object_add(root, "cpu_cover", bjson_num(prof_cpu_cover(&rp), "%.4f"));
 	json_object_object_add(root, "maxrss_kib", json_object_new_int64(r->maxrss_kib));
 	{
 		double stop = 0;
@@ -309,7 +317,7 @@ static int write_profile(struct prof_rep *rp)
 	size_t n = rp->nlab_used < BUDDY_PROFILE_MAX ? rp->nlab_used :
 		   BUDDY_PROFILE_MAX, i;
 	struct buddy_profile_entry *e = calloc(n + 1, sizeof(*e));
-	char cmd[512], comment[1024], rt[16], procs[160] = "";
+	char cmd[512], comment[1600], rt[16], procs[160] = "", why[512] = "";
 	time_t now = time(NULL);
 	unsigned int np = prof_nr_tables(r);
 	int err;
@@ -326,6 +334,8 @@ static int write_profile(struct prof_rep *rp)
 	}
 	prof_fmt_cmd(cmd, sizeof(cmd), r->o->argv);
 	prof_fmt_ratio(rt, sizeof(rt), rp->per_label.ratio);
+	if (prof_per_label_below(rp))
+		prof_per_label_why(rp, why, sizeof(why));
 	if (np > 1)
 		snprintf(procs, sizeof(procs),
 			 "the labels of %u processes; a label in several: one decision over all its allocations\n",
@@ -335,11 +345,12 @@ static int write_profile(struct prof_rep *rp)
 		 "%s%s"
 		 "Buddy Threshold %.0f%%, mostly-zero %.0f%%; %u snapshots; %zu labels%s\n"
 		 "expected ratio %sx, %.2f%% buddy accesses\n"
+		 "%s%s"
 		 "uid<TAB>label<TAB>target<TAB>codec (buddyd's state-file format)",
 		 cmd, ctime(&now), procs, r->o->threshold_ppm / 1e4,
 		 r->o->zero_ppm / 1e4, rp->nsnap, rp->nlab_used,
 		 n < rp->nlab_used ? " (the largest 4096 kept)" : "", rt,
-		 rp->per_label.buddy_frac * 100);
+		 rp->per_label.buddy_frac * 100, why, *why ? "\n" : "");
 	err = buddy_profile_save(r->o->profile_out, e, n, comment);
 	free(e);
 	return err;

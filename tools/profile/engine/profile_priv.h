@@ -96,6 +96,14 @@ struct prof_rep {
 	struct buddy_heur_result final_codec[PROF_NC];
 	struct buddy_heur_result best_alloc;	/* best codec per allocation */
 	struct buddy_heur_result per_label;	/* profile: pooled, best codec */
+	/*
+	 * Labels whose allocations the final design gives different targets
+	 * (a profile file names one per label): how many, the largest
+	 * (-1: none) and its targets' range.
+	 */
+	unsigned int nmixed;
+	int mixed_label;
+	unsigned int mixed_lo, mixed_hi;
 	uint64_t *snap_pairs, *snap_fig3;	/* main codec, per kept snapshot */
 	/* per label, per kept snapshot */
 	uint64_t *lab_bytes, *lab_pairs, *lab_fig3;
@@ -108,6 +116,18 @@ struct prof_rep {
 /* profile_schedule.c */
 bool prof_adaptive_progress(const struct prof_opts *o);
 bool prof_adaptive(const struct prof_opts *o);
+/* CPU seconds of the first followed process (all threads), -1: gone */
+/*
+ * prof_cpu_cover() - the share of the run's CPU time that @rp's kept
+ * snapshots reach (the CPU time of the last / the program's), -1 when
+ * unknown (no snapshot, no CPU time).
+ */
+double prof_cpu_cover(const struct prof_rep *rp);
+/* Whether the profile file's figure is below the final design's */
+bool prof_per_label_below(const struct prof_rep *rp);
+/* Why it is, one sentence into @buf */
+void prof_per_label_why(const struct prof_rep *rp, char *buf, size_t len);
+double prof_cpu_now(const struct prof_run *r);
 void prof_progress_step(struct prof_state *st);
 
 /* profile_snapshot.c */

@@ -10,6 +10,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <math.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
@@ -31,7 +32,10 @@
 /*
  * The automatic schedule: adaptive on the program's progress (the default),
  * or a timer on wall-clock or CPU seconds; --every-allocs/--every-bytes are
- * fixed progress steps the interposer keeps by itself.
+ * fixed progress steps the interposer keeps by itself.  The default also
+ * runs the adaptive timer on the program's CPU time: a program that
+ * allocates up front and then computes gets points while it computes, not
+ * only while it allocates; the points kept are spread over its CPU time.
  */
 bool prof_adaptive_progress(const struct prof_opts *o)
 {
@@ -42,6 +46,12 @@ bool prof_adaptive_progress(const struct prof_opts *o)
 static bool clock_timer(const struct prof_opts *o)
 {
 	return o->timer && o->clock != PROF_CLOCK_PROGRESS;
+}
+
+/* The timer's clock: the default's runs on CPU time. */
+static enum prof_clock timer_clock(const struct prof_opts *o)
+{
+	return prof_adaptive_progress(o) ? PROF_CLOCK_CPU : o->clock;
 }
 
 /* Snapshots thinned out as they come (adaptive spacing, either clock). */
@@ -236,6 +246,43 @@ static void thin(struct prof_state *st)
 }
 
 /*
+ * The default schedule's choice of at most @n of the @m pending snapshots
+ * (@keep, in pending order) once its CPU timer took one: for each of @n
+ * points evenly spaced over the CPU time the snapshots span, the one
+ * nearest to it within half a spacing, if any.  A burst of progress
+ * points while the program allocates up front stands for almost none of
+ * its CPU time: it gives one point at most, or none when the program
+ * computes long after it.  Without a timer point the progress points are
+ * evenly spaced already, on the program's own progress.
+ */
+static void keep_by_cpu(struct prof_state *st, bool *keep, size_t m, size_t n)
+{
+	struct prof_run *r = st->r;
+	double *cpu = calloc(m + 1, sizeof(*cpu)), end;
+	size_t i, k, best;
+
+	if (!cpu)
+		exit(1);
+	for (i = 0, k = 0; i < st->npending; i++)
+		if (!r->snaps[st->pending[i].snap].dropped)
+			cpu[k++] = r->snaps[st->pending[i].snap].cpu;
+	end = cpu[m - 1];
+	if (!n || n > m)
+		n = m;
+	for (i = 0; i < n; i++) {
+		double t = end * (i + 1) / n;
+
+		for (k = 0, best = m; k < m; k++)
+			if (fabs(cpu[k] - t) <= end / n / 2 && (best == m ||
+			    fabs(cpu[k] - t) < fabs(cpu[best] - t)))
+				best = k;
+		if (best < m)
+			keep[best] = true;
+	}
+	free(cpu);
+}
+
+/*
  * At the end: keep N evenly spaced pending snapshots (of those not held
  * by hold_last()), classify them, and what is held for processes that
  * were last read by a snapshot not kept.
@@ -248,7 +295,9 @@ static void finish_pending(struct prof_state *st)
 
 	if (!keep)
 		exit(1);
-	if (m <= n || !n) {
+	if (prof_adaptive_progress(r->o) && st->timer_taken && m) {
+		keep_by_cpu(st, keep, m, n);
+	} else if (m <= n || !n) {
 		for (i = 0; i < m; i++)
 			keep[i] = true;
 	} else {
@@ -272,19 +321,15 @@ static void finish_pending(struct prof_state *st)
 }
 
 /*
- * The timer's clock: seconds since the start, or CPU seconds of the first
- * followed process (all its threads; the child until one loaded the
- * interposer).  -1 when the process is gone.
+ * CPU seconds of the first followed process (all its threads; the child
+ * until one loaded the interposer).  -1 when the process is gone.
  */
-static double clock_now(struct prof_state *st)
+double prof_cpu_now(const struct prof_run *r)
 {
-	struct prof_run *r = st->r;
 	struct timespec ts;
 	clockid_t cid;
 	pid_t pid;
 
-	if (r->o->clock != PROF_CLOCK_CPU)
-		return prof_now() - r->t_start;
 	pid = __atomic_load_n(&r->hdr->first_pid, __ATOMIC_ACQUIRE);
 	if (pid <= 0)
 		pid = r->child;
@@ -293,11 +338,20 @@ static double clock_now(struct prof_state *st)
 	return ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
+static double clock_now(struct prof_state *st)
+{
+	if (timer_clock(st->r->o) != PROF_CLOCK_CPU)
+		return prof_now() - st->r->t_start;
+	return prof_cpu_now(st->r);
+}
+
 /* Time of the next timer snapshot (clock_now() s), or -1 for none. */
 static double next_timer(struct prof_state *st)
 {
 	struct prof_opts *o = st->r->o;
 
+	if (prof_adaptive_progress(o))
+		return st->next;
 	if (!clock_timer(o))
 		return -1;
 	if (o->nat)
@@ -358,7 +412,7 @@ static int run_loop(struct prof_state *st)
 		if (nt >= 0)
 			timeout = nt <= now ? 0 : (int)((nt - now) * 1000) + 1;
 		/* CPU time runs at up to one second per thread and second */
-		if (nt >= 0 && r->o->clock == PROF_CLOCK_CPU && timeout > 20)
+		if (nt >= 0 && timer_clock(r->o) == PROF_CLOCK_CPU && timeout > 20)
 			timeout = 20;
 		n = poll(&pfd, 1, timeout);
 		if (n < 0 && errno != EINTR)
@@ -462,7 +516,7 @@ int prof_run_program(struct prof_run *r, const char *lib)
 	prof_msg(r, "pid %d, %s, tracking >= %llu B, %u points%s%s", (int)r->child,
 	       lib, (unsigned long long)o->min_size, o->nat ? o->nat : o->points,
 	       o->every_allocs || o->every_bytes ? " (fixed progress steps)" :
-	       prof_adaptive_progress(o) ? " (adaptive, on tracked bytes allocated)" :
+	       prof_adaptive_progress(o) ? " (adaptive, on tracked bytes allocated and CPU time)" :
 	       !o->timer ? " (on request only)" : o->interval ? " (fixed interval)" :
 	       o->nat ? " (at given times)" : " (adaptive spacing)",
 	       !clock_timer(o) ? "" : o->clock == PROF_CLOCK_CPU ? ", CPU time" :

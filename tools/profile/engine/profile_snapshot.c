@@ -709,6 +709,7 @@ static void new_snap(struct snap_ctx *c, double t0, bool requested)
 	memset(sn, 0, sizeof(*sn));
 	sn->id = r->nsnaps;
 	sn->t = t0 - r->t_start;
+	sn->cpu = prof_cpu_now(r);
 	sn->requested = requested;
 	sn->npp = r->nprocs;
 	sn->pp = snap_calloc(r->nprocs + 1, sizeof(*sn->pp));

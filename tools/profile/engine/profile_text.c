@@ -161,6 +161,15 @@ static void report_head(FILE *f, struct prof_rep *rp, bool multi)
 	fprintf(f, "  snapshots: %u kept of %u taken; program stopped %.1f ms per snapshot on average, %.1f ms at most, %.3f%% of the run\n",
 		rp->nsnap, r->nsnaps, r->nsnaps ? stop_sum / r->nsnaps : 0,
 		stop_max, run > 0 ? stop_sum / 1e3 / run * 100 : 0);
+	{
+		double cover = prof_cpu_cover(rp);
+
+		if (cover >= 0 && cover < 0.5)
+			fprintf(f, "  warning: the snapshots kept reach only the first %.0f%% of the program's CPU time\n"
+				"  (%.2f of %.2f s): the figures describe its start, maybe freshly allocated memory;\n"
+				"  --clock cpu, or --free-bytes for data freed per phase\n",
+				100 * cover, cover * r->cpu_s, r->cpu_s);
+	}
 	if (r->o->free_bytes)
 		fprintf(f, "  before frees of >= %llu B: %llu snapshots (kept)\n",
 			(unsigned long long)r->o->free_bytes,
@@ -252,6 +261,12 @@ static void report_body(FILE *f, struct prof_rep *rp)
 		print_result(f, prof_codecs[c]->name, &rp->final_codec[c]);
 	print_result(f, "best codec per allocation", &rp->best_alloc);
 	print_result(f, "per label, best codec (profile file)", &rp->per_label);
+	if (prof_per_label_below(rp)) {
+		char why[512];
+
+		prof_per_label_why(rp, why, sizeof(why));
+		fprintf(f, "  (%s)\n", why);
+	}
 
 	shown = r->o->show_labels && r->o->show_labels < rp->nlab_used ?
 		r->o->show_labels : rp->nlab_used;

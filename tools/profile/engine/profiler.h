@@ -154,6 +154,8 @@ struct prof_proc {
 struct prof_snap {
 	unsigned int id;
 	double t;			/* seconds since start */
+	double cpu;			/* CPU seconds of the first followed
+					 * process, -1: unknown */
 	double stopped_ms;		/* the program was stopped this long */
 	double classify_ms;
 	uint64_t allocs;		/* live tracked allocations */
