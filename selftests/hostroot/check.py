@@ -294,6 +294,47 @@ def native_sweep(tap, hdir, gdir, name, what, j):
     return rows
 
 
+def run_json(gdir, name):
+    """The JSON report of step @name, or None."""
+    try:
+        return json.loads(read(f"{gdir}/{name}.json") or "null")
+    except ValueError:
+        return None
+
+
+def check_hpcprog(tap, gdir):
+    """hpcprog's patterns through buddy.ko's window."""
+    if not os.path.exists(f"{gdir}/aligned-plain.out"):
+        return
+    j = run_json(gdir, "run-aligned")
+    plain, ran = read(f"{gdir}/aligned-plain.out"), read(f"{gdir}/run-aligned.stdout")
+    t = (j or {}).get("total", {})
+    tap.ok(rc_of(gdir, "run-aligned") == "0" and plain and plain == ran and
+           t.get("nallocs") == 4 and t.get("nfallback") == 0 and
+           t.get("faults", 0) > 0,
+           "hpcprog aligned: 64 KiB..2 MiB-aligned blocks mapped from "
+           "/dev/buddy at their alignment, output identical",
+           [repr(plain)[:200], repr(ran)[:200], json.dumps(t)])
+    j = run_json(gdir, "run-thrash")
+    rep, err = read(f"{gdir}/run-thrash.rep") or "", read(f"{gdir}/run-thrash.err") or ""
+    t = (j or {}).get("total", {})
+    tap.ok(rc_of(gdir, "run-thrash") == "0" and j and j.get("window_thrashed") and
+           j.get("window_mb_needed") == 8 and
+           "warning: the window thrashed" in rep and "window_mb=8 holds it" in rep,
+           "hpcprog sweep 8 MiB x 6 with a 2 MiB window: the report warns "
+           "that the window thrashed and names window_mb=8",
+           [json.dumps(t), rep[-600:]])
+    tap.ok("faults/s" in err and "write-backs/s" in err,
+           "... and the progress lines gave the fault and write-back rates",
+           err.splitlines()[-5:])
+    j = run_json(gdir, "run-hits")
+    t = (j or {}).get("total", {})
+    tap.ok(rc_of(gdir, "run-hits") == "0" and t.get("hits", 0) >= 256,
+           "hpcprog resync: writes after an msync write-back fault on "
+           "resident pages, counted as window hits (one per page, 256)",
+           [json.dumps(t)])
+
+
 def check_run(tap, hdir, gdir):
     """The programs under buddyctl run give the plain results."""
     tap.ok(rc_of(gdir, "run-load") == "0", "buddy.ko loads for buddyctl run "
@@ -313,6 +354,7 @@ def check_run(tap, hdir, gdir):
                    "mappings; the exec'd child was followed",
                    [f"private copies {j['nr_private_copies']}, processes "
                     f"{j['nr_procs']}"])
+    check_hpcprog(tap, gdir)
     # compute.py under buddyctl run against the host's
     table = ["# Modeled slowdown against the host's native run time",
              "", "Models, not measurements: `buddyctl run` in the guest counts the "

@@ -1,7 +1,7 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0
 #
-# guest.sh REPO OUT BUDDY_KO BUDDYCTL [RUNPROG] - make check-hostroot's part inside the
+# guest.sh REPO OUT BUDDY_KO BUDDYCTL [RUNPROG [HPCPROG]] - make check-hostroot's part inside the
 # QEMU guest (scripts/guest/run.sh --host-root --host-rw OUT): run the
 # host's own programs through chroot /host and leave their results in OUT
 # (a writable export of a host directory, same path in the guest, in the
@@ -11,7 +11,7 @@
 #
 # Per step NAME: NAME.rc (status), NAME.time (seconds), NAME.out (output).
 
-repo=$1 out=$2 ko=$3 bctl=$4 runprog=${5:-}
+repo=$1 out=$2 ko=$3 bctl=$4 runprog=${5:-} hpcprog=${6:-}
 mkdir -p "$out/lammps" || exit 1
 
 now() { cut -d' ' -f1 /proc/uptime; }
@@ -70,6 +70,23 @@ step run-lammps chroot /host /bin/sh -c "cd '$out/run-lammps' && $BRUN \
 	--json-out '$out/run-lammps.json' -o '$out/run-lammps.rep' \
 	-- /usr/bin/lmp -in '$repo/selftests/hostroot/in.melt' \
 	-log log.lammps -screen none"
+# hpcprog: aligned blocks mapped at their alignment; a working set (8 MiB)
+# four times the window (2 MiB) swept 6 times over, which must thrash and
+# say so (progress lines on, -q off); a block written back by msync and
+# written again, whose second writes are window hits.
+if [ -n "$hpcprog" ]; then
+	chroot /host "$hpcprog" aligned >"$out/aligned-plain.out" 2>&1
+	step run-aligned chroot /host /bin/sh -c "$BRUN --min-size 1M \
+		--json-out '$out/run-aligned.json' -o '$out/run-aligned.rep' \
+		-- '$hpcprog' aligned >'$out/run-aligned.stdout'"
+	step run-thrash chroot /host /bin/sh -c "$bctl run -l 0 --min-size 1M \
+		-t 4x --progress 1 --json-out '$out/run-thrash.json' \
+		-o '$out/run-thrash.rep' -- '$hpcprog' sweep 8 6 \
+		>'$out/run-thrash.stdout' 2>'$out/run-thrash.err'"
+	step run-hits chroot /host /bin/sh -c "$BRUN --min-size 1M \
+		--json-out '$out/run-hits.json' -o '$out/run-hits.rep' \
+		-- '$hpcprog' resync 1 >'$out/run-hits.stdout'"
+fi
 # nothing stays mapped once they exited: the module unloads.  The last
 # references go with the programs' exit, which the kernel may finish a
 # moment after their parent saw it (deferred fput, io_uring teardown): a

@@ -22,7 +22,8 @@ HOSTROOT_DIR     := $(abspath $(B))/hostroot
 HOSTROOT_TIMEOUT ?= 1800
 
 .PHONY: check-hostroot
-check-hostroot: $(BUDDYCTL) $(PROFILE_LIB) $(PROFILE_TEST_DIR)/runprog lib
+check-hostroot: $(BUDDYCTL) $(PROFILE_LIB) $(PROFILE_TEST_DIR)/runprog \
+		$(PROFILE_TEST_DIR)/hpcprog lib
 	@out=$${RESULTS:-$(B)/results}; mkdir -p $$out $(B)/guest; d=$(HOSTROOT_DIR); \
 	python3 selftests/hostroot/check.py --self-test >$$out/hostroot-selftest.log 2>&1; \
 	python3 selftests/dnn/backends.py --self-test >>$$out/hostroot-selftest.log 2>&1; \
@@ -44,7 +45,7 @@ check-hostroot: $(BUDDYCTL) $(PROFILE_LIB) $(PROFILE_TEST_DIR)/runprog lib
 	B=$(B) scripts/guest/stage.sh run \
 	    --check "python3 selftests/hostroot/check.py $$d/host $$d/guest \"\$$RUN\"" \
 	    hostroot --host-root --host-rw $$d/guest --timeout $(HOSTROOT_TIMEOUT) -- \
-	    "sh /host$(CURDIR)/selftests/hostroot/guest.sh $(CURDIR) $$d/guest /host$(CURDIR)/kmod/buddy.ko $(abspath $(BUDDYCTL)) $(abspath $(PROFILE_TEST_DIR))/runprog"; \
+	    "sh /host$(CURDIR)/selftests/hostroot/guest.sh $(CURDIR) $$d/guest /host$(CURDIR)/kmod/buddy.ko $(abspath $(BUDDYCTL)) $(abspath $(PROFILE_TEST_DIR))/runprog $(abspath $(PROFILE_TEST_DIR))/hpcprog"; \
 	rc=$$?; \
 	python3 selftests/dnn/backends.py compare $$d/guest/dnn.json >$$out/hostroot-dnn.log 2>&1; \
 	drc=$$?; \

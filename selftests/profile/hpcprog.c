@@ -14,6 +14,9 @@
  *                            after the last allocation
  *   hpcprog sweep MB P       one array of MB MiB written page by page, P
  *                            times over (a working set of MB MiB)
+ *   hpcprog resync MB        one array of MB MiB written, msync'd (written
+ *                            back) and written again: in buddy memory the
+ *                            second writes fault on resident pages (hits)
  *   hpcprog mixed            four 4 MiB arrays from one call site (one
  *                            label), two compressible, two noise, freed
  *                            together: one target per label fits the worst
@@ -27,6 +30,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #define MiB	(1024UL * 1024)
 
@@ -144,6 +148,26 @@ static int sweep(size_t mb, unsigned int passes)
 	return 0;
 }
 
+static int resync(size_t mb)
+{
+	unsigned char *p = malloc(mb * MiB);
+	uintptr_t a, end;
+
+	if (!p)
+		return 1;
+	memset(p, 1, mb * MiB);
+	/* the whole pages inside the block (all of it in buddy memory) */
+	a = ((uintptr_t)p + 4095) & ~4095UL;
+	end = ((uintptr_t)p + mb * MiB) & ~4095UL;
+	if (end > a && msync((void *)a, end - a, MS_SYNC))
+		perror("hpcprog: msync");
+	for (uintptr_t o = a; o < end; o += 4096)
+		*(unsigned char *)o += 1;
+	printf("resync %016llx\n", (unsigned long long)sum(p, mb * MiB));
+	free(p);
+	return 0;
+}
+
 static __attribute__((noinline)) void *one_site(size_t n)
 {
 	return malloc(n);
@@ -185,8 +209,10 @@ int main(int argc, char **argv)
 		return upfront(a, b);
 	if (!strcmp(m, "sweep") && a && b)
 		return sweep(a, b);
+	if (!strcmp(m, "resync") && a)
+		return resync(a);
 	if (!strcmp(m, "mixed"))
 		return mixed();
-	fprintf(stderr, "usage: hpcprog aligned | churn N MB | upfront P MB | sweep MB P | mixed\n");
+	fprintf(stderr, "usage: hpcprog aligned | churn N MB | upfront P MB | sweep MB P | resync MB | mixed\n");
 	return 2;
 }
