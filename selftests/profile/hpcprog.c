@@ -32,26 +32,9 @@
 #include <string.h>
 #include <sys/mman.h>
 
+#include "test_data.h"
+
 #define MiB	(1024UL * 1024)
-
-static uint64_t sum(const void *p, size_t n)
-{
-	const unsigned char *s = p;
-	uint64_t h = 1469598103934665603ULL;
-
-	while (n--)
-		h = (h ^ *s++) * 1099511628211ULL;
-	return h;
-}
-
-/* Compressible: small integers as doubles. */
-static void fill(void *p, size_t n, unsigned int seed)
-{
-	double *d = p;
-
-	for (size_t i = 0; i < n / sizeof(double); i++)
-		d[i] = (double)((i * seed) % 1000);
-}
 
 /* Not compressible: random mantissas (xorshift64). */
 static void noise(void *p, size_t n, uint64_t *x)

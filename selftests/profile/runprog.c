@@ -21,6 +21,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "test_data.h"
+
 #define MiB	(1024 * 1024)
 
 static int failed;
@@ -33,26 +35,6 @@ static int failed;
 		failed = 1;						\
 	}								\
 } while (0)
-
-static uint64_t sum(const void *p, size_t n)
-{
-	const unsigned char *s = p;
-	uint64_t h = 1469598103934665603ULL;
-
-	while (n--)
-		h = (h ^ *s++) * 1099511628211ULL;
-	return h;
-}
-
-/* Compressible but not trivial: small integers as doubles, text. */
-static void fill(void *p, size_t n, unsigned int seed)
-{
-	double *d = p;
-	size_t i;
-
-	for (i = 0; i < n / sizeof(double); i++)
-		d[i] = (double)((i * seed) % 1000);
-}
 
 static __attribute__((noinline)) void *site_a(size_t n) { return malloc(n); }
 static __attribute__((noinline)) void *site_b(size_t n) { return malloc(n); }

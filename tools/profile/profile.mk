@@ -36,7 +36,7 @@ tools: $(PROFILE_ENGINE_A) $(PROFILE_LIB)
 PROFILE_TESTS     := known threaded forker family progress runprog hpcprog
 PROFILE_TEST_BINS := $(PROFILE_TESTS:%=$(PROFILE_TEST_DIR)/%)
 
-$(PROFILE_TEST_DIR)/%: selftests/profile/%.c
+$(PROFILE_TEST_DIR)/%: selftests/profile/%.c selftests/profile/test_data.h
 	@mkdir -p $(dir $@)
 	$(CC) -O1 -g $(WARN) $(CPPFLAGS) -o $@ $< -lpthread -ldl
 

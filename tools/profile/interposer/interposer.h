@@ -110,4 +110,16 @@ bool run_free(void *p);
 /* A buddy mapping at @p shrank in place to @len bytes. */
 void run_shrunk(void *p, size_t len);
 
+/* *@live grows by @size (shared, atomic); *@peak follows it up. */
+static inline void live_peak_add(uint64_t *live, uint64_t *peak, uint64_t size)
+{
+	uint64_t now = __atomic_add_fetch(live, size, __ATOMIC_RELAXED);
+	uint64_t old = __atomic_load_n(peak, __ATOMIC_RELAXED);
+
+	while (now > old &&
+	       !__atomic_compare_exchange_n(peak, &old, now, true,
+					    __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+		;
+}
+
 #endif /* BUDDY_INTERPOSER_H */

@@ -382,20 +382,6 @@ static unsigned int capture(uint64_t *frames, uintptr_t ra)
 	return n;
 }
 
-/* @size more live tracked bytes; the peak follows. */
-static void live_add(uint64_t size)
-{
-	uint64_t now = __atomic_add_fetch(&me->live_bytes, size,
-					  __ATOMIC_RELAXED);
-	uint64_t peak = __atomic_load_n(&me->peak_live_bytes, __ATOMIC_RELAXED);
-
-	while (now > peak &&
-	       !__atomic_compare_exchange_n(&me->peak_live_bytes, &peak, now,
-					    true, __ATOMIC_RELAXED,
-					    __ATOMIC_RELAXED))
-		;
-}
-
 static void insert(uint64_t addr, uint64_t size, unsigned int kind,
 		   const uint64_t *frames, unsigned int nframes)
 {
@@ -419,7 +405,7 @@ static void insert(uint64_t addr, uint64_t size, unsigned int kind,
 		memcpy(s->frames, frames, nframes * sizeof(uint64_t));
 		__atomic_store_n(&s->state, BPROF_LIVE, __ATOMIC_RELEASE);
 		__atomic_add_fetch(&me->nr_alloc, 1, __ATOMIC_RELAXED);
-		live_add(size);
+		live_peak_add(&me->live_bytes, &me->peak_live_bytes, size);
 		return;
 	}
 	__atomic_add_fetch(&me->nr_dropped, 1, __ATOMIC_RELAXED);

@@ -422,20 +422,6 @@ static void *map_aligned(uint64_t len, uint64_t align, int fd)
 	return (void *)at;
 }
 
-/* live_bytes grows by @size; peak_live_bytes follows it up. */
-static void live_add(uint64_t size)
-{
-	uint64_t now = __atomic_add_fetch(&rh->live_bytes, size,
-					  __ATOMIC_RELAXED);
-	uint64_t peak = __atomic_load_n(&rh->peak_live_bytes, __ATOMIC_RELAXED);
-
-	while (now > peak &&
-	       !__atomic_compare_exchange_n(&rh->peak_live_bytes, &peak, now,
-					    true, __ATOMIC_RELAXED,
-					    __ATOMIC_RELAXED))
-		;
-}
-
 void *run_alloc(size_t size, size_t align, unsigned int kind, uintptr_t ra)
 {
 	char label[BUDDY_LABEL_LEN];
@@ -485,7 +471,7 @@ void *run_alloc(size_t size, size_t align, unsigned int kind, uintptr_t ra)
 		err = ENFILE;
 		goto fallback;
 	}
-	live_add(size);
+	live_peak_add(&rh->live_bytes, &rh->peak_live_bytes, size);
 	in_hook--;
 	return p;
 
