@@ -521,8 +521,8 @@ int prof_run_program(struct prof_run *r, const char *lib)
 	       o->nat ? " (at given times)" : " (adaptive spacing)",
 	       !clock_timer(o) ? "" : o->clock == PROF_CLOCK_CPU ? ", CPU time" :
 	       ", wall-clock");
-	st.delta = o->first;
-	st.next = o->first;
+	st.delta = prof_adaptive_progress(o) ? PROF_DEF_CPU_FIRST : o->first;
+	st.next = st.delta;
 
 	run_loop(&st);
 	finish_pending(&st);

@@ -46,6 +46,8 @@ enum prof_clock {
 
 /* Adaptive progress schedule: first step, in tracked bytes allocated. */
 #define PROF_DEF_FIRST_BYTES	(16ULL << 20)
+/* The default schedule's CPU-time timer: its first interval, seconds */
+#define PROF_DEF_CPU_FIRST	0.25
 
 struct prof_opts {
 	ENGINE_OPTS(common);
