@@ -87,7 +87,7 @@ check "1x: device bytes >= logical, no buddy bytes, no buddy accesses" \
 	pyj "$W/c.json" 'assert t["device"] >= t["logical"] and t["buddy"] == 0 and t["buddy_acc"] == 0, t'
 
 # --- a pool smaller than the footprint: fallback ---------------------------------
-run -d inproc:device_mb=4,max_ratio=2 -t 2x --json-out "$W/f.json" -o "$W/f.rep" \
+run -d inproc:device_mb=4,max_ratio=2 -t 2x --allow-fallback --json-out "$W/f.json" -o "$W/f.rep" \
 	-- ./runprog all >"$W/f.out" 2>/dev/null
 check "small pool: exits 0 with identical output" \
 	sh -c "test $? -eq 0 && cmp '$W/plain.out' '$W/f.out'"
@@ -230,6 +230,47 @@ check "--progress 0.1: progress lines on stderr with the live and peak buddy mem
 "$BUDDYCTL" run --progress -1 -- true >/dev/null 2>"$W/e9"
 check "--progress -1: exit 2, naming the option" \
 	sh -c "test $? -eq 2 && grep -q -- '--progress' '$W/e9'"
+
+# --- the device is checked before the program runs ---------------------------
+rm -f "$W/ran"
+"$BUDDYCTL" run -q -d "$W/no-buddy" -- touch "$W/ran" >/dev/null 2>"$W/nd.err"
+rc=$?
+check "no device: exit 1 and the program never started" \
+	sh -c "test $rc -eq 1 && test ! -e '$W/ran'"
+check "no device: the message names the path, modprobe buddy and --device inproc:" \
+	sh -c "grep -q '$W/no-buddy' '$W/nd.err' && grep -q 'modprobe buddy' '$W/nd.err' &&
+	       grep -q 'inproc:' '$W/nd.err'"
+BUDDY_DEVICE="$W/no-buddy" "$BUDDYCTL" run -q -- touch "$W/ran" >/dev/null 2>"$W/nd2.err"
+check "no device named by \$BUDDY_DEVICE: exit 1, nothing run" \
+	sh -c "test $? -eq 1 && test ! -e '$W/ran' && grep -q 'no-buddy' '$W/nd2.err'"
+"$BUDDYCTL" run -q -d /dev/null -- touch "$W/ran" >/dev/null 2>"$W/nd3.err"
+check "a file that is not a buddy device: exit 1, nothing run, said so" \
+	sh -c "test $? -eq 1 && test ! -e '$W/ran' && grep -q 'not a buddy device' '$W/nd3.err'"
+check "the in-process device: the report's first line says the program ran in ordinary memory" \
+	sh -c "grep -m1 . '$W/a.rep' | grep -q 'in ordinary memory'"
+run -d inproc:device_mb=2,max_ratio=2 -t 2x -o /dev/null -- ./runprog noexec \
+	>/dev/null 2>"$W/fb.err"
+check "more than half the tracked bytes fell back: a warning, exit 1" \
+	sh -c "test $? -eq 1 && grep -q 'warning: .*fell back' '$W/fb.err' &&
+	       grep -q -- '--allow-fallback' '$W/fb.err'"
+run -d inproc:device_mb=2,max_ratio=2 -t 2x --allow-fallback -o /dev/null -- \
+	./runprog noexec >/dev/null 2>"$W/fb2.err"
+check "--allow-fallback: the same run exits with the program's status, still warned" \
+	sh -c "test $? -eq 0 && grep -q 'warning: .*fell back' '$W/fb2.err'"
+
+# --- JSON alone on stdout -------------------------------------------------------------
+run -d $DEV -j -- ./runprog noexec >"$W/j.out" 2>"$W/j.err"
+check "-j: stdout is the JSON report alone (the program's stdout went to stderr)" \
+	sh -c "$PY -m json.tool '$W/j.out' >/dev/null && grep -q '^a ' '$W/j.err'"
+check "-j: the same report as --json-out" \
+	pyj "$W/j.out" 'assert "sweep" in d and t["nallocs"] > 0 and d["labels"], t'
+run -d $DEV --json-out - -- ./runprog noexec >"$W/j2.out" 2>"$W/j2.err"
+check "--json-out -: JSON alone on stdout, the text report and the program's stdout on stderr" \
+	sh -c "$PY -m json.tool '$W/j2.out' >/dev/null && grep -q '^a ' '$W/j2.err' &&
+	       grep -q '^total ' '$W/j2.err'"
+run -d $DEV -j -o "$W/j3.json" -- ./runprog noexec >"$W/j3.out" 2>/dev/null
+check "-j -o FILE: the JSON in FILE, the program's stdout left on stdout" \
+	sh -c "$PY -m json.tool '$W/j3.json' >/dev/null && grep -q '^a ' '$W/j3.out'"
 
 # --- a real program: numpy -----------------------------------------------------------
 if $PY -c 'import numpy' 2>/dev/null; then

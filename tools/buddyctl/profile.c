@@ -95,7 +95,7 @@ static void profile_usage(FILE *f)
 "Output:\n"
 "  -j, --json             the report as JSON\n"
 "  -o, --output FILE      the report to FILE instead of stdout\n"
-"      --json-out FILE    also the JSON report, to FILE\n"
+"      --json-out FILE    also the JSON report, to FILE (-: stdout)\n"
 "  -p, --profile-out FILE a profile file (buddyd's state-file format) keyed\n"
 "                         by label, for AUTO allocations\n"
 "  -u, --uid UID          uid of its profiles (default: yours)\n"
@@ -109,6 +109,8 @@ static void profile_usage(FILE *f)
 "  -h, --help             this text\n"
 "\n"
 "The program's own output is left alone; the report follows when it exits.\n"
+"When the JSON report goes to stdout (-j without -o, or --json-out -), stdout\n"
+"carries it alone: COMMAND's stdout and a text report go to stderr.\n"
 "Exit status: the program's (128+N if killed by signal N); 1 runtime error\n"
 "and 2 usage error of buddyctl itself before the program ran.\n",
 		BPROF_FRAMES, BPROF_MAX_PROCS, BPROF_DEF_PROCS, BPROF_DEF_SLOTS);
@@ -314,12 +316,6 @@ static int set_max_ratio(void *o, const char *arg)
 	return 0;
 }
 
-static int set_json(void *o, const char *arg)
-{
-	PO(o)->json = true;
-	return 0;
-}
-
 static int set_profile_out(void *o, const char *arg)
 {
 	PO(o)->profile_out = arg;
@@ -367,7 +363,6 @@ static const struct eng_option profile_options[] = {
 	{ "zero", OPT_ZERO, true, set_zero, PCT },
 	{ "max-ratio", OPT_MAX_RATIO, true, set_max_ratio,
 	  "0 (no cap) or a ratio of at least 1" },
-	{ "json", 'j', false, set_json, NULL },
 	{ "profile-out", 'p', true, set_profile_out, NULL },
 	{ "keep-dumps", 'k', true, set_dumps, NULL },
 	{ "nice", OPT_NICE, true, set_nice, "in -20..19" },
@@ -458,7 +453,7 @@ static int check_outputs(const struct prof_opts *o)
 	int r;
 
 	for (i = 0; i < sizeof(paths) / sizeof(paths[0]); i++) {
-		if (!paths[i])
+		if (!paths[i] || (i == 1 && !strcmp(paths[i], "-")))
 			continue;
 		for (j = 0; j < i; j++) {
 			if (paths[j] && !strcmp(paths[i], paths[j])) {

@@ -64,8 +64,12 @@ static void run_usage(FILE *f)
 "                         write-backs per second (default 10; 0: none)\n"
 "      --um-page SIZE     page the Unified Memory baseline migrates, a power\n"
 "                         of two from 4K to 2M (default 64K)\n"
+"      --allow-fallback   exit with the program's status even when more than\n"
+"                         half the tracked bytes fell back to ordinary memory\n"
+"                         (default: a warning and exit status 1)\n"
+"  -j, --json             the report as JSON\n"
 "  -o, --output FILE      the report to FILE instead of stdout\n"
-"      --json-out FILE    also the report as JSON\n"
+"      --json-out FILE    also the report as JSON, to FILE (-: stdout)\n"
 "  -l, --labels N         label rows in the table (default 25; 0: all)\n"
 "      --records N        allocation records kept (default %u)\n"
 "      --lib PATH         the interposer (default: libbuddyprof.so next to\n"
@@ -73,8 +77,12 @@ static void run_usage(FILE *f)
 "  -q, --quiet            no progress messages\n"
 "  -h, --help             this text\n"
 "\n"
+"When the JSON report goes to stdout (-j without -o, or --json-out -), stdout\n"
+"carries it alone: COMMAND's stdout and a text report go to stderr.\n"
+"The device is opened before COMMAND starts: without one, nothing runs.\n"
 "Exit status: the program's (128+N if killed by signal N); 1 runtime error\n"
-"and 2 usage error of buddyctl itself.\n",
+"(no device, the report not written, most bytes fell back) and 2 usage\n"
+"error of buddyctl itself.\n",
 		BPROF_FRAMES, BRUN_DEF_RECS);
 }
 
@@ -145,6 +153,12 @@ static int set_um_page(void *o, const char *arg)
 	return 0;
 }
 
+static int set_allow_fallback(void *o, const char *arg)
+{
+	RO(o)->allow_fallback = true;
+	return 0;
+}
+
 static int set_records(void *o, const char *arg)
 {
 	uint64_t v;
@@ -155,8 +169,10 @@ static int set_records(void *o, const char *arg)
 	return 0;
 }
 
-enum { OPT_CPUNODE = 300, OPT_BASE, OPT_RECORDS, OPT_UM_PAGE, OPT_BASE_RUN,
-       OPT_PROGRESS };
+enum {
+	OPT_CPUNODE = 300, OPT_BASE, OPT_RECORDS, OPT_UM_PAGE, OPT_BASE_RUN,
+	OPT_PROGRESS, OPT_ALLOW_FALLBACK,
+};
 
 static const struct eng_option run_options[] = {
 	{ "target", 't', true, set_target,
@@ -173,6 +189,7 @@ static const struct eng_option run_options[] = {
 	{ "um-page", OPT_UM_PAGE, true, set_um_page,
 	  "a power of two from 4K to 2M" },
 	{ "records", OPT_RECORDS, true, set_records, "in 1..16777216" },
+	{ "allow-fallback", OPT_ALLOW_FALLBACK, false, set_allow_fallback, NULL },
 	{ NULL }
 };
 

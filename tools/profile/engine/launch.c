@@ -34,10 +34,15 @@ static int set_env(const char *lib, const char *shm_env, const char *shm,
 }
 
 void eng_exec(const char *who, const char *lib, const char *shm_env,
-	      const char *shm, const char *pid_env, char **argv)
+	      const char *shm, const char *pid_env, bool out_to_err,
+	      char **argv)
 {
 	if (set_env(lib, shm_env, shm, pid_env)) {
 		msg_err(who, "setenv failed");
+		_exit(127);
+	}
+	if (out_to_err && dup2(STDERR_FILENO, STDOUT_FILENO) < 0) {
+		msg_err(who, "stdout to stderr: %s", strerror(errno));
 		_exit(127);
 	}
 	execvp(argv[0], argv);

@@ -70,6 +70,17 @@ static int set_json_out(void *o, const char *arg)
 	return 0;
 }
 
+static int set_json(void *o, const char *arg)
+{
+	common(o)->json = true;
+	return 0;
+}
+
+bool eng_json_on_stdout(const struct engine_opts *o)
+{
+	return (o->json && !o->out) || (o->json_out && !strcmp(o->json_out, "-"));
+}
+
 static int set_labels(void *o, const char *arg)
 {
 	uint64_t v;
@@ -103,6 +114,7 @@ const struct eng_option eng_common_options[] = {
 	{ "no-unwind", OPT_NO_UNWIND, false, set_no_unwind, NULL },
 	{ "uid", 'u', true, set_uid, "a uid in 0..4294967294" },
 	{ "output", 'o', true, set_out, NULL },
+	{ "json", 'j', false, set_json, NULL },
 	{ "json-out", OPT_JSON_OUT, true, set_json_out, NULL },
 	{ "labels", 'l', true, set_labels, "a number of rows (0: all)" },
 	{ "lib", OPT_LIB, true, set_lib, NULL },

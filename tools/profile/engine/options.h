@@ -19,7 +19,8 @@
 	bool unwind;							\
 	uint32_t uid;		/* whose profiles */			\
 	const char *out;	/* the report, NULL: stdout */		\
-	const char *json_out;						\
+	const char *json_out;	/* "-": stdout */			\
+	bool json;		/* the report as JSON */		\
 	unsigned int show_labels; /* rows of the label table, 0: all */	\
 	const char *lib;	/* the interposer, NULL: found */	\
 	bool quiet;							\
@@ -68,8 +69,16 @@ struct eng_command {
 	const char *no_command;
 };
 
-/* --min-size --depth --no-unwind -u -o --json-out -l --lib -q */
+/* --min-size --depth --no-unwind -u -o -j --json-out -l --lib -q */
 extern const struct eng_option eng_common_options[];
+
+/*
+ * eng_json_on_stdout() - the JSON report goes to stdout (-j without -o,
+ * or --json-out -): stdout then carries nothing else, the program's own
+ * stdout goes to stderr (eng_exec()) and so does a text report without
+ * -o.
+ */
+bool eng_json_on_stdout(const struct engine_opts *o);
 
 /*
  * eng_parse() - @argv of @cmd into @o, whose defaults are set; the

@@ -395,7 +395,9 @@ static int write_index(struct prof_rep *rp)
 int prof_report(struct prof_run *r)
 {
 	struct buddy_replace out;
-	FILE *f = stdout;
+	bool json_dash = r->o->json_out && !strcmp(r->o->json_out, "-");
+	/* stdout is the JSON's alone when it goes there */
+	FILE *f = json_dash && !r->o->json ? stderr : stdout;
 	struct prof_rep rp;
 	int err, ret = 0;
 
@@ -413,11 +415,11 @@ int prof_report(struct prof_run *r)
 		err = prof_report_text(f, r);
 	if (err) {
 		prof_err("%s", strerror(-err));
-		if (f != stdout)
+		if (r->o->out)
 			buddy_replace_abort(&out);
 		return -1;
 	}
-	if (f != stdout) {
+	if (r->o->out) {
 		/* a failed write leaves the old report as it was */
 		err = buddy_replace_commit(&out);
 		if (err) {
@@ -428,7 +430,14 @@ int prof_report(struct prof_run *r)
 		prof_err("writing the report: %s", strerror(errno));
 		ret = -1;
 	}
-	if (r->o->json_out) {
+	if (json_dash && (r->o->out || !r->o->json)) {
+		err = prof_report_json(stdout, r);
+		if (err || fflush(stdout) || ferror(stdout)) {
+			prof_err("writing the JSON report: %s",
+				 strerror(err ? -err : errno));
+			ret = -1;
+		}
+	} else if (r->o->json_out && !json_dash) {
 		err = buddy_replace_open(&out, r->o->json_out);
 		if (!err) {
 			err = prof_report_json(out.f, r);

@@ -509,7 +509,8 @@ int prof_run_program(struct prof_run *r, const char *lib)
 	if (!r->child) {
 		sigprocmask(SIG_SETMASK, &old, NULL);
 		eng_exec("buddyctl: profile", lib, BPROF_ENV_SHM, shm,
-			 BPROF_ENV_PID, o->argv);
+			 BPROF_ENV_PID, eng_json_on_stdout(&o->common),
+			 o->argv);
 	}
 	if (o->nice)
 		setpriority(PRIO_PROCESS, 0, o->nice);

@@ -69,7 +69,6 @@ struct prof_opts {
 	uint32_t threshold_ppm;
 	uint32_t zero_ppm;
 	double max_ratio;		/* 0 = no overall cap */
-	bool json;
 	const char *profile_out;
 	const char *dumps;
 	const char *match;
@@ -270,6 +269,7 @@ struct run_opts {
 	double progress;		/* seconds between progress lines, 0: none */
 	uint64_t um_page;		/* UM baseline's migration page */
 	uint32_t nrecs;			/* records in the region */
+	bool allow_fallback;		/* exit 0 though most fell back */
 };
 
 /*

@@ -96,6 +96,40 @@ static int load_profiles(struct run_opts *o, struct brun_hdr *h)
 	return ret;
 }
 
+/*
+ * The device the program's allocations will go to, opened and asked for
+ * its info before the program starts: a program run without one would
+ * only fall back to ordinary memory, its report all 1.0x.  An in-process
+ * device is made in the program itself: nothing to check here.
+ */
+static int check_device(const struct run_opts *o)
+{
+	const char *env = getenv("BUDDY_DEVICE");
+	const char *dev = o->device ? o->device :
+			  env && *env ? env : BUDDY_DEV_PATH;
+	struct buddy_info info;
+	int fd, err;
+
+	if (!strncmp(dev, "inproc:", 7))
+		return 0;
+	fd = buddy_open(dev);
+	err = fd < 0 ? -fd : -buddy_get_info(fd, &info);
+	if (fd >= 0)
+		buddy_close(fd);
+	if (!err)
+		return 0;
+	if (err == ENOENT || err == ENODEV || err == ENXIO)
+		run_err("%s: %s: the buddy module is not loaded (modprobe buddy); without it, --device inproc:device_mb=N runs the program in ordinary memory through the in-process device",
+			dev, strerror(err));
+	else if (err == ENOTTY || err == EINVAL)
+		run_err("%s: not a buddy device (%s); give --device /dev/buddy or inproc:device_mb=N",
+			dev, strerror(err));
+	else
+		run_err("%s: %s; the program was not started", dev,
+			strerror(err));
+	return -1;
+}
+
 static struct brun_hdr *make_region(struct run_opts *o, char *path, size_t len,
 				    int *fdp)
 {
@@ -303,6 +337,11 @@ int run_program(struct run_opts *o, const char *lib)
 	h = make_region(o, shm, sizeof(shm), &fd);
 	if (!h)
 		return 1;
+	if (check_device(o)) {
+		munmap(h, BRUN_REGION_BYTES(o->nrecs));
+		close(fd);
+		return 1;
+	}
 	if (o->cpunode >= 0) {
 		if (numa_available() < 0) {
 			run_err("--cpunodebind %d: no NUMA support here", o->cpunode);
@@ -325,7 +364,8 @@ int run_program(struct run_opts *o, const char *lib)
 	}
 	if (!child) {
 		bind_node(o);
-		eng_exec("buddyctl: run", lib, BRUN_ENV_SHM, shm, NULL, o->argv);
+		eng_exec("buddyctl: run", lib, BRUN_ENV_SHM, shm, NULL,
+			 eng_json_on_stdout(&o->common), o->argv);
 	}
 	/* like system(): the terminal's signals go to the program */
 	sigaction(SIGINT, &ign, &oint);
@@ -339,7 +379,7 @@ int run_program(struct run_opts *o, const char *lib)
 	code = WIFEXITED(status) ? WEXITSTATUS(status) :
 	       WIFSIGNALED(status) ? 128 + WTERMSIG(status) : 1;
 	if (run_report(o, h, t1 - t0, status) && !code)
-		code = 1;
+		code = 1;	/* not written, or mostly fell back */
 	munmap(h, BRUN_REGION_BYTES(o->nrecs));
 	close(fd);
 	return code;

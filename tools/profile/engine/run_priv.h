@@ -31,8 +31,9 @@ void run_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /*
  * run_report() - the report of the program that ran @secs seconds and
- * exited with wait status @status, from the region @h.  0, or -1 when it
- * could not be written.
+ * exited with wait status @status, from the region @h.  0, -1 when it
+ * could not be written, 1 when more than half the tracked bytes fell
+ * back to ordinary memory (a warning said so) and not --allow-fallback.
  */
 int run_report(struct run_opts *o, struct brun_hdr *h, double secs, int status);
 

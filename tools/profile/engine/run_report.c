@@ -118,6 +118,8 @@ static void sum(struct run_label *t, const struct run_label *l)
 	t->bud_sectors += l->bud_sectors;
 	t->dev_sectors += l->dev_sectors;
 	t->link_ns += l->link_ns;
+	if (!t->err)
+		t->err = l->err;
 	t->link_req += l->link_req;
 }
 
@@ -376,9 +378,10 @@ static void text_table(FILE *f, const struct run_opts *o,
 {
 	size_t k;
 
-	fprintf(f, "\nbuddyctl run: %s, %llu process(es), %.3f s%s\n",
+	fprintf(f, "\nbuddyctl run: %s, %llu process(es), %.3f s%s%s\n",
 		o->argv[0], (unsigned long long)h->nr_procs, s->run_s,
-		WIFSIGNALED(status) ? " (killed by a signal)" : "");
+		WIFSIGNALED(status) ? " (killed by a signal)" : "",
+		s->native ? "; in ordinary memory (in-process device)" : "");
 	if (s->native)
 		fprintf(f, "device without mmap (in-process): the program ran in ordinary memory and\n"
 			"its data was written to the device at free/exit; no window figures.\n");
@@ -574,9 +577,12 @@ static json_object *json_baselines(const struct run_opts *o,
 	return b;
 }
 
-/* --json-out: the report as JSON.  0, or -1 when it cannot be written. */
+/*
+ * The report as JSON, to @f, else to @path ("-": stdout).  0, or -1 when
+ * it cannot be written.
+ */
 static int json_report(const struct run_opts *o, const struct brun_hdr *h,
-		       const struct run_sum *s)
+		       const struct run_sum *s, FILE *f, const char *path)
 {
 	json_object *j = json_object_new_object(), *a = json_object_new_array();
 	json_object *sw = json_object_new_array();
@@ -639,19 +645,49 @@ static int json_report(const struct run_opts *o, const struct brun_hdr *h,
 	json_object_object_add(j, "sweep", sw);
 	if (s->have_info)
 		json_object_object_add(j, "baselines", json_baselines(o, s));
-	if (json_object_to_file_ext(o->json_out, j, JSON_C_TO_STRING_PRETTY)) {
-		run_err("%s: %s", o->json_out, strerror(errno));
-		ret = -1;
+	if (!f && strcmp(path, "-")) {
+		if (json_object_to_file_ext(path, j, JSON_C_TO_STRING_PRETTY)) {
+			run_err("%s: %s", path, strerror(errno));
+			ret = -1;
+		}
+	} else {
+		f = f ? f : stdout;
+		fprintf(f, "%s\n", json_object_to_json_string_ext(j,
+			JSON_C_TO_STRING_PRETTY));
+		if (fflush(f) || ferror(f)) {
+			run_err("writing the JSON report: %s", strerror(errno));
+			ret = -1;
+		}
 	}
 	json_object_put(j);
 	return ret;
 }
 
+/*
+ * More than half the tracked bytes fell back to ordinary memory: the
+ * figures describe a run that hardly used buddy memory.  Said on stderr;
+ * true unless --allow-fallback.
+ */
+static bool mostly_fallback(const struct run_opts *o, const struct run_sum *s)
+{
+	uint64_t all = s->tot.logical + s->tot.fallback_bytes;
+
+	if (!all || 2 * s->tot.fallback_bytes <= all)
+		return false;
+	run_err("warning: %.1f of %.1f MiB tracked fell back to ordinary memory (%s): the figures are not those of buddy memory%s",
+		s->tot.fallback_bytes / 1048576.0, all / 1048576.0,
+		s->tot.err ? strerror(s->tot.err) : "see the report",
+		o->allow_fallback ? "" : "; exit status 1 (--allow-fallback accepts such a run)");
+	return !o->allow_fallback;
+}
+
 int run_report(struct run_opts *o, struct brun_hdr *h, double run_s,
 	       int status)
 {
+	bool json_dash = o->json_out && !strcmp(o->json_out, "-");
+	/* stdout is the JSON's alone when it goes there */
+	FILE *f = json_dash && !o->json ? stderr : stdout;
 	struct run_sum s;
-	FILE *f = stdout;
 	int ret = 0;
 
 	collect(o, h, run_s, &s);
@@ -659,18 +695,28 @@ int run_report(struct run_opts *o, struct brun_hdr *h, double run_s,
 		f = fopen(o->out, "we");
 		if (!f) {
 			run_err("%s: %s", o->out, strerror(errno));
-			f = stdout;
+			f = stderr;	/* the report is not lost */
 			ret = -1;
 		}
 	}
-	text_table(f, o, h, status, &s);
-	text_window(f, o, &s);
-	text_sweep(f, o, &s);
-	text_baselines(f, o, &s);
-	if (f != stdout)
-		fclose(f);
-	if (o->json_out && json_report(o, h, &s))
+	if (o->json) {
+		if (json_report(o, h, &s, f, NULL))
+			ret = -1;
+	} else {
+		text_table(f, o, h, status, &s);
+		text_window(f, o, &s);
+		text_sweep(f, o, &s);
+		text_baselines(f, o, &s);
+	}
+	if (o->out && f != stdout && f != stderr && fclose(f)) {
+		run_err("%s: %s", o->out, strerror(errno));
 		ret = -1;
+	}
+	if (o->json_out && (!json_dash || o->out || !o->json) &&
+	    json_report(o, h, &s, NULL, o->json_out))
+		ret = -1;
+	if (!ret && mostly_fallback(o, &s))
+		ret = 1;
 	free(s.ls);
 	return ret;
 }
