@@ -589,4 +589,52 @@ check "-i, --first and --at take time spans as systemd writes them" sh -c "test 
 "$BUDDYCTL" profile -i 10parsecs -- true >/dev/null 2>"$W/span.err"
 check "a bad span: exit 2, naming --interval" sh -c "test $? -eq 2 && grep -q -- '--interval: 10parsecs is not a time span' '$W/span.err'"
 
+# --- JSON alone on stdout ------------------------------------------------------------
+prof --no-timer -j -- ./known 3 >"$W/jo.out" 2>"$W/jo.err"
+check "-j: stdout is the JSON report alone, the program's stdout on stderr" \
+	sh -c "$PY -m json.tool '$W/jo.out' >/dev/null && grep -q 'known: zero' '$W/jo.err'"
+prof --no-timer --json-out - -- ./known 3 >"$W/jo2.out" 2>"$W/jo2.err"
+check "--json-out -: the JSON alone on stdout, the text report on stderr" \
+	sh -c "$PY -m json.tool '$W/jo2.out' >/dev/null && grep -q 'Fig. 3' '$W/jo2.err'"
+
+# --- a killed profiler never leaves the program stopped --------------------------
+# 20 kill -9 of buddyctl at random moments of a run that snapshots at every
+# allocation (the program is stopped, or waits for buddyctl, most of the time)
+stuck=0 lost=0 seen=0
+for i in $(seq 1 20); do
+	"$BUDDYCTL" profile -q --every-allocs 1 -s 0 -o /dev/null -- ./progress 2000 \
+		>/dev/null 2>"$W/orph.err" &
+	bpid=$!
+	sleep "$($PY -c 'import random; print(round(random.uniform(0.2, 1.5), 3))')"
+	cpid=$(pgrep -P $bpid -x progress)
+	kill -9 $bpid
+	wait $bpid 2>/dev/null
+	[ -n "$cpid" ] || continue
+	seen=$((seen + 1))
+	sleep 0.3
+	[ "$(awk '{print $3}' /proc/$cpid/stat 2>/dev/null)" = T ] &&
+		{ stuck=$((stuck + 1)); kill -CONT $cpid; }
+	# it goes on to its end (one stopped, or waiting for the dead
+	# profiler's answer, would not end)
+	for t in $(seq 1 200); do kill -0 $cpid 2>/dev/null || break; sleep 0.1; done
+	kill -0 $cpid 2>/dev/null && { lost=$((lost + 1)); kill -9 $cpid; }
+done
+check "20 kill -9 of buddyctl: the program never left stopped, it always ran to its end ($seen programs seen, $stuck stopped, $lost stuck)" \
+	test $seen -ge 15 -a $stuck -eq 0 -a $lost -eq 0
+check "a killed profiler: the guard says the program continued" \
+	grep -q 'profiler exited before the program: 1 process continued' "$W/orph.err"
+"$BUDDYCTL" profile -q --orphan kill --every-allocs 1 -s 0 -o /dev/null -- \
+	./progress 2000 >/dev/null 2>"$W/orphk.err" &
+bpid=$!
+sleep 0.5
+cpid=$(pgrep -P $bpid -x progress)
+kill -9 $bpid
+wait $bpid 2>/dev/null
+for t in $(seq 1 50); do kill -0 $cpid 2>/dev/null || break; sleep 0.1; done
+check "--orphan kill: the program dies with buddyctl" \
+	sh -c "test -n '$cpid' && ! kill -0 '$cpid' 2>/dev/null && grep -q 'killed (--orphan kill)' '$W/orphk.err'"
+"$BUDDYCTL" profile --orphan stop -- true >/dev/null 2>"$W/orphu.err"
+check "--orphan stop: usage error naming the option" \
+	sh -c "test $? -eq 2 && grep -q -- '--orphan' '$W/orphu.err'"
+
 tap_end

@@ -105,6 +105,9 @@ static void profile_usage(FILE *f)
 "      --lib PATH         the interposer (default: libbuddyprof.so next to\n"
 "                         buddyctl, or $BUDDYPROF_LIB)\n"
 "      --nice N           niceness of buddyctl itself (default 0)\n"
+"      --orphan ACTION    when buddyctl dies before COMMAND (kill -9, the OOM\n"
+"                         killer): continue (default: COMMAND goes on, never\n"
+"                         left stopped) or kill its processes\n"
 "  -q, --quiet            no progress messages\n"
 "  -h, --help             this text\n"
 "\n"
@@ -328,6 +331,17 @@ static int set_dumps(void *o, const char *arg)
 	return 0;
 }
 
+static int set_orphan(void *o, const char *arg)
+{
+	if (!strcmp(arg, "continue"))
+		PO(o)->orphan_kill = false;
+	else if (!strcmp(arg, "kill"))
+		PO(o)->orphan_kill = true;
+	else
+		return -1;
+	return 0;
+}
+
 static int set_nice(void *o, const char *arg)
 {
 	return parse_int(arg, -20, 19, &PO(o)->nice);
@@ -337,6 +351,7 @@ enum {
 	OPT_FIRST = 300, OPT_AT, OPT_NO_TIMER, OPT_MATCH, OPT_SLOTS, OPT_PROCS,
 	OPT_ZERO, OPT_MAX_RATIO, OPT_NICE, OPT_EXCLUDE, OPT_EVERY_ALLOCS,
 	OPT_EVERY_BYTES, OPT_FREE_BYTES, OPT_CLOCK, OPT_FIRST_BYTES,
+	OPT_ORPHAN,
 };
 
 static const struct eng_option profile_options[] = {
@@ -366,6 +381,7 @@ static const struct eng_option profile_options[] = {
 	{ "profile-out", 'p', true, set_profile_out, NULL },
 	{ "keep-dumps", 'k', true, set_dumps, NULL },
 	{ "nice", OPT_NICE, true, set_nice, "in -20..19" },
+	{ "orphan", OPT_ORPHAN, true, set_orphan, "continue or kill" },
 	{ NULL }
 };
 

@@ -13,6 +13,7 @@
  *   profile_json.c      the report as JSON, the profile file, the dump
  *                       index; prof_report()
  *   profile_common.c    messages, the clock, which snapshots are kept
+ *   profile_guard.c     the program goes on (or dies) when buddyctl dies
  */
 #ifndef BUDDY_PROFILE_PRIV_H
 #define BUDDY_PROFILE_PRIV_H
@@ -65,6 +66,8 @@ struct prof_state {
 	unsigned int timer_taken;	/* fixed/at: timer snapshots taken */
 	uint8_t *scratch;		/* immediate mode buffer */
 	uint64_t scratch_len;
+	pid_t guard;			/* profile_guard.c */
+	int guard_fd;			/* its pipe, -1: none */
 };
 
 /* ---- the decisions ------------------------------------------------------------- */
@@ -129,6 +132,15 @@ bool prof_per_label_below(const struct prof_rep *rp);
 void prof_per_label_why(const struct prof_rep *rp, char *buf, size_t len);
 double prof_cpu_now(const struct prof_run *r);
 void prof_progress_step(struct prof_state *st);
+
+/*
+ * profile_guard.c: prof_guard_start() forks the guard (after the region,
+ * before the program; 0 or -1 after a message); prof_guard_child() names
+ * COMMAND's pid to it; prof_guard_stop() at a normal end.
+ */
+int prof_guard_start(struct prof_state *st);
+void prof_guard_child(struct prof_state *st, pid_t child);
+void prof_guard_stop(struct prof_state *st);
 
 /* profile_snapshot.c */
 int prof_snapshot(struct prof_state *st, bool requested);

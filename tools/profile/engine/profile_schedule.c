@@ -472,7 +472,7 @@ int prof_exit_code(const struct prof_run *r)
 int prof_run_program(struct prof_run *r, const char *lib)
 {
 	struct prof_opts *o = r->o;
-	struct prof_state st = { .r = r };
+	struct prof_state st = { .r = r, .guard_fd = -1 };
 	char shm[64];
 	sigset_t mask, old;
 	int fd;
@@ -498,10 +498,16 @@ int prof_run_program(struct prof_run *r, const char *lib)
 	}
 
 	fflush(NULL);
+	if (prof_guard_start(&st)) {
+		close(st.sfd);
+		close(fd);
+		return -1;
+	}
 	r->t_start = prof_now();
 	r->child = fork();
 	if (r->child < 0) {
 		prof_err("fork: %s", strerror(errno));
+		prof_guard_stop(&st);
 		close(st.sfd);
 		close(fd);
 		return -1;
@@ -512,6 +518,7 @@ int prof_run_program(struct prof_run *r, const char *lib)
 			 BPROF_ENV_PID, eng_json_on_stdout(&o->common),
 			 o->argv);
 	}
+	prof_guard_child(&st, r->child);
 	if (o->nice)
 		setpriority(PRIO_PROCESS, 0, o->nice);
 	prof_msg(r, "pid %d, %s, tracking >= %llu B, %u points%s%s", (int)r->child,
@@ -526,6 +533,7 @@ int prof_run_program(struct prof_run *r, const char *lib)
 	st.next = st.delta;
 
 	run_loop(&st);
+	prof_guard_stop(&st);
 	finish_pending(&st);
 	if (prof_adaptive_progress(o) && !r->nsnaps)
 		prof_err("no snapshot: the program's tracked allocations "

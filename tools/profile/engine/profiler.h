@@ -77,6 +77,8 @@ struct prof_opts {
 	uint32_t slots;			/* table slots per process */
 	uint32_t procs;			/* process slots (0: BPROF_DEF_PROCS) */
 	int nice;
+	bool orphan_kill;		/* buddyctl dies: kill the program
+					 * (default: it goes on) */
 };
 
 /* One module (mapped file) frames resolve into. */
