@@ -162,7 +162,7 @@ assert d["nr_labels"] == 4 and all(len(l["stack"]) == 1 for l in d["labels"]), d
 
 # --- threads -----------------------------------------------------------------
 ./threaded 1.5 4 >"$W/tplain.out" 2>/dev/null
-prof -n 20 --first 0.1 -k "$W/td" -j -o "$W/t.json" -- ./threaded 1.5 4 \
+prof --max-stopped 0 -n 20 --first 0.1 -k "$W/td" -j -o "$W/t.json" -- ./threaded 1.5 4 \
 	>"$W/tprof.out" 2>/dev/null
 rc=$?
 check "threaded: 4 allocating threads snapshotted every 0.1 s or so exit 0" test $rc -eq 0
@@ -296,7 +296,7 @@ check "--processes 0: exit 2, naming the option and its range" \
 # and --points 2 thins that snapshot out long before the end.  The child
 # keeps the data of its last snapshot; the parent's table keeps N = 2.
 ./family early >"$W/fe-plain.out" 2>/dev/null
-prof --points 2 --first-bytes 4M -o "$W/fe.txt" --json-out "$W/fe.json" -- \
+prof --max-stopped 0 --points 2 --first-bytes 4M -o "$W/fe.txt" --json-out "$W/fe.json" -- \
 	./family early >"$W/fe.out" 2>/dev/null
 rc=$?
 check "family early: exits 0, output unchanged" \
@@ -324,7 +324,7 @@ grep -q '^== process [12] of 2: pid [0-9]* (family), exited before the last snap
 test \$(grep -c '^   0 .*  (its last, dropped for the others)$' '$W/fe.txt') -eq 1"
 # --points 20: no thinning (31 snapshots), the end keeps 20 of them, not
 # the first.
-prof --points 20 --first-bytes 4M -j -o "$W/fe2.json" -- ./family early >/dev/null 2>&1
+prof --max-stopped 0 --points 20 --first-bytes 4M -j -o "$W/fe2.json" -- ./family early >/dev/null 2>&1
 check "family early --points 20: the snapshot the end leaves out is kept for the child" pyj "$W/fe2.json" '
 S = d["snapshots"]
 assert len(S) == 31 and len([s for s in S if s["kept"]]) == 20 and not S[0]["kept"], S
@@ -336,7 +336,7 @@ assert h["c8"] == 16384 and sum(h.values()) == 16384, h
 '
 
 # --- timer, signals, errors --------------------------------------------------
-prof -n 4 --first 0.05 -j -o "$W/a.json" -- ./threaded 1.2 1 >/dev/null 2>&1
+prof --max-stopped 0 -n 4 --first 0.05 -j -o "$W/a.json" -- ./threaded 1.2 1 >/dev/null 2>&1
 check "adaptive: at most N=4 snapshots kept, spread over the run" pyj "$W/a.json" '
 kept = [s for s in d["snapshots"] if s["kept"]]
 assert 2 <= len(kept) <= 4, d["snapshots"]
@@ -422,7 +422,7 @@ check "one path for two outputs is a usage error" sh -c "test $? -eq 2 && grep -
 # threaded's report of some 30 KiB) never truncates the one there was
 head -c 3000 /dev/zero | tr '\0' x >"$W/big.txt"
 cp "$W/big.txt" "$W/big.ref"
-(trap '' XFSZ; ulimit -f 16; "$BUDDYCTL" profile -q -n 3 --first 0.1 --processes 1 --slots 64 -j -o "$W/big.txt" -- ./threaded 0.5 2) >/dev/null 2>"$W/big.err"
+(trap '' XFSZ; ulimit -f 16; "$BUDDYCTL" profile -q --max-stopped 0 -n 3 --first 0.1 --processes 1 --slots 64 -j -o "$W/big.txt" -- ./threaded 0.5 2) >/dev/null 2>"$W/big.err"
 rc=$?
 check "a report write that fails: exit 1, the error named" sh -c "test $rc -eq 1 && grep -q '$W/big.txt: File too large' '$W/big.err'"
 check "... and the old report is intact, no temporary file left" sh -c "cmp -s '$W/big.txt' '$W/big.ref' && ! ls '$W' | grep -q 'big.txt.tmp'"
@@ -501,7 +501,7 @@ check "--free-bytes 129K: none of the 128 KiB frees takes one" \
 # and -n 4 it snapshots at buffers 4, 8, ... 32 (8 held: every other one
 # dropped, the step doubles to 1M), 40 ... 64 (2M), 80 ... 128 (4M), 160,
 # 192: 18 taken; of the 6 held at the end, 64, 96, 160 and 192 are kept.
-prof --first-bytes 512K -n 4 -j -o "$W/pa1.json" -- ./progress 200 >/dev/null 2>&1
+prof --max-stopped 0 --first-bytes 512K -n 4 -j -o "$W/pa1.json" -- ./progress 200 >/dev/null 2>&1
 check "default schedule (progress, --first-bytes 512K -n 4): 18 taken, 4 kept, the step doubling" pyj "$W/pa1.json" '
 s = d["snapshots"]
 assert len(s) == 18, len(s)
@@ -512,7 +512,7 @@ assert all(x["allocations"] == 6 for x in k), [x["allocations"] for x in k]
 '
 busy & b1=$!
 busy & b2=$!
-prof --first-bytes 512K -n 4 -j -o "$W/pa2.json" -- ./progress 200 >/dev/null 2>&1
+prof --max-stopped 0 --first-bytes 512K -n 4 -j -o "$W/pa2.json" -- ./progress 200 >/dev/null 2>&1
 kill $b1 $b2; wait $b1 $b2 2>/dev/null
 snaps "$W/pa1.json" >"$W/pa1.snaps"
 snaps "$W/pa2.json" >"$W/pa2.snaps"
@@ -588,6 +588,20 @@ prof -i "1min 30s" --first 500ms --at "1.5,2 s" -o /dev/null -- true >/dev/null 
 check "-i, --first and --at take time spans as systemd writes them" sh -c "test $? -eq 0"
 "$BUDDYCTL" profile -i 10parsecs -- true >/dev/null 2>"$W/span.err"
 check "a bad span: exit 2, naming --interval" sh -c "test $? -eq 2 && grep -q -- '--interval: 10parsecs is not a time span' '$W/span.err'"
+
+# --- short programs are not slowed down much -----------------------------------------
+# progress 6000 asks for a snapshot every few allocations early on: without
+# a limit the program is stopped a third of its run or more
+prof -j -o "$W/ms.json" -- ./progress 6000 >/dev/null 2>&1
+check "the adaptive schedule keeps the program stopped under 10% of its run by default, skipping snapshots" \
+	pyj "$W/ms.json" 'assert d["stopped_s"] < 0.10 * d["duration_s"], (d["stopped_s"], d["duration_s"])
+assert d["skipped_snapshots"] > 0 and d["max_stopped"] == 0.1, d["skipped_snapshots"]'
+prof -o "$W/ms.txt" -- ./progress 6000 >/dev/null 2>&1
+check "... and the text report says so" \
+	grep -q 'stopped at most 10% of the run (--max-stopped): [1-9][0-9]* automatic snapshots* skipped' "$W/ms.txt"
+prof --max-stopped 0 -j -o "$W/ms0.json" -- ./progress 6000 >/dev/null 2>&1
+check "--max-stopped 0: no limit, no snapshot skipped" \
+	pyj "$W/ms0.json" 'assert d["skipped_snapshots"] == 0 and d["max_stopped"] == 0, d'
 
 # --- JSON alone on stdout ------------------------------------------------------------
 prof --no-timer -j -- ./known 3 >"$W/jo.out" 2>"$W/jo.err"

@@ -61,6 +61,11 @@ static void profile_usage(FILE *f)
 "                         pass a multiple of SIZE (K, M, G suffixes)\n"
 "                         (either one: no timer unless --interval or --at;\n"
 "                         every such snapshot is kept, whatever N is)\n"
+"      --max-stopped PCT  keep the program stopped at most PCT%% of its run:\n"
+"                         an automatic snapshot due when it has been is\n"
+"                         skipped (default 10 for the adaptive schedules,\n"
+"                         none for fixed ones; 0: no limit, the points\n"
+"                         then the same on every run)\n"
 "      --free-bytes SIZE  also one before the program frees (free, munmap)\n"
 "                         a tracked allocation of at least SIZE, always\n"
 "                         kept: its data as its phase left it (for programs\n"
@@ -331,6 +336,16 @@ static int set_dumps(void *o, const char *arg)
 	return 0;
 }
 
+static int set_max_stopped(void *o, const char *arg)
+{
+	uint32_t ppm;
+
+	if (parse_pct(arg, &ppm))
+		return -1;
+	PO(o)->max_stopped = ppm / 1e6;
+	return 0;
+}
+
 static int set_orphan(void *o, const char *arg)
 {
 	if (!strcmp(arg, "continue"))
@@ -351,7 +366,7 @@ enum {
 	OPT_FIRST = 300, OPT_AT, OPT_NO_TIMER, OPT_MATCH, OPT_SLOTS, OPT_PROCS,
 	OPT_ZERO, OPT_MAX_RATIO, OPT_NICE, OPT_EXCLUDE, OPT_EVERY_ALLOCS,
 	OPT_EVERY_BYTES, OPT_FREE_BYTES, OPT_CLOCK, OPT_FIRST_BYTES,
-	OPT_ORPHAN,
+	OPT_ORPHAN, OPT_MAX_STOPPED,
 };
 
 static const struct eng_option profile_options[] = {
@@ -382,6 +397,7 @@ static const struct eng_option profile_options[] = {
 	{ "keep-dumps", 'k', true, set_dumps, NULL },
 	{ "nice", OPT_NICE, true, set_nice, "in -20..19" },
 	{ "orphan", OPT_ORPHAN, true, set_orphan, "continue or kill" },
+	{ "max-stopped", OPT_MAX_STOPPED, true, set_max_stopped, PCT },
 	{ NULL }
 };
 
@@ -405,6 +421,7 @@ static int parse_opts(struct prof_opts *o, int argc, char **argv)
 	int ret;
 
 	o->points = 10;
+	o->max_stopped = -1;
 	o->first = 1;
 	o->timer = true;
 	o->clock = PROF_CLOCK_PROGRESS;

@@ -317,8 +317,11 @@ def run_plain(cmd, cwd, log):
 
 
 def run_prof(buddyctl, args, cmd, cwd, log):
+    # --max-stopped 0: the same points on every run, however loaded the
+    # machine (the default limit skips points by time)
     with open(log, "wb") as f:
-        rc = run_capped([buddyctl, "profile", "-q"] + args + ["--"] + cmd,
+        rc = run_capped([buddyctl, "profile", "-q", "--max-stopped", "0"]
+                        + args + ["--"] + cmd,
                         cwd, f)
     return rc
 

@@ -239,6 +239,10 @@ int prof_report_json(FILE *f, struct prof_run *r)
 		for (s = 0; s < r->nsnaps; s++)
 			stop += r->snaps[s].stopped_ms;
 		json_object_object_add(root, "stopped_s", bjson_num(stop / 1e3, "%.6f"));
+		json_object_object_add(root, "max_stopped",
+			bjson_num(prof_max_stopped(r->o), "%.6f"));
+		json_object_object_add(root, "skipped_snapshots",
+			json_object_new_int(r->nskipped));
 	}
 	json_object_object_add(root, "min_size", json_object_new_int64(r->o->min_size));
 	json_object_object_add(root, "codec", json_object_new_string(prof_codecs[rp.main]->name));

@@ -61,6 +61,34 @@ bool prof_adaptive(const struct prof_opts *o)
 	       (clock_timer(o) && !o->interval && !o->nat);
 }
 
+double prof_max_stopped(const struct prof_opts *o)
+{
+	if (o->max_stopped >= 0)
+		return o->max_stopped;
+	return prof_adaptive(o) ? PROF_DEF_MAX_STOPPED : 0;
+}
+
+/*
+ * The program has been stopped its share of the run so far, or would be
+ * after one more snapshot as long as the longest yet: the automatic one
+ * due now is skipped.  The first is always taken.
+ */
+static bool over_budget(struct prof_state *st)
+{
+	struct prof_run *r = st->r;
+	double share = prof_max_stopped(r->o), longest = 0;
+
+	if (!share || !r->nsnaps)
+		return false;
+	for (unsigned int s = 0; s < r->nsnaps; s++)
+		if (r->snaps[s].stopped_ms > longest)
+			longest = r->snaps[s].stopped_ms;
+	if (r->stopped_s + longest / 1e3 <= share * (prof_now() - r->t_start))
+		return false;
+	r->nskipped++;
+	return true;
+}
+
 static uint64_t first_bytes(const struct prof_opts *o)
 {
 	return o->first_bytes ? o->first_bytes : PROF_DEF_FIRST_BYTES;
@@ -435,7 +463,8 @@ static int run_loop(struct prof_state *st)
 					bool prog = ps != st->progress_seen;
 
 					st->progress_seen = ps;
-					if (!r->exited)
+					if (!r->exited &&
+					    !(prog && over_budget(st)))
 						prof_snapshot(st, !prog);
 					if (prog && prof_adaptive_progress(r->o))
 						thin(st);
@@ -453,7 +482,8 @@ static int run_loop(struct prof_state *st)
 			reap(r);
 			if (r->exited)
 				break;
-			prof_snapshot(st, false);
+			if (!over_budget(st))
+				prof_snapshot(st, false);
 			after_timer(st, clock_now(st));
 		}
 	}

@@ -887,6 +887,7 @@ static void finish_snap(struct snap_ctx *c, double t0)
 		if (c->stopped[p])
 			kill(r->procs[p].pid, SIGCONT);
 	c->sn->stopped_ms = c->nstopped ? (prof_now() - t0) * 1e3 : 0;
+	r->stopped_s += c->sn->stopped_ms / 1e3;
 	c->sn->sampled = c->bufpos;
 	for (size_t i = 0; i < c->raw.npieces; i++) {
 		struct live *l = &c->lv[c->raw.pieces[i].alloc];

@@ -170,6 +170,10 @@ static void report_head(FILE *f, struct prof_rep *rp, bool multi)
 				"  --clock cpu, or --free-bytes for data freed per phase\n",
 				100 * cover, cover * r->cpu_s, r->cpu_s);
 	}
+	if (prof_max_stopped(r->o) > 0)
+		fprintf(f, "  stopped at most %.0f%% of the run (--max-stopped): %u automatic snapshot%s skipped\n",
+			prof_max_stopped(r->o) * 100, r->nskipped,
+			r->nskipped == 1 ? "" : "s");
 	if (r->o->free_bytes)
 		fprintf(f, "  before frees of >= %llu B: %llu snapshots (kept)\n",
 			(unsigned long long)r->o->free_bytes,

@@ -79,7 +79,14 @@ struct prof_opts {
 	int nice;
 	bool orphan_kill;		/* buddyctl dies: kill the program
 					 * (default: it goes on) */
+	double max_stopped;		/* share of the run the program may be
+					 * stopped; < 0: PROF_DEF_MAX_STOPPED
+					 * for the adaptive schedules, none
+					 * for fixed ones; 0: none */
 };
+
+/* The adaptive schedules keep the program stopped this share of its run. */
+#define PROF_DEF_MAX_STOPPED	0.10
 
 /* One module (mapped file) frames resolve into. */
 struct prof_module {
@@ -192,6 +199,9 @@ struct prof_run {
 
 	struct prof_snap *snaps;
 	unsigned int nsnaps, capsnaps;
+	unsigned int nskipped;		/* automatic snapshots not taken: the
+					 * program had been stopped its share */
+	double stopped_s;		/* the snapshots' stopped time */
 	struct prof_alloc *allocs;
 	size_t nallocs, capallocs;
 	size_t *seq_idx;		/* hash: seq -> allocs index + 1 */
@@ -226,6 +236,11 @@ char *prof_find_lib(const char *lib);
  * the region, the signalfd or fork failed).
  */
 int prof_run_program(struct prof_run *r, const char *lib);
+/*
+ * prof_max_stopped() - the share of the run the program may be kept
+ * stopped by automatic snapshots (0: no limit).
+ */
+double prof_max_stopped(const struct prof_opts *o);
 /* prof_exit_code() - the program's status as a shell gives it (128 + sig). */
 int prof_exit_code(const struct prof_run *r);
 /* prof_report() - the text, JSON, profile and dump index outputs; 0 or -1. */
