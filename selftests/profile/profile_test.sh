@@ -589,6 +589,24 @@ check "-i, --first and --at take time spans as systemd writes them" sh -c "test 
 "$BUDDYCTL" profile -i 10parsecs -- true >/dev/null 2>"$W/span.err"
 check "a bad span: exit 2, naming --interval" sh -c "test $? -eq 2 && grep -q -- '--interval: 10parsecs is not a time span' '$W/span.err'"
 
+# --- labels a person can read -----------------------------------------------------
+prof --no-timer -l 0 -j -o "$W/lb.json" -- ./labels >/dev/null 2>&1
+prof --no-timer -l 0 -o "$W/lb.txt" -- ./labels >/dev/null 2>&1
+check "C++ names demangled in the stacks (operator new, app::grid)" \
+	pyj "$W/lb.json" 'S = [l["stack"] for l in d["labels"]]
+assert any(s[0].startswith("libstdc++") and "operator new(unsigned long)" in s[0] for s in S), S
+assert any(any("app::grid(unsigned long)" in f for f in s) for s in S), S
+assert not any("_Z" in f for s in S for f in s), S'
+check "the site is the first frame outside the allocator libraries (not operator new, not strdup)" \
+	pyj "$W/lb.json" 'by = {l["stack"][0].split("!")[1].split("+")[0]: l for l in d["labels"]}
+new = [l for k, l in by.items() if "operator new" in k]
+dup = [l for k, l in by.items() if "strdup" in k]
+assert len(new) == 1 and "app::grid" in new[0]["site"] and new[0]["site_frame"] == 1, new
+assert len(dup) == 1 and "!copy+" in dup[0]["site"] and dup[0]["site_frame"] == 1, dup'
+check "the text report's site column: the program's functions, without parameter lists" \
+	sh -c "grep -q '  labels!app::grid+0x' '$W/lb.txt' && grep -q '  labels!copy+0x' '$W/lb.txt' &&
+	       ! grep -q '  libstdc++' '$W/lb.txt'"
+
 # --- short programs are not slowed down much -----------------------------------------
 # progress 6000 asks for a snapshot every few allocations early on: without
 # a limit the program is stopped a third of its run or more

@@ -37,7 +37,7 @@ $(BUDDYCTL_OBJS): $(BUDDYCTL_HDRS)
 
 $(BUDDYCTL): $(BUDDYCTL_OBJS) $(BUDDYCTL_LIBS)
 	$(CC) $(CFLAGS) -o $@ $(BUDDYCTL_OBJS) $(BUDDYCTL_LIBS) $(JSONC_LIBS) \
-	    $(BUDDYCTL_PNG_LIBS) -lnuma -llz4 -lz -lm
+	    $(BUDDYCTL_PNG_LIBS) -lnuma -llz4 -lz -lm -lstdc++
 
 tools: $(BUDDYCTL)
 

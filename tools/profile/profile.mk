@@ -33,12 +33,17 @@ $(PROFILE_LIB): $(INTERPOSER_SRCS) $(PROFILE_HDRS) $(USER_HDRS) $(LIBBUDDY_A)
 tools: $(PROFILE_ENGINE_A) $(PROFILE_LIB)
 
 # --- tests ---------------------------------------------------------------------
-PROFILE_TESTS     := known threaded forker family progress runprog hpcprog
+PROFILE_TESTS     := known threaded forker family progress runprog hpcprog labels
 PROFILE_TEST_BINS := $(PROFILE_TESTS:%=$(PROFILE_TEST_DIR)/%)
 
 $(PROFILE_TEST_DIR)/%: selftests/profile/%.c selftests/profile/test_data.h
 	@mkdir -p $(dir $@)
 	$(CC) -O1 -g $(WARN) $(CPPFLAGS) -o $@ $< -lpthread -ldl
+
+# labels calls libstdc++'s operator new (from C: no C++ compiler needed)
+$(PROFILE_TEST_DIR)/labels: selftests/profile/labels.c
+	@mkdir -p $(dir $@)
+	$(CC) -O1 -g $(WARN) $(CPPFLAGS) -o $@ $< -ldl -lstdc++
 
 # known, statically linked: it never loads the interposer (LD_PRELOAD is
 # the dynamic loader's), and the report must say so.

@@ -168,6 +168,9 @@ static void json_figures(struct json_object *root, struct prof_rep *rp)
 			json_object_array_add(st, json_object_new_string(sym));
 		}
 		json_object_object_add(x, "stack", st);
+		json_object_object_add(x, "site_frame",
+			json_object_new_int(prof_site(r, l, sym, sizeof(sym))));
+		json_object_object_add(x, "site", json_object_new_string(sym));
 		for (s = 0; s < rp->nsnap; s++) {
 			size_t q = (size_t)li * rp->nsnap + s;
 

@@ -151,6 +151,16 @@ void prof_free_raw(struct prof_raw *raw, bool keep_buf);
 /* profile_symbols.c */
 void prof_symbolize(struct prof_run *r, const struct prof_frame *f, char *buf,
 		      size_t len);
+/*
+ * prof_site() - label @l's site into @buf: its first frame outside the
+ * allocator libraries (libc, libstdc++, libc10, numpy's and libtorch's
+ * allocation functions), symbolized; frame 0 when all are in them.
+ * Returns the frame's index, -1 without frames.
+ */
+int prof_site(struct prof_run *r, const struct prof_label *l, char *buf,
+	      size_t len);
+/* prof_short_sym() - a symbolized frame without its parameter list. */
+void prof_short_sym(char *s);
 
 /* profile_decide.c */
 void prof_free_rep(struct prof_rep *rp);

@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * profile_symbols.c - a label's return addresses (module, file offset) as
- * symbols, from the modules' ELF symbol tables.
+ * symbols, from the modules' ELF symbol tables, C++ names demangled (here,
+ * at report time: the interposer only records addresses), and a label's
+ * site: its first frame outside the allocator libraries.
  */
 #define _GNU_SOURCE
 #include <elf.h>
@@ -124,6 +126,23 @@ static struct elfsyms *elf_load(const char *path)
 	return es;
 }
 
+/* libstdc++'s demangler (the Itanium C++ ABI's, extern "C") */
+char *__cxa_demangle(const char *mangled, char *buf, size_t *len, int *status);
+
+/* "module!symbol+0xoff", @name demangled when it is a C++ name. */
+static void put_sym(char *buf, size_t len, const char *mod, const char *name,
+		    uint64_t off)
+{
+	char *dm = NULL;
+	int status = -1;
+
+	if (name[0] == '_' && name[1] == 'Z')
+		dm = __cxa_demangle(name, NULL, NULL, &status);
+	snprintf(buf, len, "%s!%s+0x%llx", mod, dm && !status ? dm : name,
+		 (unsigned long long)off);
+	free(dm);
+}
+
 /* "module!symbol+0xoff", or "module+0xoff" without a symbol. */
 void prof_symbolize(struct prof_run *r, const struct prof_frame *f, char *buf,
 		      size_t len)
@@ -170,12 +189,93 @@ void prof_symbolize(struct prof_run *r, const struct prof_frame *f, char *buf,
 			const struct sym *s = &es->syms[lo - 1];
 
 			if (!s->size || va - 1 < s->value + s->size) {
-				snprintf(buf, len, "%s!%s+0x%llx", m->base,
-					 s->name,
-					 (unsigned long long)(va - s->value));
+				put_sym(buf, len, m->base, s->name,
+					va - s->value);
 				return;
 			}
 		}
 	}
 	snprintf(buf, len, "%s+0x%llx", m->base, (unsigned long long)f->off);
+}
+
+/*
+ * The allocator libraries: frames in them say how memory was allocated,
+ * not who asked for it.  A module (basename prefix) and, where the library
+ * also holds the code that asks (numpy's, libtorch's), the symbols that
+ * are its allocator; NULL: every frame of it.
+ */
+static const struct {
+	const char *mod;
+	const char *const *syms;
+} allocators[] = {
+	{ "libc.so", NULL }, { "libc-", NULL }, { "ld-linux", NULL },
+	{ "libstdc++", NULL }, { "libgcc_s", NULL }, { "libc10", NULL },
+	{ "libbuddyprof", NULL },
+	{ "_multiarray_umath", (const char *const[]){ "alloc", "DataMem",
+	  "NewFromDescr", "npy_", NULL } },
+	{ "libtorch", (const char *const[]){ "alloc", "Alloc", "empty",
+	  "StorageImpl", "make_intrusive", NULL } },
+};
+
+/* Whether frame @f is in an allocator library; its symbol in @sym. */
+static bool in_allocator(struct prof_run *r, const struct prof_frame *f,
+			 const char *sym)
+{
+	const char *base, *name;
+
+	if (f->mod < 0)
+		return false;
+	base = r->mods[f->mod].base;
+	name = strchr(sym, '!');
+	for (size_t i = 0; i < sizeof(allocators) / sizeof(allocators[0]); i++) {
+		if (strncmp(base, allocators[i].mod, strlen(allocators[i].mod)))
+			continue;
+		if (!allocators[i].syms)
+			return true;
+		for (const char *const *s = allocators[i].syms; name && *s; s++)
+			if (strstr(name, *s))
+				return true;
+		return false;
+	}
+	return false;
+}
+
+int prof_site(struct prof_run *r, const struct prof_label *l, char *buf,
+	      size_t len)
+{
+	unsigned int k;
+
+	for (k = 0; k < l->nframes; k++) {
+		prof_symbolize(r, &l->frames[k], buf, len);
+		if (!in_allocator(r, &l->frames[k], buf))
+			return k;
+	}
+	if (!l->nframes) {
+		snprintf(buf, len, "?");
+		return -1;
+	}
+	prof_symbolize(r, &l->frames[0], buf, len);
+	return 0;
+}
+
+void prof_short_sym(char *s)
+{
+	char *plus = strrchr(s, '+'), *bang = strchr(s, '!');
+	int depth = 0;
+
+	if (!bang || !plus)
+		return;
+	/* cut the parameter list: the first '(' at depth 0 of <> and () that
+	 * follows a name (not "(anonymous namespace)") */
+	for (char *p = bang + 1; p < plus; p++) {
+		if (*p == '<') {
+			depth++;
+		} else if (*p == '>' && depth) {
+			depth--;
+		} else if (*p == '(' && !depth && p > bang + 1 &&
+			   strncmp(p, "(anonymous", 10) && p[-1] != ':') {
+			memmove(p, plus, strlen(plus) + 1);
+			return;
+		}
+	}
 }

@@ -285,26 +285,29 @@ static void report_body(FILE *f, struct prof_rep *rp)
 	for (i = 0; i < shown; i++) {
 		struct prof_label *l = &r->labels[rp->order[i]];
 		uint64_t lp = 0, lf = 0;
-		char site[160], s0[96] = "", s1[96] = "";
+		char site[320], s0[256] = "", s1[256] = "";
+		int k0;
 
 		for (s = 0; s < rp->nsnap; s++) {
 			lp += rp->lab_pairs[(size_t)rp->order[i] * rp->nsnap + s];
 			lf += rp->lab_fig3[(size_t)rp->order[i] * rp->nsnap + s];
 		}
 		prof_fmt_ratio(a, sizeof(a), prof_ratio_of(128 * lp, lf));
-		if (l->nframes > 0)
-			prof_symbolize(r, &l->frames[0], s0, sizeof(s0));
-		/* the caller, and the outermost frame kept (the most specific) */
-		if (l->nframes > 1)
+		/* the site, and the outermost frame kept (the most specific) */
+		k0 = prof_site(r, l, s0, sizeof(s0));
+		prof_short_sym(s0);
+		if (k0 >= 0 && (unsigned int)k0 + 1 < l->nframes) {
 			prof_symbolize(r, &l->frames[l->nframes - 1], s1, sizeof(s1));
+			prof_short_sym(s1);
+		}
 		snprintf(site, sizeof(site), "%s%s%s", s0,
-			 *s1 ? (l->nframes > 2 ? " <..< " : " < ") : "", s1);
+			 *s1 ? ((unsigned int)k0 + 2 < l->nframes ? " <..< " : " < ") : "", s1);
 		if (l->buddy_frac_err > 0)
 			snprintf(b, sizeof(b), "%.2f+-%.2f%%", l->buddy_frac * 100,
 				 l->buddy_frac_err * 100);
 		else
 			snprintf(b, sizeof(b), "%.2f%%", l->buddy_frac * 100);
-		fprintf(f, "%-15s %6u %10llu %8.1f %8s %5s %5s %14s  %.100s\n",
+		fprintf(f, "%-15s %6u %10llu %8.1f %8s %5s %5s %14s  %.160s\n",
 			l->name, l->nallocs, (unsigned long long)l->size,
 			rp->nsnap ? l->bytes_total / MIB / rp->nsnap : 0, a,
 			target_short(l->target), prof_codecs[l->codec]->name,
