@@ -28,6 +28,8 @@
 #
 #   $(BINDIR)/buddyctl                     $(SBINDIR)/buddyd
 #   $(LIBDIR)/libbuddy.a, libbuddy.so.1.0.0, libbuddy.so.1, libbuddy.so
+#   $(LIBDIR)/libbuddycodec.so.1           (the sizing library, glibc only:
+#                                          buddy.cuda's hook loads it)
 #   $(PKGCONFIGDIR)/libbuddy.pc
 #   $(INCLUDEDIR)/buddy/libbuddy.h         $(INCLUDEDIR)/linux/buddy.h (uapi)
 #   $(MANDIR)/man1/buddyctl.1              $(MANDIR)/man8/buddyd.8
@@ -36,7 +38,8 @@
 #   $(PREFIX)/lib/buddy/libbuddyprof.so   (buddyctl profile's interposer:
 #                                          buddyctl looks for it in
 #                                          ../lib/buddy/ next to itself)
-#   $(PYTHONDIR)/buddy/*.py               (the Python package, python/buddy/;
+#   $(PYTHONDIR)/buddy/*.py, cuda/*.py, cuda/site/sitecustomize.py
+#                                         (the Python package, python/buddy/;
 #                                          PYTHONDIR is
 #                                          lib/python3.X/dist-packages, or
 #                                          lib/python3/dist-packages for
@@ -78,6 +81,8 @@ PYTHON3         ?= /usr/bin/python3
 PYVER           := $(shell $(PYTHON3) -c 'import sys; print("%d.%d" % sys.version_info[:2])' 2>/dev/null || echo 3)
 PYTHONDIR       ?= $(if $(filter /usr,$(PREFIX)),$(PREFIX)/lib/python3/dist-packages,$(PREFIX)/lib/python$(PYVER)/dist-packages)
 PY_PKG_FILES    := $(notdir $(wildcard python/buddy/*.py))
+PY_CUDA_FILES   := $(patsubst python/buddy/%,%,$(wildcard python/buddy/cuda/*.py \
+			python/buddy/cuda/site/*.py))
 INSTALL_MOD_PATH ?= $(DESTDIR)
 INSTALL_MODULE  ?= yes
 KVER            ?= $(shell sed -n 's/^\#define UTS_RELEASE "\(.*\)"/\1/p' \
@@ -108,7 +113,7 @@ man: $(MAN_PAGES)
 
 # What install-user copies from the build: plain `make` builds all of it
 # (check-install verifies that with make's own --trace of both goals).
-INSTALL_USER_DEPS := $(BUDDYCTL) $(BUDDYD) lib man $(PROFILE_LIB)
+INSTALL_USER_DEPS := $(BUDDYCTL) $(BUDDYD) lib man $(PROFILE_LIB) $(CODECLIB_SO)
 all: $(INSTALL_USER_DEPS)
 
 # --- install -----------------------------------------------------------------
@@ -121,6 +126,7 @@ INSTALL_FILES = \
 	$(LIBDIR)/libbuddy.so.$(LIBBUDDY_VERSION) \
 	$(LIBDIR)/$(LIBBUDDY_SONAME) \
 	$(LIBDIR)/libbuddy.so \
+	$(LIBDIR)/$(CODECLIB_SONAME) \
 	$(PKGCONFIGDIR)/libbuddy.pc \
 	$(INCLUDEDIR)/buddy/libbuddy.h \
 	$(INCLUDEDIR)/linux/buddy.h \
@@ -135,7 +141,7 @@ INSTALL_FILES = \
 	$(DOCDIR)/userspace-api.rst \
 	$(DOCDIR)/design.rst \
 	$(DOCDIR)/buddy-example.c \
-	$(addprefix $(PYTHONDIR)/buddy/,$(PY_PKG_FILES))
+	$(addprefix $(PYTHONDIR)/buddy/,$(PY_PKG_FILES) $(PY_CUDA_FILES))
 
 install-user: $(INSTALL_USER_DEPS)
 	$(INSTALL) -D -m 755 $(BUDDYCTL) $(DESTDIR)$(BINDIR)/buddyctl
@@ -148,6 +154,7 @@ endif
 	    $(DESTDIR)$(LIBDIR)/libbuddy.so.$(LIBBUDDY_VERSION)
 	ln -sfn libbuddy.so.$(LIBBUDDY_VERSION) $(DESTDIR)$(LIBDIR)/$(LIBBUDDY_SONAME)
 	ln -sfn $(LIBBUDDY_SONAME) $(DESTDIR)$(LIBDIR)/libbuddy.so
+	$(INSTALL) -D -m 755 $(CODECLIB_SO) $(DESTDIR)$(LIBDIR)/$(CODECLIB_SONAME)
 	$(INSTALL) -d $(DESTDIR)$(PKGCONFIGDIR)
 	sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@LIBDIR@|$(LIBDIR)|g' \
 	    -e 's|@INCLUDEDIR@|$(INCLUDEDIR)|g' \
@@ -179,6 +186,10 @@ endif
 	$(INSTALL) -d $(DESTDIR)$(PYTHONDIR)/buddy
 	$(INSTALL) -m 644 $(addprefix python/buddy/,$(PY_PKG_FILES)) \
 	    $(DESTDIR)$(PYTHONDIR)/buddy/
+	$(INSTALL) -d $(DESTDIR)$(PYTHONDIR)/buddy/cuda/site
+	for f in $(PY_CUDA_FILES); do \
+		$(INSTALL) -m 644 python/buddy/$$f $(DESTDIR)$(PYTHONDIR)/buddy/$$f || exit 1; \
+	done
 ifneq ($(BUDDYD_CONF),)
 	@if [ -e $(DESTDIR)$(SYSCONFDIR)/buddy/buddyd.conf ]; then \
 		echo "keeping $(DESTDIR)$(SYSCONFDIR)/buddy/buddyd.conf"; \
@@ -204,9 +215,13 @@ install: install-user $(if $(filter yes,$(INSTALL_MODULE)),install-module)
 # ships it) and the module; then the directories that only we use, if empty.
 uninstall:
 	rm -f $(addprefix $(DESTDIR),$(INSTALL_FILES) $(SYSTEMDUNITDIR)/buddyd.service)
-	rm -rf $(DESTDIR)$(PYTHONDIR)/buddy/__pycache__
+	rm -rf $(DESTDIR)$(PYTHONDIR)/buddy/__pycache__ \
+	    $(DESTDIR)$(PYTHONDIR)/buddy/cuda/__pycache__ \
+	    $(DESTDIR)$(PYTHONDIR)/buddy/cuda/site/__pycache__
 	@rmdir $(DESTDIR)$(INCLUDEDIR)/buddy $(DESTDIR)$(DOCDIR) \
-	    $(DESTDIR)$(BUDDYPROFDIR) $(DESTDIR)$(PYTHONDIR)/buddy 2>/dev/null || true
+	    $(DESTDIR)$(BUDDYPROFDIR) $(DESTDIR)$(PYTHONDIR)/buddy/cuda/site \
+	    $(DESTDIR)$(PYTHONDIR)/buddy/cuda $(DESTDIR)$(PYTHONDIR)/buddy \
+	    2>/dev/null || true
 	@c=$(DESTDIR)$(SYSCONFDIR)/buddy/buddyd.conf; \
 	if [ -e $$c ] && cmp -s $$c daemon/buddyd.conf; then \
 		echo "rm -f $$c"; rm -f $$c; rmdir $(DESTDIR)$(SYSCONFDIR)/buddy 2>/dev/null; \
@@ -224,7 +239,7 @@ endif
 
 # --- tests -------------------------------------------------------------------
 # The expected tree is written out here, independently of INSTALL_FILES.
-check-install: lib man $(BUDDYCTL) $(BUDDYD) $(PROFILE_LIB) module
+check-install: lib man $(BUDDYCTL) $(BUDDYD) $(PROFILE_LIB) $(CODECLIB_SO) module
 	@B=$(B) RESULTS=$${RESULTS:-$(B)/results} scripts/run-native-tests.sh \
 	    --name install selftests/packaging/check-install.sh \
 	    "$(MAKE) -f $(firstword $(MAKEFILE_LIST))" "$(KVER)" \

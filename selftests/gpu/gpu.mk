@@ -8,7 +8,11 @@
 #                    default), all of them within GPU_TIMEOUT seconds; where
 #                    there is no CUDA device each file says SKIP with the
 #                    reason and the stage passes.  Nothing is built: libbuddy
-#                    is compared against where $(B)/lib has it.  TAP in
+#                    is compared against where $(B)/lib has it, and buddyctl
+#                    is $(B)/buddyctl where it runs, else the static
+#                    $(B)/static/buddyctl (`make buddyctl-static codeclib`
+#                    on a machine with the -dev packages, carried to a GPU
+#                    machine that has no json-c).  TAP in
 #                    $(B)/results/native-gpu.log.
 GPU_PYTHON ?= python3
 GPU_TIMEOUT ?= 300

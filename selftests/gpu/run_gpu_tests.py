@@ -23,7 +23,11 @@ test_offload_cuda.py, test_cuda_profile.py):
     then is killed and counted as a failure: keep a file under 2 minutes;
   - what it writes goes under $OUT when that is set;
   - libbuddy may be missing on a GPU machine (buddy._lib.lib is None):
-    compare against it where it is loaded, and say when it is not.
+    compare against it where it is loaded, and say when it is not;
+  - $BUDDYCTL is the buddyctl to run: the one given, else build/buddyctl
+    when it runs here, else the static build/static/buddyctl (`make
+    buddyctl-static` on a machine with the -dev packages; a GPU machine
+    has no json-c, liblz4 or libnuma to run the dynamic one), else unset.
 
 Each file's output is passed through after a "# FILE" line; a file that
 ends without a "# Totals:" line (a crash, a kill) gets a failing one.
@@ -77,6 +81,23 @@ def run_one(path, env, deadline):
     return rc != 0
 
 
+def find_buddyctl():
+    """The buddyctl the tests run (see the docstring), or None."""
+    given = os.environ.get("BUDDYCTL")
+    if given:
+        return given
+    for b in (os.path.join(ROOT, "build", "buddyctl"),
+              os.path.join(ROOT, "build", "static", "buddyctl")):
+        try:
+            r = subprocess.run([b, "--version"], capture_output=True,
+                               timeout=30)
+        except (OSError, subprocess.TimeoutExpired):
+            continue
+        if r.returncode == 0:
+            return b
+    return None
+
+
 def main():
     limit = float(sys.argv[1]) if len(sys.argv) > 1 else None
     deadline = time.monotonic() + limit if limit else None
@@ -85,6 +106,11 @@ def main():
         [os.path.join(ROOT, "python")] +
         [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p])
     env.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")
+    b = find_buddyctl()
+    if b:
+        env["BUDDYCTL"] = b
+    print(f"# buddyctl: {b or 'none that runs here (make buddyctl-static)'}",
+          flush=True)
     files = sorted(f for f in os.listdir(HERE)
                    if f.startswith("test_") and f.endswith(".py"))
     print("TAP version 13")

@@ -250,6 +250,34 @@ def check_report(tap, out, name, rec):
     tap.check(ok, desc, detail)
 
 
+def check_cuda_cli(tap, out):
+    """buddyctl profile --cuda runs a training script under the hook and
+    reports it as it reports a CPU program."""
+    b, why = buddyctl()
+    desc = "buddyctl profile --cuda -- gpu_train.py: the report, from the program's own run"
+    if b is None or "--cuda" not in subprocess.run(
+            [b, "profile", "--help"], capture_output=True,
+            text=True).stdout:
+        tap.skip(desc, why or f"{b} has no --cuda")
+        return
+    js = os.path.join(out, "cli.json")
+    os.environ["BUDDY_PYTHON"] = sys.executable   # the hook's Python
+    rc, so, se = run([b, "profile", "--cuda", "--every-backward", "2", "-n",
+                      "0", "--json-out", js, "-o",
+                      os.path.join(out, "cli.txt"), "--", sys.executable,
+                      TRAIN, "--model", "tiny", "--iters", "6"],
+                     os.path.join(out, "cli.log"))
+    ok, detail = rc == 0 and os.path.exists(js), se[-3000:]
+    if ok:
+        with open(js) as f:
+            rep = json.load(f)
+        kept = [s for s in rep["snapshots"] if s.get("kept")]
+        ok = rep.get("cuda", {}).get("unit") == "block" and len(kept) >= 2 \
+            and isinstance(rep["fig3"]["bpc"], (int, float))
+        detail = f"{len(kept)} snapshots kept, Fig. 3 {rep['fig3']['bpc']}"
+    tap.check(ok, desc, detail)
+
+
 def main():
     torch, what = probe()
     if torch is None:
@@ -270,6 +298,7 @@ def main():
         if rec is not None:
             check_report(tap, out, name, rec)
     check_ranks(tap, out)
+    check_cuda_cli(tap, out)
     print(f"# {time.time() - t0:.0f} s", flush=True)
     return tap.done()
 

@@ -38,7 +38,7 @@ trap 'rm -rf "$dest" "$dest2" "$work"' EXIT
 echo "TAP version 13"
 
 # The Python package: its files, and where Debian's python3 looks for it.
-pyfiles=$(cd "$src/python/buddy" && ls *.py | sort)
+pyfiles=$(cd "$src/python/buddy" && ls *.py cuda/*.py cuda/site/*.py | sort)
 pyver=$(/usr/bin/python3 -c 'import sys; print("%d.%d" % sys.version_info[:2])')
 pydir=lib/python$pyver/dist-packages
 
@@ -52,6 +52,7 @@ $p/lib/libbuddy.a
 $p/lib/libbuddy.so.1.0.0
 $p/lib/libbuddy.so.1
 $p/lib/libbuddy.so
+$p/lib/libbuddycodec.so.1
 $p/lib/pkgconfig/libbuddy.pc
 $p/include/buddy/libbuddy.h
 $p/include/linux/buddy.h
@@ -228,6 +229,27 @@ assert buddy._lib.path == '$dest/usr/local/lib/libbuddy.so.1', buddy._lib.path
 	return 1
 }
 check "import buddy from $pydir, with the installed libbuddy" py_ok
+# buddy.cuda, its sitecustomize and the installed sizing library: what
+# buddyctl profile --cuda runs
+cuda_ok() {
+	PYTHONDONTWRITEBYTECODE=1 PYTHONPATH="$dest/usr/local/$pydir" \
+	BUDDY_LIBBUDDYCODEC="$dest/usr/local/lib/libbuddycodec.so.1" \
+	/usr/bin/python3 -c "
+import os, buddy.cuda.records, buddy._codec as c
+from buddy.cuda import __main__ as m
+assert c.path == '$dest/usr/local/lib/libbuddycodec.so.1', c.path
+assert os.path.exists(os.path.join(m.SITE, 'sitecustomize.py')), m.SITE
+assert m.SITE.startswith('$dest/usr/local/$pydir/buddy/cuda/'), m.SITE
+" >"$work/cuda.out" 2>&1 &&
+	mkdir -p "$work/rec" &&
+	"$dest/usr/local/bin/buddyctl" profile -q --cuda-records "$work/rec" \
+		-o /dev/null 2>"$work/cuda.err" && grep -q 'no record' "$work/cuda.err" &&
+	return 0
+	comment <"$work/cuda.out"
+	comment <"$work/cuda.err"
+	return 1
+}
+check "buddy.cuda, its sitecustomize and libbuddycodec.so.1 installed; buddyctl profile --cuda-records runs" cuda_ok
 man_ok() {
 	for m in man1/buddyctl.1 man8/buddyd.8; do
 		f=$dest/usr/local/share/man/$m

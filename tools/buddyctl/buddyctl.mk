@@ -23,9 +23,15 @@
 #                               totals in $(B)/results/guest-buddyctl.log, the
 #                               heatmap PNGs in $(B)/buddyctl-guest/
 #
+#   make buddyctl-static        $(B)/static/buddyctl, the same static build
+#                               as the guest's: for a machine without
+#                               json-c, liblz4 or libnuma (a GPU machine:
+#                               `make check-gpu` runs its profile --cuda)
+#
 # The heatmap links libpng (and zlib), `info` libnuma (numa_distance()
-# between the pools' nodes); the guest binaries are -static with json-c's,
-# libpng's, zlib's and libnuma's static libraries.
+# between the pools' nodes), the report libstdc++ (its C++ demangler); the
+# guest binaries are -static with json-c's, libpng's, zlib's and libnuma's
+# static libraries.
 
 BUDDYCTL_SRCS := $(wildcard tools/buddyctl/*.c)
 BUDDYCTL_OBJS := $(BUDDYCTL_SRCS:%.c=$(B)/opt/%.o)
@@ -54,13 +60,17 @@ BUDDYCTL_STATIC_LIBS := $(foreach l,json-c png16 z numa,$(firstword $(wildcard \
 	/usr/lib/x86_64-linux-gnu/lib$(l).a /usr/lib/lib$(l).a \
 	/usr/local/lib/lib$(l).a)))
 
-.PHONY: check-buddyctl check-buddyctl-native buddyctl-guest-bins
+BUDDYCTL_STATIC := $(B)/static/buddyctl
 
-$(BUDDYCTL_GUEST_DIR)/buddyctl: $(BUDDYCTL_OBJS) $(BUDDYCTL_LIBS)
+.PHONY: check-buddyctl check-buddyctl-native buddyctl-guest-bins buddyctl-static
+
+buddyctl-static: $(BUDDYCTL_STATIC)
+
+$(BUDDYCTL_GUEST_DIR)/buddyctl $(BUDDYCTL_STATIC): $(BUDDYCTL_OBJS) $(BUDDYCTL_LIBS)
 	@test $(words $(BUDDYCTL_STATIC_LIBS)) = 4 || { echo "need libjson-c.a, libpng16.a, libz.a, libnuma.a (apt-get install libjson-c-dev libpng-dev zlib1g-dev libnuma-dev)"; exit 1; }
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -static -o $@ $(BUDDYCTL_OBJS) $(BUDDYCTL_LIBS) \
-	    $(BUDDYCTL_STATIC_LIBS) -llz4 -lm
+	    $(BUDDYCTL_STATIC_LIBS) -llz4 -lm -lstdc++
 
 $(BUDDYCTL_GUEST_DIR)/buddyctl_hold: selftests/tools/buddyctl_hold.c \
 		selftests/kmod/kmod_util.c selftests/kmod/kmod_util.h \

@@ -336,6 +336,47 @@ static int set_dumps(void *o, const char *arg)
 	return 0;
 }
 
+static int set_cuda(void *o, const char *arg)
+{
+	PO(o)->cuda = true;
+	return 0;
+}
+
+static int set_cuda_records(void *o, const char *arg)
+{
+	if (!*arg)
+		return -1;
+	PO(o)->cuda_records = arg;
+	return 0;
+}
+
+static int set_cuda_unit(void *o, const char *arg)
+{
+	if (!strcmp(arg, "block"))
+		PO(o)->cuda_segments = false;
+	else if (!strcmp(arg, "segment"))
+		PO(o)->cuda_segments = true;
+	else
+		return -1;
+	return 0;
+}
+
+static int set_every_backward(void *o, const char *arg)
+{
+	uint64_t v;
+
+	if (size1(arg, &v) || v > 1000000)
+		return -1;
+	PO(o)->cuda_every = v;
+	return 0;
+}
+
+static int set_codecs(void *o, const char *arg)
+{
+	PO(o)->cuda_codecs = arg;
+	return 0;
+}
+
 static int set_max_stopped(void *o, const char *arg)
 {
 	uint32_t ppm;
@@ -366,7 +407,8 @@ enum {
 	OPT_FIRST = 300, OPT_AT, OPT_NO_TIMER, OPT_MATCH, OPT_SLOTS, OPT_PROCS,
 	OPT_ZERO, OPT_MAX_RATIO, OPT_NICE, OPT_EXCLUDE, OPT_EVERY_ALLOCS,
 	OPT_EVERY_BYTES, OPT_FREE_BYTES, OPT_CLOCK, OPT_FIRST_BYTES,
-	OPT_ORPHAN, OPT_MAX_STOPPED,
+	OPT_ORPHAN, OPT_MAX_STOPPED, OPT_CUDA, OPT_CUDA_RECORDS, OPT_CUDA_UNIT,
+	OPT_EVERY_BACKWARD, OPT_CODECS,
 };
 
 static const struct eng_option profile_options[] = {
@@ -398,10 +440,26 @@ static const struct eng_option profile_options[] = {
 	{ "nice", OPT_NICE, true, set_nice, "in -20..19" },
 	{ "orphan", OPT_ORPHAN, true, set_orphan, "continue or kill" },
 	{ "max-stopped", OPT_MAX_STOPPED, true, set_max_stopped, PCT },
+	{ "cuda", OPT_CUDA, false, set_cuda, NULL },
+	{ "cuda-records", OPT_CUDA_RECORDS, true, set_cuda_records,
+	  "a directory" },
+	{ "cuda-unit", OPT_CUDA_UNIT, true, set_cuda_unit, "block or segment" },
+	{ "every-backward", OPT_EVERY_BACKWARD, true, set_every_backward,
+	  "in 1..1000000" },
+	{ "codecs", OPT_CODECS, true, set_codecs, NULL },
 	{ NULL }
 };
 
+/* --cuda-records DIR without --cuda reports records: no COMMAND. */
+static bool records_only(const void *o)
+{
+	const struct prof_opts *po = o;
+
+	return po->cuda_records && !po->cuda;
+}
+
 static const struct eng_command profile_cmd = {
+	.command_optional = records_only,
 	.name = "profile",
 	.options = profile_options,
 	.usage = profile_usage,
@@ -514,6 +572,89 @@ static int check_outputs(const struct prof_opts *o)
 	return 0;
 }
 
+/*
+ * --cuda: the hook measures, not the interposer; the interposer's options
+ * and its schedule's mean nothing then.  0, or EXIT_USAGE naming the
+ * first one given.
+ */
+static int check_cuda_opts(struct prof_opts *o)
+{
+	static char *none[] = { NULL };
+	const char *bad = o->interval ? "--interval" : o->nat ? "--at" :
+		timed ? "--first" : clock_set ? "--clock" :
+		o->first_bytes != PROF_DEF_FIRST_BYTES ? "--first-bytes" :
+		o->every_allocs ? "--every-allocs" :
+		o->every_bytes ? "--every-bytes" :
+		o->free_bytes ? "--free-bytes" : !o->timer ? "--no-timer" :
+		o->min_size != BPROF_DEF_MIN ? "--min-size" :
+		o->depth != 8 ? "--depth" : !o->unwind ? "--no-unwind" :
+		o->sample_bytes != 16ULL << 20 ? "--sample-mib" :
+		o->match ? "--match" : o->nexclude ? "--exclude" :
+		o->slots != BPROF_DEF_SLOTS ? "--slots" :
+		o->procs != BPROF_DEF_PROCS ? "--processes" :
+		o->lib ? "--lib" : o->dumps ? "--keep-dumps" :
+		o->max_stopped >= 0 ? "--max-stopped" :
+		o->orphan_kill ? "--orphan" : NULL;
+
+	if (!o->cuda && !o->cuda_records) {
+		bad = o->cuda_segments ? "--cuda-unit" :
+		      o->cuda_every ? "--every-backward" :
+		      o->cuda_codecs ? "--codecs" : NULL;
+		if (bad) {
+			buddyctl_err("profile: %s: only with --cuda or --cuda-records", bad);
+			return EXIT_USAGE;
+		}
+		return 0;
+	}
+	if (bad) {
+		buddyctl_err("profile: %s: not with --cuda or --cuda-records (the hook takes the snapshots: -n, --every-backward, --codecs)",
+			     bad);
+		return EXIT_USAGE;
+	}
+	if (!o->cuda && o->argv && o->argv[0]) {
+		buddyctl_err("profile: --cuda-records DIR without --cuda reports DIR's records: no COMMAND (%s); with --cuda, COMMAND's records go to DIR",
+			     o->argv[0]);
+		return EXIT_USAGE;
+	}
+	if (!o->cuda && (o->cuda_every || o->cuda_codecs)) {
+		buddyctl_err("profile: %s: only with --cuda (the records are made)",
+			     o->cuda_every ? "--every-backward" : "--codecs");
+		return EXIT_USAGE;
+	}
+	if (!o->argv)
+		o->argv = none;
+	return 0;
+}
+
+/* --cuda, --cuda-records: the hook's records, the same report. */
+static int profile_cuda(struct prof_opts *o)
+{
+	struct prof_run r = { .o = o };
+	char *what[] = { "--cuda-records", (char *)o->cuda_records, NULL };
+	char why[512];
+	int ret;
+
+	if (o->cuda) {
+		ret = prof_cuda_run(&r);
+		if (ret == -2)
+			return EXIT_USAGE;	/* no CUDA device: said */
+		if (ret)
+			return 1;
+		prof_msg(&r, "%s exited (status %d) after %.2f s; %u snapshots in the records",
+			 o->argv[0], prof_exit_code(&r), r.t_end - r.t_start,
+			 r.nsnaps);
+	} else {
+		o->argv = what;
+		if (prof_cuda_ingest(&r, o->cuda_records))
+			return 1;
+	}
+	if (prof_empty_reason(&r, why, sizeof(why)))
+		buddyctl_err("profile: empty report: %s", why);
+	if (prof_report(&r))
+		return 1;
+	return prof_exit_code(&r);
+}
+
 int cmd_profile(int argc, char **argv)
 {
 	struct prof_opts o = { 0 };
@@ -529,9 +670,14 @@ int cmd_profile(int argc, char **argv)
 	ret = parse_opts(&o, argc, argv);
 	if (ret >= 0)
 		return ret;
+	ret = check_cuda_opts(&o);
+	if (ret)
+		return ret;
 	ret = check_outputs(&o);
 	if (ret)
 		return ret;
+	if (o.cuda || o.cuda_records)
+		return profile_cuda(&o);
 	lib = prof_find_lib(o.lib);
 	if (!lib) {
 		buddyctl_err("profile: libbuddyprof.so not found (build it with make, or give --lib PATH)");

@@ -200,7 +200,8 @@ int eng_parse(const struct eng_command *cmd, void *o, int argc, char **argv)
 			ret = 2;
 		}
 	}
-	if (ret < 0 && optind >= argc) {
+	if (ret < 0 && optind >= argc &&
+	    !(cmd->command_optional && cmd->command_optional(o))) {
 		msg_err(who, "%s", cmd->no_command);
 		ret = 2;
 	}

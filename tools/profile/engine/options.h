@@ -61,12 +61,15 @@ struct eng_option {
  *		come after.
  * @usage:	prints --help's text.
  * @no_command:	the message when no COMMAND follows the options.
+ * @command_optional: when not NULL and true for the options read, no
+ *		COMMAND is fine.
  */
 struct eng_command {
 	const char *name;
 	const struct eng_option *options;
 	void (*usage)(FILE *f);
 	const char *no_command;
+	bool (*command_optional)(const void *o);
 };
 
 /* --min-size --depth --no-unwind -u -o -j --json-out -l --lib -q */

@@ -81,6 +81,10 @@ bool prof_snap_kept(const struct prof_run *r, unsigned int s, int proc)
 {
 	const struct prof_snap *sn = &r->snaps[s];
 
+	/* --cuda: each process has snapshots of its own */
+	if (r->cuda && proc >= 0 &&
+	    ((unsigned int)proc >= sn->npp || !sn->pp[proc].read))
+		return false;
 	if (!sn->dropped)
 		return true;
 	for (unsigned int p = 0; p < sn->npp; p++)
@@ -144,6 +148,15 @@ const char *prof_empty_reason(const struct prof_run *r, char *buf, size_t len)
 	char first[sizeof(h->not_followed) + 1], fexe[sizeof(h->first_exe) + 1];
 	const char *who;
 
+	if (r->cuda) {
+		if (r->nallocs)
+			return NULL;
+		snprintf(buf, len, r->nprocs ?
+			 "the records hold no live CUDA block at a kept snapshot" :
+			 "no record: no Python process of %s ran a backward pass on CUDA (or its Python ignores PYTHONPATH, or runs with -S or -I)",
+			 o->argv && o->argv[0] ? o->argv[0] : "the run");
+		return buf;
+	}
 	if (prof_nr_alloc(r, -1))
 		return NULL;
 	name_of(h->not_followed, sizeof(h->not_followed), first);

@@ -248,6 +248,8 @@ int prof_report_json(FILE *f, struct prof_run *r)
 			json_object_new_int(r->nskipped));
 	}
 	json_object_object_add(root, "min_size", json_object_new_int64(r->o->min_size));
+	if (r->cuda)
+		json_object_object_add(root, "cuda", prof_cuda_json(r));
 	json_object_object_add(root, "codec", json_object_new_string(prof_codecs[rp.main]->name));
 	json_object_object_add(root, "threshold", bjson_num(r->o->threshold_ppm / 1e6, "%.6f"));
 

@@ -176,6 +176,12 @@ void prof_proc_counters(const struct prof_run *r, int proc,
 struct prof_psnap prof_snap_proc(const struct prof_snap *sn, int proc);
 int prof_report_text(FILE *f, struct prof_run *r);
 
+struct json_object;
+
+/* profile_cuda.c: the hook's lines of the text report, its JSON object */
+void prof_cuda_text(FILE *f, const struct prof_run *r);
+struct json_object *prof_cuda_json(const struct prof_run *r);
+
 /* profile_json.c */
 int prof_report_json(FILE *f, struct prof_run *r);
 

@@ -245,6 +245,10 @@ int prof_site(struct prof_run *r, const struct prof_label *l, char *buf,
 {
 	unsigned int k;
 
+	if (l->site && !l->nframes) {
+		snprintf(buf, len, "%s", l->site);
+		return 0;
+	}
 	for (k = 0; k < l->nframes; k++) {
 		prof_symbolize(r, &l->frames[k], buf, len);
 		if (!in_allocator(r, &l->frames[k], buf))

@@ -157,7 +157,10 @@ static void report_head(FILE *f, struct prof_rep *rp, bool multi)
 		run, r->cpu_s, r->maxrss_kib / 1024.0,
 		(unsigned long long)r->o->min_size);
 	prof_proc_counters(r, -1, &c);
-	print_interposer(f, &c, run);
+	if (r->cuda)
+		prof_cuda_text(f, r);
+	else
+		print_interposer(f, &c, run);
 	fprintf(f, "  snapshots: %u kept of %u taken; program stopped %.1f ms per snapshot on average, %.1f ms at most, %.3f%% of the run\n",
 		rp->nsnap, r->nsnaps, r->nsnaps ? stop_sum / r->nsnaps : 0,
 		stop_max, run > 0 ? stop_sum / 1e3 / run * 100 : 0);

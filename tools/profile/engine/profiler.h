@@ -79,6 +79,13 @@ struct prof_opts {
 	int nice;
 	bool orphan_kill;		/* buddyctl dies: kill the program
 					 * (default: it goes on) */
+	/* --cuda (profile_cuda.c): the hook's records instead of the
+	 * interposer's tables */
+	bool cuda;			/* run COMMAND under the hook */
+	const char *cuda_records;	/* the records' directory */
+	bool cuda_segments;		/* unit: segments, not blocks */
+	unsigned int cuda_every;	/* a snapshot every K backward passes */
+	const char *cuda_codecs;	/* the hook's --codecs */
 	double max_stopped;		/* share of the run the program may be
 					 * stopped; < 0: PROF_DEF_MAX_STOPPED
 					 * for the adaptive schedules, none
@@ -107,6 +114,8 @@ struct prof_label {
 	unsigned int kind;
 	unsigned int nframes;
 	struct prof_frame frames[BPROF_FRAMES];
+	char *site;			/* without frames: the site recorded
+					 * (--cuda: "file.py:LINE function") */
 	/* filled by the report */
 	unsigned int nallocs;
 	unsigned int target;
@@ -213,6 +222,21 @@ struct prof_run {
 
 	/* interposer counters at the end */
 	struct bprof_hdr final;
+	struct prof_cuda *cuda;		/* --cuda: what the hook said */
+};
+
+/* --cuda: one process's hook. */
+struct prof_cuda_proc {
+	int rank;			/* torchrun's RANK, -1: none */
+	char torch[32], backend[32], history[32];
+};
+
+struct prof_cuda {
+	struct prof_cuda_proc *procs;	/* by run->procs index */
+	char **notes;
+	size_t nnotes, capnotes;
+	unsigned int unsized;		/* codecs the hook did not size */
+	bool expandable;		/* a segment was expandable */
 };
 
 double prof_now(void);
@@ -241,6 +265,19 @@ int prof_run_program(struct prof_run *r, const char *lib);
  * stopped by automatic snapshots (0: no limit).
  */
 double prof_max_stopped(const struct prof_opts *o);
+/*
+ * prof_cuda_run() - run r->o->argv under python/buddy/cuda's hook, then
+ * prof_cuda_ingest() its records.  0; -2 when the hook's Python sees no
+ * CUDA device (it said so); -1 after a message.
+ */
+int prof_cuda_run(struct prof_run *r);
+/*
+ * prof_cuda_ingest() - the record files of @dir (cuda-PID.tsv, one per
+ * process, python/buddy/cuda/records.py) as the run's processes,
+ * snapshots, allocations (per storage block, or per segment with
+ * r->o->cuda_segments) and labels.  0, or -1 after "FILE:LINE: why".
+ */
+int prof_cuda_ingest(struct prof_run *r, const char *dir);
 /* prof_exit_code() - the program's status as a shell gives it (128 + sig). */
 int prof_exit_code(const struct prof_run *r);
 /* prof_report() - the text, JSON, profile and dump index outputs; 0 or -1. */
