@@ -214,16 +214,24 @@ class Records(unittest.TestCase):
         self.assertIn("no record", r.stderr)
 
 
+def cpu_torch():
+    """Why torch cannot stand for a CPU-only torch here, or None."""
+    try:
+        import torch
+    except ImportError:
+        return "torch is not importable here"
+    return "this machine has CUDA" if torch.cuda.is_available() else None
+
+
 @unittest.skipUnless(os.access(BUDDYCTL, os.X_OK),
                      f"no {BUDDYCTL} (make tools)")
 class Cuda(unittest.TestCase):
+    def setUp(self):
+        why = cpu_torch()
+        if why:
+            self.skipTest(why)
+
     def test_without_cuda_it_says_so_exits_2_and_runs_nothing(self):
-        try:
-            import torch
-        except ImportError:
-            self.skipTest("torch is not importable here")
-        if torch.cuda.is_available():
-            self.skipTest("this machine has CUDA")
         with tempfile.TemporaryDirectory() as d:
             env = dict(os.environ, BUDDY_PYTHON=sys.executable)
             r = subprocess.run([BUDDYCTL, "profile", "--cuda", "--",
@@ -238,10 +246,6 @@ class Cuda(unittest.TestCase):
         """The hook runs (backward wrapped) in the program buddyctl starts;
         with CPU tensors there is nothing to record, and the report says
         why.  The probe is skipped by naming a Python that says yes."""
-        try:
-            import torch  # noqa: F401
-        except ImportError:
-            self.skipTest("torch is not importable here")
         prog = ("import torch; x = torch.ones(3, requires_grad=True); "
                 "(x * 2).sum().backward(); "
                 "print(type(torch.autograd.backward.__wrapped__).__name__)")
