@@ -632,13 +632,19 @@ check "--json-out -: the JSON alone on stdout, the text report on stderr" \
 # --- a killed profiler never leaves the program stopped --------------------------
 # 20 kill -9 of buddyctl at random moments of a run that snapshots at every
 # allocation (the program is stopped, or waits for buddyctl, most of the time)
+# child_named PID NAME: the pid of PID's child named NAME
+child_named() {
+	for c in $(cat /proc/$1/task/*/children 2>/dev/null); do
+		[ "$(cat /proc/$c/comm 2>/dev/null)" = "$2" ] && { echo $c; return; }
+	done
+}
 stuck=0 lost=0 seen=0
 for i in $(seq 1 20); do
 	"$BUDDYCTL" profile -q --every-allocs 1 -s 0 -o /dev/null -- ./progress 2000 \
 		>/dev/null 2>"$W/orph.err" &
 	bpid=$!
 	sleep "$($PY -c 'import random; print(round(random.uniform(0.2, 1.5), 3))')"
-	cpid=$(pgrep -P $bpid -x progress)
+	cpid=$(child_named $bpid progress)
 	kill -9 $bpid
 	wait $bpid 2>/dev/null
 	[ -n "$cpid" ] || continue
@@ -659,7 +665,7 @@ check "a killed profiler: the guard says the program continued" \
 	./progress 2000 >/dev/null 2>"$W/orphk.err" &
 bpid=$!
 sleep 0.5
-cpid=$(pgrep -P $bpid -x progress)
+cpid=$(child_named $bpid progress)
 kill -9 $bpid
 wait $bpid 2>/dev/null
 for t in $(seq 1 50); do kill -0 $cpid 2>/dev/null || break; sleep 0.1; done
