@@ -163,19 +163,58 @@ static int label_named(struct prof_run *r, const char *name, const char *site)
 	return r->nlabels++;
 }
 
+static uint64_t alloc_hash(int proc, uint64_t addr, uint64_t size, int label)
+{
+	uint64_t k[3] = { addr, size, ((uint64_t)proc << 32) | (uint32_t)label };
+
+	return bprof_fnv(BPROF_FNV_INIT, k, sizeof(k));
+}
+
+/* run->seq_idx as a hash of the allocations by identity: index + 1. */
+static size_t *alloc_slot(struct prof_run *r, int proc, uint64_t addr,
+			  uint64_t size, int label)
+{
+	size_t k = alloc_hash(proc, addr, size, label) & (r->seq_cap - 1);
+
+	for (; r->seq_idx[k]; k = (k + 1) & (r->seq_cap - 1)) {
+		const struct prof_alloc *a = &r->allocs[r->seq_idx[k] - 1];
+
+		if (a->proc == proc && a->addr == addr && a->size == size &&
+		    a->label == label)
+			break;
+	}
+	return &r->seq_idx[k];
+}
+
+static void alloc_rehash(struct prof_run *r)
+{
+	free(r->seq_idx);
+	r->seq_cap = r->seq_cap ? 2 * r->seq_cap : 1024;
+	r->seq_idx = calloc(r->seq_cap, sizeof(size_t));
+	if (!r->seq_idx) {
+		prof_err("out of memory");
+		exit(1);
+	}
+	for (size_t i = 0; i < r->nallocs; i++) {
+		const struct prof_alloc *a = &r->allocs[i];
+
+		*alloc_slot(r, a->proc, a->addr, a->size, a->label) = i + 1;
+	}
+}
+
 /* The allocation of (@proc, @addr, @size, @label), found or made. */
 static size_t alloc_at(struct prof_run *r, int proc, uint64_t addr,
 		       uint64_t size, int label)
 {
 	struct prof_alloc *a;
+	size_t *slot;
 
-	/* the allocations of the latest snapshots are the last ones */
-	for (size_t i = r->nallocs; i-- > 0;) {
-		a = &r->allocs[i];
-		if (a->proc == proc && a->addr == addr && a->size == size &&
-		    a->label == label)
-			return i;
-	}
+	if (2 * (r->nallocs + 1) > r->seq_cap)
+		alloc_rehash(r);
+	slot = alloc_slot(r, proc, addr, size, label);
+	if (*slot)
+		return *slot - 1;
+	*slot = r->nallocs + 1;
 	GROW(r->allocs, r->nallocs, r->capallocs);
 	a = &r->allocs[r->nallocs];
 	memset(a, 0, sizeof(*a));

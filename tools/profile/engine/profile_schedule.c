@@ -63,6 +63,8 @@ bool prof_adaptive(const struct prof_opts *o)
 
 double prof_max_stopped(const struct prof_opts *o)
 {
+	if (o->cuda || o->cuda_records)
+		return 0;	/* the hook's schedule */
 	if (o->max_stopped >= 0)
 		return o->max_stopped;
 	return prof_adaptive(o) ? PROF_DEF_MAX_STOPPED : 0;

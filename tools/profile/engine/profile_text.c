@@ -151,11 +151,15 @@ static void report_head(FILE *f, struct prof_rep *rp, bool multi)
 			stop_max = r->snaps[s].stopped_ms;
 	}
 	fprintf(f, "buddyctl profile: %s\n", cmd);
-	fprintf(f, "  pid %d, exit status %d, %.2f s (%.2f s CPU, %.0f MiB max RSS); tracking allocations >= %llu B\n",
+	fprintf(f, "  pid %d, exit status %d, %.2f s (%.2f s CPU, %.0f MiB max RSS)",
 		(int)r->child,
 		WIFEXITED(r->status) ? WEXITSTATUS(r->status) : 128 + WTERMSIG(r->status),
-		run, r->cpu_s, r->maxrss_kib / 1024.0,
-		(unsigned long long)r->o->min_size);
+		run, r->cpu_s, r->maxrss_kib / 1024.0);
+	if (r->cuda)
+		fprintf(f, "; CUDA blocks of every size\n");
+	else
+		fprintf(f, "; tracking allocations >= %llu B\n",
+			(unsigned long long)r->o->min_size);
 	prof_proc_counters(r, -1, &c);
 	if (r->cuda)
 		prof_cuda_text(f, r);
