@@ -195,6 +195,27 @@ class Records(unittest.TestCase):
         self.assertEqual(1, r.returncode)
         self.assertIn(f"cuda-1.tsv:{blk + 1}: label cx-", r.stderr)
 
+    def test_each_bad_structure_is_refused_by_file_and_line(self):
+        with open(self.paths[0]) as f:
+            src = f.read().splitlines()
+        snap = next(i for i, l in enumerate(src) if l.startswith("snap"))
+        cases = [
+            ([src[0]], "cuda-1.tsv:1: no proc record"),
+            ([src[0], src[snap]], "cuda-1.tsv:2: snap before the proc"),
+            (src[:2], "cuda-1.tsv:2: no codecs record"),
+            ([src[0], src[1].replace("\t4242\t", "\t0\t", 1)],
+             "cuda-1.tsv:2: pid 0 is not a process id"),
+            (src[:snap + 1] + [src[snap + 1] + "\t1"], "seg: 10 fields"),
+            (["buddy-cuda-profile\t2"], "cuda-1.tsv:1: not a "),
+        ]
+        for lines, want in cases:
+            with tempfile.TemporaryDirectory() as d:
+                with open(os.path.join(d, "cuda-1.tsv"), "w") as f:
+                    f.write("\n".join(lines) + "\n")
+                r = buddyctl("--cuda-records", d, "-o", os.devnull)
+            self.assertEqual(1, r.returncode, (want, r.stderr))
+            self.assertIn(want, r.stderr)
+
     def test_options_of_the_interposer_are_refused(self):
         for opt in (["--min-size", "1M"], ["--every-allocs", "2"],
                     ["--match", "x"], ["-k", self.tmp.name]):

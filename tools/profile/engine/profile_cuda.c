@@ -60,6 +60,7 @@ struct rd {
 	uint64_t *kept;
 	size_t nkept, capkept;
 	bool ended;
+	bool codecs;			/* its codecs record was read */
 	/* segment unit: per segment of the current snapshot, its sums */
 	struct prof_obs *seg_obs;
 	int *seg_label;
@@ -276,9 +277,12 @@ static int rec_proc(struct rd *d, char **f, int n)
 
 	if (n != 13)
 		return bad(d, "proc: %d fields, not 12", n - 1);
-	if (num(d, f[1], "pid", &pid) || !pid || pid > INT_MAX ||
-	    fnum(d, f[6], "t0", &d->t0))
+	if (r->procs[d->proc].pid)
+		return bad(d, "a second proc record");
+	if (num(d, f[1], "pid", &pid) || fnum(d, f[6], "t0", &d->t0))
 		return -1;
+	if (!pid || pid > INT_MAX)
+		return bad(d, "pid %s is not a process id", f[1]);
 	if (unescape(f[7]) || unescape(f[9]) || unescape(f[11]))
 		return bad(d, "proc: a bad escape");
 	p->pid = pid;
@@ -304,6 +308,7 @@ static int rec_codecs(struct rd *d, char **f, int n)
 		if (!strcmp(f[c + 1], "-"))
 			d->r->cuda->unsized |= 1u << c;
 	}
+	d->codecs = true;
 	return n == PROF_NC + 1 ? 0 : bad(d, "codecs: %d fields", n - 1);
 }
 
@@ -584,13 +589,16 @@ static int read_file(struct prof_run *r, int proc, const char *path)
 		}
 		if (n > MAXF)
 			ret = bad(&d, "%s: too many fields", f[0]);
-		else if (d.line > 2 && !r->procs[proc].pid)
-			ret = bad(&d, "no proc record first");
+		else if (!r->procs[proc].pid && strcmp(f[0], "proc"))
+			ret = bad(&d, "%s before the proc record", f[0]);
 		else
 			ret = record(&d, f, n);
 	}
 	if (!ret && !d.line)
 		ret = bad(&d, "empty");
+	else if (!ret && (!r->procs[proc].pid || !d.codecs))
+		ret = bad(&d, "no %s record", !r->procs[proc].pid ? "proc" :
+			  "codecs");
 	if (!ret)
 		flush_segments(&d);
 	/* the snapshots that count: the end's kept ones, else not dropped */
