@@ -46,6 +46,73 @@ static void json_counters(struct json_object *o, const struct bprof_proc *c)
 	json_object_object_add(o, "partial_unmaps", json_object_new_int64(c->nr_partial_unmap));
 }
 
+/* @rp's labels, in the report's order, into @root's "labels". */
+static void json_labels(struct json_object *root, struct prof_rep *rp)
+{
+	struct prof_run *r = rp->r;
+	struct json_object *arr, *x;
+	unsigned int s, c, k;
+	size_t i;
+
+	json_object_object_add(root, "nr_labels", json_object_new_int64(rp->nlab_used));
+	arr = json_object_new_array();
+	for (i = 0; i < rp->nlab_used; i++) {
+		unsigned int li = rp->order[i];
+		struct prof_label *l = &r->labels[li];
+		struct json_object *st = json_object_new_array();
+		struct json_object *by = json_object_new_array();
+		struct json_object *ra = json_object_new_array();
+		char sym[256];
+
+		x = json_object_new_object();
+		json_object_object_add(x, "label", json_object_new_string(l->name));
+		json_object_object_add(x, "size", json_object_new_int64(l->size));
+		json_object_object_add(x, "kind", json_object_new_string(l->kind == BPROF_KIND_MMAP ? "mmap" : "heap"));
+		json_object_object_add(x, "allocations", json_object_new_int(l->nallocs));
+		json_object_object_add(x, "target", json_object_new_string(buddy_target_name(l->target)));
+		json_object_object_add(x, "codec", json_object_new_string(prof_codecs[l->codec]->name));
+		json_object_object_add(x, "buddy_frac", bjson_num(l->buddy_frac, "%.6f"));
+		json_object_object_add(x, "buddy_frac_err", bjson_num(l->buddy_frac_err, "%.6f"));
+		for (k = 0; k < l->nframes; k++) {
+			prof_symbolize(r, &l->frames[k], sym, sizeof(sym));
+			json_object_array_add(st, json_object_new_string(sym));
+		}
+		json_object_object_add(x, "stack", st);
+		json_object_object_add(x, "site_frame",
+			json_object_new_int(prof_site(r, l, sym, sizeof(sym))));
+		json_object_object_add(x, "site", json_object_new_string(sym));
+		for (s = 0; s < rp->nsnap; s++) {
+			size_t q = (size_t)li * rp->nsnap + s;
+
+			json_object_array_add(by, json_object_new_int64(rp->lab_bytes[q]));
+			json_object_array_add(ra, rp->lab_pairs[q] ?
+				bjson_num(prof_ratio_of(128 * rp->lab_pairs[q], rp->lab_fig3[q]), "%.4f") :
+				NULL);
+		}
+		{
+			static const char *const hk[BUDDY_CODE_NR] = {
+				"zero", "c8", "c32", "c64", "c96", "raw",
+			};
+			struct json_object *hs = json_object_new_object();
+
+			for (c = 0; c < PROF_NC; c++) {
+				struct json_object *hc = json_object_new_object();
+				unsigned int q;
+
+				for (q = 0; q < BUDDY_CODE_NR; q++)
+					json_object_object_add(hc, hk[q], json_object_new_int64(
+						rp->lab_hist[li][c][q]));
+				json_object_object_add(hs, prof_codecs[c]->name, hc);
+			}
+			json_object_object_add(x, "histogram", hs);
+		}
+		json_object_object_add(x, "bytes_per_snapshot", by);
+		json_object_object_add(x, "fig3_per_snapshot", ra);
+		json_object_array_add(arr, x);
+	}
+	json_object_object_add(root, "labels", arr);
+}
+
 /*
  * The snapshots, figures and labels of @rp into @root: the report's top
  * level for the main process, and each entry of "processes".
@@ -56,7 +123,6 @@ static void json_figures(struct json_object *root, struct prof_rep *rp)
 	struct json_object *o, *arr, *x;
 	static const char *const thr_names[] = { "10", "20", "30", "40" };
 	unsigned int s, c, k;
-	size_t i;
 
 	arr = json_object_new_array();
 	for (s = 0; s < r->nsnaps; s++) {
@@ -144,63 +210,7 @@ static void json_figures(struct json_object *root, struct prof_rep *rp)
 		json_object_object_add(o, "plus16x", jresult(&rp->all_final));
 		json_object_object_add(root, "with_excluded", o);
 	}
-	json_object_object_add(root, "nr_labels", json_object_new_int64(rp->nlab_used));
-	arr = json_object_new_array();
-	for (i = 0; i < rp->nlab_used; i++) {
-		unsigned int li = rp->order[i];
-		struct prof_label *l = &r->labels[li];
-		struct json_object *st = json_object_new_array();
-		struct json_object *by = json_object_new_array();
-		struct json_object *ra = json_object_new_array();
-		char sym[256];
-
-		x = json_object_new_object();
-		json_object_object_add(x, "label", json_object_new_string(l->name));
-		json_object_object_add(x, "size", json_object_new_int64(l->size));
-		json_object_object_add(x, "kind", json_object_new_string(l->kind == BPROF_KIND_MMAP ? "mmap" : "heap"));
-		json_object_object_add(x, "allocations", json_object_new_int(l->nallocs));
-		json_object_object_add(x, "target", json_object_new_string(buddy_target_name(l->target)));
-		json_object_object_add(x, "codec", json_object_new_string(prof_codecs[l->codec]->name));
-		json_object_object_add(x, "buddy_frac", bjson_num(l->buddy_frac, "%.6f"));
-		json_object_object_add(x, "buddy_frac_err", bjson_num(l->buddy_frac_err, "%.6f"));
-		for (k = 0; k < l->nframes; k++) {
-			prof_symbolize(r, &l->frames[k], sym, sizeof(sym));
-			json_object_array_add(st, json_object_new_string(sym));
-		}
-		json_object_object_add(x, "stack", st);
-		json_object_object_add(x, "site_frame",
-			json_object_new_int(prof_site(r, l, sym, sizeof(sym))));
-		json_object_object_add(x, "site", json_object_new_string(sym));
-		for (s = 0; s < rp->nsnap; s++) {
-			size_t q = (size_t)li * rp->nsnap + s;
-
-			json_object_array_add(by, json_object_new_int64(rp->lab_bytes[q]));
-			json_object_array_add(ra, rp->lab_pairs[q] ?
-				bjson_num(prof_ratio_of(128 * rp->lab_pairs[q], rp->lab_fig3[q]), "%.4f") :
-				NULL);
-		}
-		{
-			static const char *const hk[BUDDY_CODE_NR] = {
-				"zero", "c8", "c32", "c64", "c96", "raw",
-			};
-			struct json_object *hs = json_object_new_object();
-
-			for (c = 0; c < PROF_NC; c++) {
-				struct json_object *hc = json_object_new_object();
-				unsigned int q;
-
-				for (q = 0; q < BUDDY_CODE_NR; q++)
-					json_object_object_add(hc, hk[q], json_object_new_int64(
-						rp->lab_hist[li][c][q]));
-				json_object_object_add(hs, prof_codecs[c]->name, hc);
-			}
-			json_object_object_add(x, "histogram", hs);
-		}
-		json_object_object_add(x, "bytes_per_snapshot", by);
-		json_object_object_add(x, "fig3_per_snapshot", ra);
-		json_object_array_add(arr, x);
-	}
-	json_object_object_add(root, "labels", arr);
+	json_labels(root, rp);
 }
 
 /*
