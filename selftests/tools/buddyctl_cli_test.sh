@@ -154,6 +154,36 @@ run 0 "stats with an appended io_stat column" stats --json
 pycheck "stats: the extra column is not named" "len(j['io_stat']) == 8"
 unset BUDDY_SYSFS
 
+# ---- the in-process device: every device command works on it -------------
+run 0 "info on --device inproc:" --device inproc:device_mb=16 info
+grep -q '^device  *inproc:device_mb=16$' "$T/out" &&
+	grep -q '^device  *16777216 ' "$T/out" &&
+	ok "info describes the in-process device" ||
+	{ nok "info describes the in-process device"; diag "$T/out"; }
+grep -q '^ratio  *- (no allocations)$' "$T/out" && ! grep -q '0\.000x' "$T/out" &&
+	ok "info on an empty device prints no ratio 0.000x" ||
+	{ nok "info on an empty device prints no ratio 0.000x"; diag "$T/out"; }
+BUDDY_DEVICE=inproc:device_mb=16 run 0 "list on BUDDY_DEVICE=inproc:" list
+pycheck "list of the empty in-process device: []" "j == []"
+run 0 "show-profiles on --device inproc:" --device=inproc:device_mb=16 show-profiles
+pycheck "show-profiles of the in-process device: []" "j == []"
+for c in show heatmap; do
+	run 1 "$c 1 on --device inproc:" --device inproc:device_mb=16 $c 1
+	err_has "$c 1: the allocation is named, not 'not a buddy device'" \
+		"buddyctl: allocation 1: No such file or directory (no live allocation has this id)"
+done
+BUDDY_SYSFS="$T/sys" run 0 "stats --json on --device inproc: (no sysfs read)" \
+	--device inproc:device_mb=16 stats --json
+pycheck "stats follows --device: the in-process device's pools" \
+	"j['mm_stat']['device_total'] == 16777216 and j['mm_stat']['buddy_total'] == 3 * 16777216 and j['mm_stat']['nr_allocs'] == 0 and j['io_stat']['entry_reads'] == 0"
+run 1 "stats on --device /dev/null" --device /dev/null stats
+err_has "stats: /dev/null is not a buddy device" "buddyctl: /dev/null: not a buddy device"
+BUDDY_MODULE_DIR="$T" run 1 "stats on a missing --device" --device "$T/nodev" stats
+err_has "stats names the device path given" "buddyctl: $T/nodev: No such file or directory"
+run 1 "info on inproc: with an unknown option" --device inproc:bogus=1 info
+err_has "the bad in-process options are named with the valid ones" \
+	"buddyctl: inproc:bogus=1: Invalid argument (options: device_mb=N"
+
 # ---- load-profiles --dry-run: the state-file parser, no device ------------
 printf '# buddyd profiles\n\n0\tresnet\t4x\tbpc\n1000\tsp ace\\x41\t4/3\tzvc\n  \t\n0\tresnet\t16x\tdefault\n0\t\t2x\tnone\n' >"$T/good.state"
 run 0 "load-profiles --dry-run good file" load-profiles --dry-run "$T/good.state"

@@ -51,8 +51,13 @@ const char *au_dev_path(void)
 	return p && *p ? p : BUDDY_DEV_PATH;
 }
 
+bool au_path_is_inproc(const char *path)
+{
+	return !strncmp(path, "inproc:", 7);
+}
+
 /* Is buddy.ko loaded?  ($BUDDY_MODULE_DIR stands for /sys/module/buddy.) */
-static bool module_loaded(void)
+bool au_module_loaded(void)
 {
 	const char *d = getenv("BUDDY_MODULE_DIR");
 
@@ -71,8 +76,11 @@ int au_open(void)
 		int err = -fd;
 
 		if ((err == ENOENT || err == ENXIO || err == ENODEV) &&
-		    !module_loaded())
+		    !au_module_loaded())
 			buddyctl_err("%s: %s (the buddy module is not loaded: modprobe buddy)",
+				     path, strerror(err));
+		else if (au_path_is_inproc(path) && err == EINVAL)
+			buddyctl_err("%s: %s (options: device_mb=N, max_ratio=R, chunk_kb=K, user_limit_mb=M, auto_target=B)",
 				     path, strerror(err));
 		else if (err == EACCES || err == EPERM)
 			buddyctl_err("%s: %s (read-write access needed: root, or a member of the device's group)",
@@ -81,12 +89,18 @@ int au_open(void)
 			buddyctl_err("%s: %s", path, strerror(err));
 		return -1;
 	}
-	/* the right node?  Anything else answers GET_INFO with ENOTTY */
-	r = fstat(fd, &st) ? -errno : !S_ISCHR(st.st_mode) ? -ENOTTY :
-	    buddy_get_info(fd, &info);
+	/*
+	 * The right node?  Anything else answers GET_INFO with ENOTTY.  An
+	 * in-process device is a memfd that only libbuddy understands.
+	 */
+	if (buddy_is_inproc(fd))
+		r = buddy_get_info(fd, &info);
+	else
+		r = fstat(fd, &st) ? -errno : !S_ISCHR(st.st_mode) ? -ENOTTY :
+		    buddy_get_info(fd, &info);
 	if (r == -ENOTTY || r == -EINVAL) {
 		buddyctl_err("%s: not a buddy device%s", path,
-			     module_loaded() ? "" :
+			     au_module_loaded() ? "" :
 			     " (and the buddy module is not loaded: modprobe buddy)");
 		close(fd);
 		return -1;

@@ -45,6 +45,10 @@ void au_err(const char *obj, int err, int op);
 int au_open(void);
 /* The device path au_open() uses. */
 const char *au_dev_path(void);
+/* Is buddy.ko loaded?  ($BUDDY_MODULE_DIR stands for /sys/module/buddy.) */
+bool au_module_loaded(void);
+/* Does @path name an in-process device ("inproc:OPTIONS")? */
+bool au_path_is_inproc(const char *path);
 
 /*
  * au_size() - @bytes as text: decimal bytes, or with @human "1.50 MiB"

@@ -13,6 +13,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include <numa.h>
@@ -24,14 +26,30 @@
 
 static const char *const feature_names[] = {
 	"rw", "io_uring", "get_map", "admin", "auto", "uring_cmd", "mmap",
-	"link_model",
+	"link_model", "link_requests",
 };
+
+/*
+ * The sysfs directory of the device named (--device, $BUDDY_DEVICE, else
+ * /dev/buddy): that of its character device, found by major:minor, so
+ * that no read-write open is needed.  $BUDDY_SYSFS names another one (the
+ * tests' fake sysfs).
+ */
+static char sysfs_buf[64];
 
 static const char *sysfs_dir(void)
 {
 	const char *p = getenv("BUDDY_SYSFS");
+	struct stat st;
 
-	return p && *p ? p : BUDDY_SYSFS_DIR;
+	if (p && *p)
+		return p;
+	if (!stat(au_dev_path(), &st) && S_ISCHR(st.st_mode)) {
+		snprintf(sysfs_buf, sizeof(sysfs_buf), "/sys/dev/char/%u:%u",
+			 major(st.st_rdev), minor(st.st_rdev));
+		return sysfs_buf;
+	}
+	return BUDDY_SYSFS_DIR;
 }
 
 /* First line of a sysfs file of the device, without '\n'; -errno. */
@@ -58,7 +76,9 @@ static const char *default_codec(char *buf, size_t len)
 {
 	char line[256], *b = NULL, *e = NULL;
 
-	if (!sysfs_read("codecs", line, sizeof(line)))
+	/* an in-process device has buddy.ko's default, BPC, and no sysfs */
+	if (!au_path_is_inproc(au_dev_path()) &&
+	    !sysfs_read("codecs", line, sizeof(line)))
 		b = strchr(line, '[');
 	if (b)
 		e = strchr(b, ']');
@@ -270,10 +290,13 @@ static int info_text(const struct buddy_info *in, const struct pool_view *pv,
 	printf("%-13s %ux (carve-out %.3gx the device pool)\n", "max_ratio",
 	       in->max_ratio,
 	       in->device_bytes ? (double)in->buddy_bytes / in->device_bytes : 0);
-	printf("%-13s %.3fx (logical %s / device used %s)\n", "ratio",
-	       in->ratio_milli / 1000.0,
-	       au_size(in->logical_bytes, human, a, sizeof(a)),
-	       au_size(in->device_used, human, b, sizeof(b)));
+	if (!in->nr_allocs || !in->device_used)
+		printf("%-13s - (no allocations)\n", "ratio");
+	else
+		printf("%-13s %.3fx (logical %s / device used %s)\n", "ratio",
+		       in->ratio_milli / 1000.0,
+		       au_size(in->logical_bytes, human, a, sizeof(a)),
+		       au_size(in->device_used, human, b, sizeof(b)));
 	printf("%-13s %u\n", "allocations", in->nr_allocs);
 	printf("%-13s %s\n", "chunk", au_size(in->chunk_bytes, human, a,
 					      sizeof(a)));
@@ -409,22 +432,98 @@ static int read_cols(const struct stat_file *sf, uint64_t *v)
 	return n;
 }
 
+/* The in-process device has no sysfs: the same columns from libbuddy. */
+static int stats_inproc(uint64_t v[3][MAX_COLS], int nr[3])
+{
+	struct buddy_counters io;
+	struct buddy_info in;
+	int fd = au_open(), r;
+
+	if (fd < 0)
+		return -1;
+	memset(&in, 0, sizeof(in));
+	r = buddy_get_info(fd, &in);
+	if (!r)
+		r = buddy_device_stats(fd, &io, v[2]);
+	close(fd);
+	if (r) {
+		au_err(au_dev_path(), r, BUDDY_OP_INFO);
+		return -1;
+	}
+	v[0][0] = in.device_bytes;
+	v[0][1] = in.device_used;
+	v[0][2] = in.buddy_bytes;
+	v[0][3] = in.buddy_used;
+	v[0][4] = in.logical_bytes;
+	v[0][5] = in.nr_allocs;
+	v[0][6] = in.ratio_milli;
+	memcpy(v[1], &io, sizeof(io));
+	nr[0] = 7;
+	nr[1] = sizeof(io) / sizeof(uint64_t);
+	nr[2] = BUDDY_CODE_NR;
+	return 0;
+}
+
+/*
+ * The three stat files of the device named; -1 when it is not there or
+ * not a buddy device (message printed).
+ */
+static int stats_read(uint64_t v[3][MAX_COLS], int nr[3])
+{
+	const char *path = au_dev_path(), *env = getenv("BUDDY_SYSFS");
+	struct stat st;
+	char mm[128];
+	unsigned int f;
+
+	if (au_path_is_inproc(path))
+		return stats_inproc(v, nr);
+	if (!(env && *env)) {
+		if (stat(path, &st)) {
+			int err = errno;
+
+			buddyctl_err("%s: %s%s", path, strerror(err),
+				     err == ENOENT && !au_module_loaded() ?
+				     " (the buddy module is not loaded: modprobe buddy)" : "");
+			return -1;
+		}
+		if (!S_ISCHR(st.st_mode)) {
+			buddyctl_err("%s: not a buddy device (not a character device)",
+				     path);
+			return -1;
+		}
+		snprintf(mm, sizeof(mm), "%s/mm_stat", sysfs_dir());
+		if (access(mm, F_OK)) {
+			buddyctl_err("%s: not a buddy device (no %s)", path,
+				     mm);
+			return -1;
+		}
+	}
+	for (f = 0; f < 3; f++) {
+		nr[f] = read_cols(&stat_files[f], v[f]);
+		if (nr[f] < 0)
+			return -1;
+	}
+	return 0;
+}
+
 static void stats_usage(FILE *f)
 {
 	fprintf(f,
 		"usage: buddyctl stats [-j|--json] [-u|--human]\n"
 		"\n"
 		"Global counters of the device since the module was loaded, from\n"
-		"%s/{mm_stat,io_stat,code_stat}, plus the expansion\n"
-		"ratio now and the measured buddy-access fraction,\n"
-		"buddy_accesses / (entry_reads + entry_writes).\n"
+		"the sysfs files mm_stat, io_stat and code_stat of the device named\n"
+		"by --device (default %s: %s), plus the\n"
+		"expansion ratio now and the measured buddy-access fraction,\n"
+		"buddy_accesses / (entry_reads + entry_writes).  For an in-process\n"
+		"device (--device inproc:...) the same columns come from libbuddy.\n"
 		"\n"
 		"  -j, --json    one JSON object (keys: Documentation/buddyctl.rst)\n"
 		"  -u, --human   byte counts in binary units\n"
 		"  -h, --help    this text\n"
 		"\n"
 		"Exit status: 0 success, 1 runtime error, 2 usage error.\n",
-		BUDDY_SYSFS_DIR);
+		BUDDY_DEV_PATH, BUDDY_SYSFS_DIR);
 }
 
 int cmd_stats(int argc, char **argv)
@@ -441,11 +540,8 @@ int cmd_stats(int argc, char **argv)
 	r = au_simple_opts("stats", argc, argv, stats_usage, &json, &human);
 	if (r >= 0)
 		return r;
-	for (f = 0; f < 3; f++) {
-		nr[f] = read_cols(&stat_files[f], v[f]);
-		if (nr[f] < 0)
-			return 1;
-	}
+	if (stats_read(v, nr))
+		return 1;
 	/* columns are only ever appended: name those this tool knows */
 	memset(&cnt, 0, sizeof(cnt));
 	memcpy(&cnt, v[1], sizeof(uint64_t) *
