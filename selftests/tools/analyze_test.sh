@@ -269,6 +269,62 @@ else
 	skp "empty input and UTF-8 in JSON, wide numbers" "$NOPY"
 fi
 
+# --- many files, one bad: reported, skipped, the rest analysed ----------------
+head -c 1000 /dev/urandom >"$T/r1.bin"
+head -c 700 /dev/urandom >"$T/r2.bin"
+head -c 4096 /dev/zero >"$T/z4k.bin"
+ln -s "$T/nowhere" "$T/dangling.so"
+expect_rc "a dangling link among files exits 1" 1 \
+	"$BUDDYCTL" analyze "$T/r1.bin" "$T/dangling.so" "$T/r2.bin" "$T/z4k.bin"
+check "the dangling link is named as one" \
+	grep -q "analyze: $T/dangling.so: No such file or directory (a dangling symbolic link)" "$T/err"
+check "the files after it are analysed: the report is printed" \
+	grep -q "^files 3 (1 skipped: errors on stderr), bytes 5796, entries 46 " "$T/out"
+check "the end says how many were skipped" \
+	grep -q "analyze: 1 of 4 files skipped (errors above); the report covers the others" "$T/err"
+check "one padding note for two padded files" \
+	sh -c "test \$(grep -c 'zero-padded' '$T/err') = 1 && grep -q '2 files are not a multiple of 128 bytes (the first: $T/r1.bin)' '$T/err'"
+expect_rc "analyze -e of a missing file then a good one exits 1" 1 \
+	"$BUDDYCTL" analyze -e "$T/gone.bin" "$T/z4k.bin"
+check "... and still prints the good file's 32 entries" \
+	sh -c "test \$(wc -l <'$T/out') = 32"
+if [ $have_py = 1 ]; then
+	"$BUDDYCTL" analyze --json "$T/r1.bin" "$T/r2.bin" "$T/z4k.bin" \
+		>"$T/good.json"
+	"$BUDDYCTL" analyze --json --per-file "$T/r1.bin" "$T/dangling.so" \
+		"$T/r2.bin" "$T/z4k.bin" >"$T/skip.json"
+	for f in r1 r2 z4k; do
+		"$BUDDYCTL" analyze --json "$T/$f.bin" >"$T/one.$f.json"
+	done
+	check "JSON: the totals of the good files, the bad one under skipped, per_file equals each file alone" \
+		"$PY" -c '
+import json, sys
+t = sys.argv[1]
+g = json.load(open(t + "/good.json")); s = json.load(open(t + "/skip.json"))
+assert s["skipped"] == [{"file": t + "/dangling.so",
+			 "error": "No such file or directory"}], s["skipped"]
+assert g["skipped"] == []
+for k in ("files", "bytes", "entries", "codecs"):
+    assert s[k] == g[k], k
+assert [p["file"] for p in s["per_file"]] == s["files"]
+for p, f in zip(s["per_file"], ("r1", "r2", "z4k")):
+    one = json.load(open(t + "/one." + f + ".json"))
+    for k in ("bytes", "entries", "codecs"):
+        assert p[k] == one[k], (f, k)
+' "$T"
+else
+	skp "JSON of many files with one bad" "$NOPY"
+fi
+expect_rc "--per-file text exits 0" 0 \
+	"$BUDDYCTL" analyze --per-file -c bpc,zvc "$T/r1.bin" "$T/z4k.bin"
+check "--per-file: a header and one row per file, then the totals" \
+	sh -c "grep -q '^file  *bytes entries  *bpc  *zvc$' '$T/out' &&
+	       grep -q '^$T/r1.bin  *1000  *8 ' '$T/out' &&
+	       grep -q '^$T/z4k.bin  *4096  *32  *inf  *inf$' '$T/out' &&
+	       grep -q '^files 2, bytes 5096' '$T/out'"
+expect_rc "--per-file with --per-entry exits 2" 2 \
+	"$BUDDYCTL" analyze --per-file -e "$T/r1.bin"
+
 # --- errors -----------------------------------------------------------------
 expect_rc "missing file exits 1" 1 \
 	"$BUDDYCTL" analyze "$T/no-such-file.bin"
