@@ -159,7 +159,7 @@ class Records(unittest.TestCase):
     def test_the_same_report_as_for_a_cpu_program(self):
         prof = os.path.join(self.tmp.name, "r.prof")
         txt = os.path.join(self.tmp.name, "r.txt")
-        d, _ = self.report("-p", prof, "-o", txt, "-l", "0")
+        d, _ = self.report("-p", prof, "-o", txt, "--labels", "0")
         with open(txt) as f:
             text = f.read()
         for want in ("Fig. 3", "Fig. 7", "Fig. 10", "Labels (",

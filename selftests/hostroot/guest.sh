@@ -52,7 +52,7 @@ step lammps chroot /host /bin/sh -c "cd '$out/lammps' && exec /usr/bin/lmp \
 # window (2 MiB) smaller than their footprints; what does not fit falls
 # back to ordinary memory.  Outputs go next to the plain runs' for
 # check.py; run-*.json are the reports.
-BRUN="$bctl run -q -l 0 --min-size 64K -t 4x"
+BRUN="$bctl run -q --labels 0 --min-size 64K -t 4x"
 step run-load insmod "$ko" device_mb=4 max_ratio=4 window_mb=2
 if [ -n "$runprog" ]; then
 	chroot /host "$runprog" all >"$out/runprog-plain.out" 2>&1
@@ -79,7 +79,7 @@ if [ -n "$hpcprog" ]; then
 	step run-aligned chroot /host /bin/sh -c "$BRUN --min-size 1M \
 		--json-out '$out/run-aligned.json' -o '$out/run-aligned.rep' \
 		-- '$hpcprog' aligned >'$out/run-aligned.stdout'"
-	step run-thrash chroot /host /bin/sh -c "$bctl run -l 0 --min-size 1M \
+	step run-thrash chroot /host /bin/sh -c "$bctl run --labels 0 --min-size 1M \
 		-t 4x --progress 1 --json-out '$out/run-thrash.json' \
 		-o '$out/run-thrash.rep' -- '$hpcprog' sweep 8 6 \
 		>'$out/run-thrash.stdout' 2>'$out/run-thrash.err'"

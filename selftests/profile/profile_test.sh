@@ -590,8 +590,8 @@ check "-i, --first and --at take time spans as systemd writes them" sh -c "test 
 check "a bad span: exit 2, naming --interval" sh -c "test $? -eq 2 && grep -q -- '--interval: 10parsecs is not a time span' '$W/span.err'"
 
 # --- labels a person can read -----------------------------------------------------
-prof --no-timer -l 0 -j -o "$W/lb.json" -- ./labels >/dev/null 2>&1
-prof --no-timer -l 0 -o "$W/lb.txt" -- ./labels >/dev/null 2>&1
+prof --no-timer --labels 0 -j -o "$W/lb.json" -- ./labels >/dev/null 2>&1
+prof --no-timer --labels 0 -o "$W/lb.txt" -- ./labels >/dev/null 2>&1
 check "C++ names demangled in the stacks (operator new, app::grid)" \
 	pyj "$W/lb.json" 'S = [l["stack"] for l in d["labels"]]
 assert any(s[0].startswith("libstdc++") and "operator new(unsigned long)" in s[0] for s in S), S

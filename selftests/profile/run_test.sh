@@ -38,7 +38,7 @@ cd "$PROGS"
 check "runprog passes its own checks in ordinary memory" test $? -eq 0
 
 # --- everything in buddy memory, 4x ------------------------------------------------
-run -d $DEV -t 4x -l 0 --json-out "$W/a.json" -o "$W/a.rep" -- ./runprog all \
+run --device $DEV -t 4x --labels 0 --json-out "$W/a.json" -o "$W/a.rep" -- ./runprog all \
 	>"$W/a.out" 2>"$W/a.err"
 check "4x: exits 0 (every malloc/calloc/realloc/memalign/mmap check passed)" \
 	test $? -eq 0
@@ -75,19 +75,19 @@ check "4x: the text report has the per-label table, the total and the sweep" \
 	       grep -q '^total ' '$W/a.rep' && grep -q '16 GB/s PCIe' '$W/a.rep' &&
 	       grep -q 'without mmap' '$W/a.rep'"
 
-run -d $DEV -t 4x --base-time 2 --json-out "$W/b.json" -o /dev/null -- ./runprog noexec \
+run --device $DEV -t 4x --base-time 2 --json-out "$W/b.json" -o /dev/null -- ./runprog noexec \
 	>/dev/null 2>&1
 check "--base-time 2: slowdown = (2 s + modeled link time) / 2 s" \
 	pyj "$W/b.json" 'for x in d["sweep"]:
     assert abs(x["slowdown"] - (2 + x["link_ns"] / 1e9) / 2) < 1e-9, x'
 
 # --- 1x: no compression ------------------------------------------------------------
-run -d $DEV -t 1x --json-out "$W/c.json" -o /dev/null -- ./runprog noexec >/dev/null 2>&1
+run --device $DEV -t 1x --json-out "$W/c.json" -o /dev/null -- ./runprog noexec >/dev/null 2>&1
 check "1x: device bytes >= logical, no buddy bytes, no buddy accesses" \
 	pyj "$W/c.json" 'assert t["device"] >= t["logical"] and t["buddy"] == 0 and t["buddy_acc"] == 0, t'
 
 # --- a pool smaller than the footprint: fallback ---------------------------------
-run -d inproc:device_mb=4,max_ratio=2 -t 2x --allow-fallback --json-out "$W/f.json" -o "$W/f.rep" \
+run --device inproc:device_mb=4,max_ratio=2 -t 2x --allow-fallback --json-out "$W/f.json" -o "$W/f.rep" \
 	-- ./runprog all >"$W/f.out" 2>/dev/null
 check "small pool: exits 0 with identical output" \
 	sh -c "test $? -eq 0 && cmp '$W/plain.out' '$W/f.out'"
@@ -97,7 +97,7 @@ assert t["nfallback"] + t["nallocs"] == 17, t
 assert all(l.get("fallback_errno", 28) in (28, 7) for l in d["labels"]), d["labels"]'
 
 # --- --min-size --------------------------------------------------------------------
-run -d $DEV --min-size 8M --json-out "$W/m.json" -o /dev/null -- ./runprog all \
+run --device $DEV --min-size 8M --json-out "$W/m.json" -o /dev/null -- ./runprog all \
 	>/dev/null 2>&1
 check "--min-size 8M: only the 8 MiB allocation is buddy, the others counted below it" \
 	pyj "$W/m.json" 'assert t["nallocs"] == 1 and t["logical"] == 8 * 2**20, t
@@ -118,7 +118,7 @@ for line in open(sys.argv[1]):
     out.append("\t".join(f))
 open(sys.argv[2], "w").write("\n".join(out) + "\n")
 EOF
-run -d $DEV -t 4x -p "$W/p2.prof" --json-out "$W/p.json" -o /dev/null -- ./runprog noexec \
+run --device $DEV -t 4x -p "$W/p2.prof" --json-out "$W/p.json" -o /dev/null -- ./runprog noexec \
 	>/dev/null 2>&1
 check "-p: every label of profile's file is one of run's, and gets its target (2x)" \
 	$PY - "$W/p2.prof" "$W/p.json" <<'EOF'
@@ -142,7 +142,7 @@ check "--min-size 0: exit 2, naming the option" \
 "$BUDDYCTL" run --target 3x -- true >/dev/null 2>"$W/e2"
 check "--target 3x: exit 2, naming the option" \
 	sh -c "test $? -eq 2 && grep -q -- '--target' '$W/e2'"
-"$BUDDYCTL" run -d $DEV >/dev/null 2>"$W/e3"
+"$BUDDYCTL" run --device $DEV >/dev/null 2>"$W/e3"
 check "no command: exit 2" sh -c "test $? -eq 2 && grep -q 'no command' '$W/e3'"
 "$BUDDYCTL" run -p "$W/nonexistent" -- true >/dev/null 2>"$W/e4"
 check "-p of a missing file: exit 1, naming the file" \
@@ -151,23 +151,23 @@ printf '0\tx\t5x\tbpc\n' >"$W/bad.prof"
 "$BUDDYCTL" run -p "$W/bad.prof" -- true >/dev/null 2>"$W/e5"
 check "-p of a bad file: exit 1, naming file and line" \
 	sh -c "test $? -eq 1 && grep -q 'bad.prof:1:' '$W/e5'"
-"$BUDDYCTL" run --cpunodebind 1023 -d $DEV -- true >/dev/null 2>"$W/e6"
+"$BUDDYCTL" run --cpunodebind 1023 --device $DEV -- true >/dev/null 2>"$W/e6"
 rc=$?
 check "--cpunodebind past the last node: exit 2 (or 1 without NUMA), naming the option" \
 	sh -c "test $rc -eq 2 -o $rc -eq 1 && grep -q -- '--cpunodebind' '$W/e6'"
-run -d $DEV --cpunodebind 0 -o /dev/null -- sh -c 'exit 3' >/dev/null 2>"$W/e7"
+run --device $DEV --cpunodebind 0 -o /dev/null -- sh -c 'exit 3' >/dev/null 2>"$W/e7"
 rc=$?
 if grep -q 'no NUMA support' "$W/e7"; then
 	skp "--cpunodebind 0 runs the program" "no NUMA support"
 else
 	check "--cpunodebind 0 runs the program; its exit status is buddyctl's" test $rc -eq 3
 fi
-run -d $DEV -o /dev/null -- sh -c 'kill -TERM $$' >/dev/null 2>&1
+run --device $DEV -o /dev/null -- sh -c 'kill -TERM $$' >/dev/null 2>&1
 check "a program killed by SIGTERM: exit 143" test $? -eq 143
-run -d $DEV -o /dev/null -- "$W/no-such-program" >/dev/null 2>"$W/e8"
+run --device $DEV -o /dev/null -- "$W/no-such-program" >/dev/null 2>"$W/e8"
 check "a missing program: exit 127, naming it" \
 	sh -c "test $? -eq 127 && grep -q 'no-such-program' '$W/e8'"
-run -d inproc:device_mb=0 --json-out "$W/d.json" -o /dev/null -- ./runprog noexec \
+run --device inproc:device_mb=0 --json-out "$W/d.json" -o /dev/null -- ./runprog noexec \
 	>/dev/null 2>&1
 check "a device that cannot be opened: the program still runs, everything falls back, counted" \
 	pyj "$W/d.json" 'assert t["nallocs"] == 0 and t["nfallback"] == 15, t
@@ -175,7 +175,7 @@ assert d["nr_dev_open_failed"] >= 1, d'
 
 # --- programs nobody tuned run for (hpcprog) ------------------------------------
 ./hpcprog aligned >"$W/al-plain.out"
-run -d $DEV -t 4x --json-out "$W/al.json" -o "$W/al.rep" -- ./hpcprog aligned \
+run --device $DEV -t 4x --json-out "$W/al.json" -o "$W/al.rep" -- ./hpcprog aligned \
 	>"$W/al.out" 2>/dev/null
 check "aligned 64K..2M (posix_memalign, aligned_alloc, memalign): exits 0, output identical" \
 	sh -c "test $? -eq 0 && test -s '$W/al-plain.out' && cmp '$W/al-plain.out' '$W/al.out'"
@@ -183,7 +183,7 @@ check "aligned 64K..2M: every one is a buddy allocation, none fell back" \
 	pyj "$W/al.json" 'assert t["nallocs"] == 4 and t["nfallback"] == 0, t
 assert t["logical"] == (4 + 8 + 2 + 3) * 2**20 + 4096, t["logical"]'
 
-run -d inproc:device_mb=1 -t 4x --json-out "$W/fb.json" -o "$W/fb.rep" -- \
+run --device inproc:device_mb=1 -t 4x --json-out "$W/fb.json" -o "$W/fb.rep" -- \
 	./hpcprog churn 3 8 >/dev/null 2>&1
 check "all fell back on the in-process device: the text says in-process" \
 	grep -q 'device without mmap (in-process)' "$W/fb.rep"
@@ -194,7 +194,7 @@ check "every fallback reason with its count and bytes, in the text" \
 check "every fallback reason with its count and bytes, in the JSON" \
 	pyj "$W/fb.json" 'assert d["fallbacks"] == [{"errno": 7, "name": "E2BIG", "allocs": 3, "bytes": 24 * 2**20}], d["fallbacks"]'
 
-run -d inproc:device_mb=8 -t 1x --json-out "$W/ch.json" -o "$W/ch.rep" -- \
+run --device inproc:device_mb=8 -t 1x --json-out "$W/ch.json" -o "$W/ch.rep" -- \
 	./hpcprog churn 10 4 >/dev/null 2>&1
 check "churn 10 x 4 MiB: the footprint is the peak of live bytes (4 MiB), not the 40 MiB allocated" \
 	pyj "$W/ch.json" 'assert t["logical"] == 40 * 2**20 and t["nfallback"] == 0, t
@@ -209,7 +209,7 @@ check "no base time: the report says so instead of a slowdown near 1.000x" \
 check "no base time: no slowdown in the JSON sweep" \
 	pyj "$W/ch.json" 'assert d["base"] == "none" and d["base_s"] is None
 assert all("slowdown" not in x for x in d["sweep"]), d["sweep"]'
-run -d inproc:device_mb=8 -t 1x --base-run --json-out "$W/br.json" -o "$W/br.rep" -- \
+run --device inproc:device_mb=8 -t 1x --base-run --json-out "$W/br.json" -o "$W/br.rep" -- \
 	./hpcprog churn 10 4 >"$W/br.out" 2>/dev/null
 check "--base-run: the program's output once (the plain run's is thrown away)" \
 	test "$(grep -c '^churn' "$W/br.out")" -eq 10
@@ -219,11 +219,11 @@ check "--base-run: slowdown = (plain run + modeled link time) / plain run" \
 	pyj "$W/br.json" 'assert d["base"] == "plain run" and d["base_s"] > 0
 for x in d["sweep"]:
     assert abs(x["slowdown"] - (d["base_s"] + x["link_ns"] / 1e9) / d["base_s"]) < 1e-9, x'
-"$BUDDYCTL" run -d $DEV --base-run -o "$W/bf.rep" -- sh -c 'exit 4' >/dev/null 2>"$W/bf.err"
+"$BUDDYCTL" run --device $DEV --base-run -o "$W/bf.rep" -- sh -c 'exit 4' >/dev/null 2>"$W/bf.err"
 check "--base-run of a failing command: said, no base, the run's own status" \
 	sh -c "test $? -eq 4 && grep -q 'base-run: the plain run of sh exited with 4: no base time' '$W/bf.err' &&
 	       grep -q '^no slowdown' '$W/bf.rep'"
-"$BUDDYCTL" run -d $DEV --progress 0.1 -o /dev/null -- ./hpcprog upfront 40 8 \
+"$BUDDYCTL" run --device $DEV --progress 0.1 -o /dev/null -- ./hpcprog upfront 40 8 \
 	>/dev/null 2>"$W/pr.err"
 check "--progress 0.1: progress lines on stderr with the live and peak buddy memory" \
 	grep -q 'run: [0-9]* s: 16.0 MiB of buddy memory live (peak 16.0 MiB)' "$W/pr.err"
@@ -233,7 +233,7 @@ check "--progress -1: exit 2, naming the option" \
 
 # --- the device is checked before the program runs ---------------------------
 rm -f "$W/ran"
-"$BUDDYCTL" run -q -d "$W/no-buddy" -- touch "$W/ran" >/dev/null 2>"$W/nd.err"
+"$BUDDYCTL" run -q --device "$W/no-buddy" -- touch "$W/ran" >/dev/null 2>"$W/nd.err"
 rc=$?
 check "no device: exit 1 and the program never started" \
 	sh -c "test $rc -eq 1 && test ! -e '$W/ran'"
@@ -243,32 +243,32 @@ check "no device: the message names the path, modprobe buddy and --device inproc
 BUDDY_DEVICE="$W/no-buddy" "$BUDDYCTL" run -q -- touch "$W/ran" >/dev/null 2>"$W/nd2.err"
 check "no device named by \$BUDDY_DEVICE: exit 1, nothing run" \
 	sh -c "test $? -eq 1 && test ! -e '$W/ran' && grep -q 'no-buddy' '$W/nd2.err'"
-"$BUDDYCTL" run -q -d /dev/null -- touch "$W/ran" >/dev/null 2>"$W/nd3.err"
+"$BUDDYCTL" run -q --device /dev/null -- touch "$W/ran" >/dev/null 2>"$W/nd3.err"
 check "a file that is not a buddy device: exit 1, nothing run, said so" \
 	sh -c "test $? -eq 1 && test ! -e '$W/ran' && grep -q 'not a buddy device' '$W/nd3.err'"
 check "the in-process device: the report's first line says the program ran in ordinary memory" \
 	sh -c "grep -m1 . '$W/a.rep' | grep -q 'in ordinary memory'"
-run -d inproc:device_mb=2,max_ratio=2 -t 2x -o /dev/null -- ./runprog noexec \
+run --device inproc:device_mb=2,max_ratio=2 -t 2x -o /dev/null -- ./runprog noexec \
 	>/dev/null 2>"$W/fb.err"
 check "more than half the tracked bytes fell back: a warning, exit 1" \
 	sh -c "test $? -eq 1 && grep -q 'warning: .*fell back' '$W/fb.err' &&
 	       grep -q -- '--allow-fallback' '$W/fb.err'"
-run -d inproc:device_mb=2,max_ratio=2 -t 2x --allow-fallback -o /dev/null -- \
+run --device inproc:device_mb=2,max_ratio=2 -t 2x --allow-fallback -o /dev/null -- \
 	./runprog noexec >/dev/null 2>"$W/fb2.err"
 check "--allow-fallback: the same run exits with the program's status, still warned" \
 	sh -c "test $? -eq 0 && grep -q 'warning: .*fell back' '$W/fb2.err'"
 
 # --- JSON alone on stdout -------------------------------------------------------------
-run -d $DEV -j -- ./runprog noexec >"$W/j.out" 2>"$W/j.err"
+run --device $DEV -j -- ./runprog noexec >"$W/j.out" 2>"$W/j.err"
 check "-j: stdout is the JSON report alone (the program's stdout went to stderr)" \
 	sh -c "$PY -m json.tool '$W/j.out' >/dev/null && grep -q '^a ' '$W/j.err'"
 check "-j: the same report as --json-out" \
 	pyj "$W/j.out" 'assert "sweep" in d and t["nallocs"] > 0 and d["labels"], t'
-run -d $DEV --json-out - -- ./runprog noexec >"$W/j2.out" 2>"$W/j2.err"
+run --device $DEV --json-out - -- ./runprog noexec >"$W/j2.out" 2>"$W/j2.err"
 check "--json-out -: JSON alone on stdout, the text report and the program's stdout on stderr" \
 	sh -c "$PY -m json.tool '$W/j2.out' >/dev/null && grep -q '^a ' '$W/j2.err' &&
 	       grep -q '^total ' '$W/j2.err'"
-run -d $DEV -j -o "$W/j3.json" -- ./runprog noexec >"$W/j3.out" 2>/dev/null
+run --device $DEV -j -o "$W/j3.json" -- ./runprog noexec >"$W/j3.out" 2>/dev/null
 check "-j -o FILE: the JSON in FILE, the program's stdout left on stdout" \
 	sh -c "$PY -m json.tool '$W/j3.json' >/dev/null && grep -q '^a ' '$W/j3.out'"
 
@@ -283,7 +283,7 @@ c = np.sort(b.ravel())
 print(hashlib.sha256(b.tobytes()).hexdigest(), hashlib.sha256(c.tobytes()).hexdigest())
 EOF
 	OPENBLAS_NUM_THREADS=1 $PY "$W/np.py" >"$W/np1.out"
-	OPENBLAS_NUM_THREADS=1 run -d inproc:device_mb=4,max_ratio=4 -t 4x --json-out \
+	OPENBLAS_NUM_THREADS=1 run --device inproc:device_mb=4,max_ratio=4 -t 4x --json-out \
 		"$W/np.json" -o /dev/null -- $PY "$W/np.py" >"$W/np2.out" 2>/dev/null
 	check "numpy: bit-identical results in buddy memory with a pool smaller than its footprint" \
 		sh -c "test -s '$W/np1.out' && cmp '$W/np1.out' '$W/np2.out'"

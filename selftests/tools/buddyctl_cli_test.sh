@@ -56,6 +56,36 @@ run 0 "top-level --help lists set-target" --help
 grep -q '^  set-target ' "$T/out" && ok "set-target in the command table" ||
 	nok "set-target in the command table"
 
+# ---- one meaning per option letter, from every command's --help -----------
+: >"$T/letters"
+for c in analyze profile run info stats list show heatmap set-target \
+	 show-profiles load-profiles clear-profiles calibrate; do
+	"$BUDDYCTL" "$c" --help 2>/dev/null |
+		sed -n "s/^ *-\([A-Za-z]\), --\([a-z-]*\).*/$c \1 \2/p" >>"$T/letters"
+done
+# the admin conventions: these letters mean this wherever they appear
+bad=$(awk '
+	BEGIN { want["c"] = "codec"; want["h"] = "help"; want["j"] = "json";
+		want["l"] = "label"; want["o"] = "output"; want["u"] = "human";
+		want["U"] = "uid" }
+	$2 == "d" { print $1 " -d --" $3 " (the device is --device)"; next }
+	$2 == "c" && $3 == "codecs" { next }	# calibrate times several
+	($2 in want) && $3 != want[$2] {
+		print $1 " -" $2 " --" $3 " (-" $2 " is --" want[$2] ")" }' "$T/letters")
+if [ -s "$T/letters" ] && [ -z "$bad" ]; then
+	ok "-c -h -j -l -o -u -U mean one thing in every command, no -d"
+else
+	nok "-c -h -j -l -o -u -U mean one thing in every command, no -d"
+	echo "$bad" | sed 's/^/# /'
+fi
+grep -q '^calibrate h help$' "$T/letters" && grep -q '^profile U uid$' "$T/letters" &&
+	ok "the letters were read from the --help texts" ||
+	{ nok "the letters were read from the --help texts"; diag "$T/letters"; }
+run 0 "calibrate --help" calibrate --help
+grep -q '^Exit status: 0 success, 1 runtime error' "$T/out" &&
+	ok "calibrate --help has the exit-status line" ||
+	{ nok "calibrate --help has the exit-status line"; diag "$T/out"; }
+
 # ---- usage errors: exit 2 ---------------------------------------------------
 run 2 "info with an argument" info extra
 run 2 "info with an unknown option" info --bogus

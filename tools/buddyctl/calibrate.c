@@ -76,8 +76,11 @@ static void usage(FILE *f)
 "                         sparsities (default 1: the whole range only)\n"
 "      --seed N           data seed (default 1)\n"
 "  -o, --output FILE      write the model to FILE (default: stdout)\n"
-"  -l, --list             list the codecs and exit\n"
-"  -h, --help             this text\n",
+"      --list             list the codecs and exit\n"
+"  -h, --help             this text\n"
+"\n"
+"Exit status: 0 success, 1 runtime error (a codec failed, a tensor file\n"
+"or FILE that cannot be read or written), 2 usage error.\n",
 		def_sizes, def_sparsities);
 }
 
@@ -687,6 +690,7 @@ out:
 
 int cmd_calibrate(int argc, char **argv)
 {
+	enum { OPT_LIST = 256 };	/* -l is --label in buddyctl */
 	static const struct option longopts[] = {
 		{ "codecs", required_argument, NULL, 'c' },
 		{ "sizes", required_argument, NULL, 's' },
@@ -696,7 +700,7 @@ int cmd_calibrate(int argc, char **argv)
 		{ "bins", required_argument, NULL, 'b' },
 		{ "tensors", required_argument, NULL, 't' },
 		{ "output", required_argument, NULL, 'o' },
-		{ "list", no_argument, NULL, 'l' },
+		{ "list", no_argument, NULL, OPT_LIST },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -709,7 +713,7 @@ int cmd_calibrate(int argc, char **argv)
 	int c, ret;
 
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "c:s:p:r:b:t:o:lh", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "c:s:p:r:b:t:o:h", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'c':
 			codecs = optarg;
@@ -749,7 +753,7 @@ int cmd_calibrate(int argc, char **argv)
 		case 'o':
 			output = optarg;
 			break;
-		case 'l':
+		case OPT_LIST:
 			for (i = 0; i < tcodec_count(); i++)
 				printf("%s%s\n", tcodec_get(i)->name,
 				       tcodec_lossless(tcodec_get(i)) ? "" :

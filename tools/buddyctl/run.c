@@ -48,11 +48,13 @@ static void run_usage(FILE *f)
 "  -c, --codec NAME       bpc, zvc, bdi, fpc, none or default (default)\n"
 "  -p, --profile FILE     targets per label from FILE (as written by\n"
 "                         `buddyctl profile -p`); other labels get --target\n"
-"  -u, --uid UID          whose profiles of FILE (default: yours)\n"
+"  -U, --uid UID          whose profiles of FILE (default: yours)\n"
 "      --depth N          call-stack frames per label (1-%u, default 8, as\n"
 "                         profile's; must match the profile's)\n"
 "      --no-unwind        label by the immediate caller only\n"
-"  -d, --device PATH      /dev/buddy (default), or inproc:OPTS\n"
+"      --device PATH      the device (default: $BUDDY_DEVICE, which\n"
+"                         buddyctl --device sets, else /dev/buddy), or\n"
+"                         inproc:OPTS\n"
 "      --cpunodebind N    run COMMAND on the CPUs of NUMA node N (libnuma)\n"
 "      --base-run         run COMMAND once without buddy memory first (its\n"
 "                         output thrown away), timed: the base time of the\n"
@@ -70,7 +72,7 @@ static void run_usage(FILE *f)
 "  -j, --json             the report as JSON\n"
 "  -o, --output FILE      the report to FILE instead of stdout\n"
 "      --json-out FILE    also the report as JSON, to FILE (-: stdout)\n"
-"  -l, --labels N         label rows in the table (default 25; 0: all)\n"
+"      --labels N         label rows in the table (default 25; 0: all)\n"
 "      --records N        allocation records kept (default %u)\n"
 "      --lib PATH         the interposer (default: libbuddyprof.so next to\n"
 "                         buddyctl, or $BUDDYPROF_LIB)\n"
@@ -171,7 +173,7 @@ static int set_records(void *o, const char *arg)
 
 enum {
 	OPT_CPUNODE = 300, OPT_BASE, OPT_RECORDS, OPT_UM_PAGE, OPT_BASE_RUN,
-	OPT_PROGRESS, OPT_ALLOW_FALLBACK,
+	OPT_PROGRESS, OPT_ALLOW_FALLBACK, OPT_DEVICE,
 };
 
 static const struct eng_option run_options[] = {
@@ -180,7 +182,7 @@ static const struct eng_option run_options[] = {
 	{ "codec", 'c', true, set_codec,
 	  "a codec: bpc, zvc, bdi, fpc, none or default" },
 	{ "profile", 'p', true, set_profile, NULL },
-	{ "device", 'd', true, set_device, NULL },
+	{ "device", OPT_DEVICE, true, set_device, NULL },
 	{ "cpunodebind", OPT_CPUNODE, true, set_cpunode, "a node in 0..1023" },
 	{ "base-time", OPT_BASE, true, set_base_time, "a number of seconds above 0" },
 	{ "base-run", OPT_BASE_RUN, false, set_base_run, NULL },

@@ -48,7 +48,7 @@ chroot /host /bin/sh -c 'OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 \
 insmod /host$root/kmod/buddy.ko device_mb=$device_mb max_ratio=4 window_mb=4 \
 	device_node=0 buddy_node=1 || exit 1
 chroot /host /bin/sh -c 'OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 \
-	$root/build/buddyctl run -q -t 4x -l 10 --base-time $host_s \
+	$root/build/buddyctl run -q -t 4x --labels 10 --base-time $host_s \
 	--json-out $out/guest/run.json -o $out/guest/run.rep \
 	-- /usr/bin/python3 $here/fmnist_stats.py $fmnist >$out/guest/guest.out'
 rc=\$?

@@ -557,7 +557,7 @@ def main():
             rc = run_prof(a.buddyctl, sched(w) + ["--exclude", "libopenblas",
                                        "-o", f"{out}/{w['name']}.txt", "--json-out",
                                        f"{out}/{w['name']}.json", "-p",
-                                       f"{out}/{w['name']}.prof", "-l", "15"],
+                                       f"{out}/{w['name']}.prof", "--labels", "15"],
                           w["cmd"], d, f"{out}/{w['name']}.prof.log")
             if rc != 0:
                 break

@@ -104,7 +104,7 @@ static int set_quiet(void *o, const char *arg)
 }
 
 enum {
-	OPT_DEPTH = 256, OPT_NO_UNWIND, OPT_JSON_OUT, OPT_LIB,
+	OPT_DEPTH = 256, OPT_NO_UNWIND, OPT_JSON_OUT, OPT_LIB, OPT_LABELS,
 };
 
 const struct eng_option eng_common_options[] = {
@@ -112,11 +112,12 @@ const struct eng_option eng_common_options[] = {
 	  "a size of at least 1 byte (K, M, G suffixes)" },
 	{ "depth", OPT_DEPTH, true, set_depth, "in 1.." STR(BPROF_FRAMES) },
 	{ "no-unwind", OPT_NO_UNWIND, false, set_no_unwind, NULL },
-	{ "uid", 'u', true, set_uid, "a uid in 0..4294967294" },
+	/* -U as list's --uid; -u is --human and -l --label in buddyctl */
+	{ "uid", 'U', true, set_uid, "a uid in 0..4294967294" },
 	{ "output", 'o', true, set_out, NULL },
 	{ "json", 'j', false, set_json, NULL },
 	{ "json-out", OPT_JSON_OUT, true, set_json_out, NULL },
-	{ "labels", 'l', true, set_labels, "a number of rows (0: all)" },
+	{ "labels", OPT_LABELS, true, set_labels, "a number of rows (0: all)" },
 	{ "lib", OPT_LIB, true, set_lib, NULL },
 	{ "quiet", 'q', false, set_quiet, NULL },
 	{ NULL }
