@@ -168,6 +168,9 @@ cap load-profiles.good buddyctl load-profiles $T/good.state
 cap show-profiles.good buddyctl show-profiles
 cap load-profiles.bad buddyctl load-profiles $T/bad.state
 cap show-profiles.after-bad buddyctl show-profiles
+: >$T/empty.state
+cap load-profiles.empty buddyctl load-profiles $T/empty.state
+cap show-profiles.after-empty buddyctl show-profiles
 cap set-target.auto buddyctl set-target $B_AUTO auto
 cap show.auto-after buddyctl show $B_AUTO
 cap set-target.auto-gamma buddyctl set-target $A_GAMMA auto

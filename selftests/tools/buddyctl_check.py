@@ -789,6 +789,20 @@ def main():
        "load-profiles of a bad file: exit 1, FILE:LINE: reason", b.stderr)
     ok(J("show-profiles.after-bad") == good,
        "a bad file changes nothing (all or nothing)")
+    b = B("load-profiles.empty")
+    ok(b.rc == 1 and "no profiles in the file: the device's profile table "
+       "is left as it was (--replace empties it)" in b.stderr,
+       "load-profiles of an empty file: exit 1, says the table is kept",
+       (b.rc, b.stderr))
+    ok(J("show-profiles.after-empty") == good,
+       "an empty file without --replace changes nothing")
+    ok("load-profiles: /tmp/" in B("load-profiles.good").stderr and
+       "/good.state: 3 profiles installed in /dev/buddy, replacing " in
+       B("load-profiles.good").stderr,
+       "load-profiles says what it replaced", B("load-profiles.good").stderr)
+    ok("clear-profiles: /dev/buddy: 4 profiles removed" in
+       B("clear-profiles").stderr,
+       "clear-profiles says what it removed", B("clear-profiles").stderr)
     b = B("set-target.auto")
     ok(b.rc == 0 and b.stdout.strip() ==
        f"allocation {B_AUTO}: 1x bpc -> 4x zvc",

@@ -241,5 +241,32 @@ err_has "the first profile past 4096 is named, with the count" "$T/big.state:409
 pycheck "4096 profiles printed, the last one l4095" "len(j) == 4096 and j[-1]['label'] == 'l4095'"
 run 1 "load-profiles of a missing file" load-profiles --dry-run "$T/none.state"
 err_has "the missing file is named" "$T/none.state: No such file or directory"
+run 1 "load-profiles of a directory" load-profiles --dry-run "$T"
+err_has "a directory is named as one, not an I/O error" "buddyctl: $T: Is a directory"
+
+# ---- nothing wiped without a word (on an in-process device) ----------------
+export BUDDY_DEVICE=inproc:device_mb=8
+: >"$T/empty.state"
+printf '# only a comment\n\n' >"$T/comment.state"
+printf '0\tone\t4x\tbpc\n0\ttwo\t2x\tzvc\n' >"$T/two.state"
+for f in empty comment; do
+	run 1 "load-profiles of a file without profiles ($f)" load-profiles "$T/$f.state"
+	err_has "... changes nothing and says so" \
+		"buddyctl: load-profiles: $T/$f.state: no profiles in the file: the device's profile table is left as it was (--replace empties it)"
+done
+run 0 "load-profiles --replace of an empty file" load-profiles --replace "$T/empty.state"
+err_has "... says what it replaced" \
+	"buddyctl: load-profiles: $T/empty.state: 0 profiles installed in inproc:device_mb=8, replacing 0"
+run 0 "load-profiles of two profiles" load-profiles "$T/two.state"
+err_has "... says what it installed and replaced" \
+	"buddyctl: load-profiles: $T/two.state: 2 profiles installed in inproc:device_mb=8, replacing 0 (0 with the same uid and label)"
+run 0 "load-profiles --merge" load-profiles --merge "$T/two.state"
+err_has "... says what it merged" \
+	"buddyctl: load-profiles: $T/two.state: 2 profiles merged into inproc:device_mb=8: 0 installed ones replaced, 0 kept"
+run 2 "load-profiles --merge --replace" load-profiles --merge --replace "$T/two.state"
+run 0 "clear-profiles" clear-profiles
+err_has "clear-profiles says what it removed" \
+	"buddyctl: clear-profiles: inproc:device_mb=8: 0 profiles removed"
+unset BUDDY_DEVICE
 
 tap_end

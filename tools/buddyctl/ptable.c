@@ -127,23 +127,33 @@ int cmd_clear_profiles(int argc, char **argv)
 {
 	int fd, r;
 
+	struct buddy_profile_entry *v;
+	unsigned int n;
+
 	r = au_simple_start("clear-profiles", argc, argv, clear_profiles_usage,
 			    NULL, NULL, &fd);
 	if (r >= 0)
 		return r;
+	if (profile_get_all(fd, &v, &n)) {
+		close(fd);
+		return 1;
+	}
+	free(v);
 	r = buddy_profile_set(fd, NULL, 0, BUDDY_PROFILE_REPLACE);
 	close(fd);
 	if (r) {
 		au_err(au_dev_path(), r, BUDDY_OP_PROFILE);
 		return 1;
 	}
+	buddyctl_err("clear-profiles: %s: %u profile%s removed", au_dev_path(), n,
+		 n == 1 ? "" : "s");
 	return 0;
 }
 
 static void load_profiles_usage(FILE *f)
 {
 	fprintf(f,
-		"usage: buddyctl load-profiles [--merge] [--dry-run] [-j] FILE\n"
+		"usage: buddyctl load-profiles [--merge|--replace] [--dry-run] [-j] FILE\n"
 		"\n"
 		"Install the profiles of FILE (\"-\": stdin), a buddyd state file:\n"
 		"one \"uid<TAB>label<TAB>target<TAB>codec\" line per profile, labels\n"
@@ -152,10 +162,13 @@ static void load_profiles_usage(FILE *f)
 		"(FILE:LINE: reason) and nothing is installed.  A later line with\n"
 		"the uid and label of an earlier one wins.  As buddyd does, the\n"
 		"first 4096 profiles (the kernel table's size) are installed and\n"
-		"the lines past them reported.  Needs CAP_SYS_ADMIN.\n"
+		"the lines past them reported.  A FILE without profiles changes\n"
+		"nothing (exit 1) unless --replace.  What the load replaced is\n"
+		"said on stderr.  Needs CAP_SYS_ADMIN.\n"
 		"\n"
 		"  -m, --merge     keep the installed entries; the file's replace\n"
 		"                  those with the same uid and label\n"
+		"      --replace   replace the table even by an empty FILE\n"
 		"  -n, --dry-run   check FILE and print what would be installed\n"
 		"                  (JSON array), without touching the kernel\n"
 		"  -j, --json      print the table after loading (JSON array)\n"
@@ -220,10 +233,36 @@ static int load_file(const char *path, struct buddy_profile_table *t)
 	return 0;
 }
 
+/*
+ * One line on what the load changed: the profiles installed and those of
+ * the @nold before it (@old) that they replaced, or that merging kept.
+ */
+static void load_summary(const char *path, const struct buddy_profile_table *t,
+			 const struct buddy_profile_entry *old,
+			 unsigned int nold, bool merge)
+{
+	unsigned int same = 0, i;
+
+	for (i = 0; i < nold; i++)
+		if (buddy_profile_find(t,
+				       old[i].uid, old[i].label))
+			same++;
+	if (merge)
+		buddyctl_err("load-profiles: %s: %zu profile%s merged into %s: %u installed one%s replaced, %u kept",
+			     path, t->n, t->n == 1 ? "" : "s", au_dev_path(),
+			     same, same == 1 ? "" : "s", nold - same);
+	else
+		buddyctl_err("load-profiles: %s: %zu profile%s installed in %s, replacing %u (%u with the same uid and label)",
+			     path, t->n, t->n == 1 ? "" : "s", au_dev_path(),
+			     nold, same);
+}
+
 int cmd_load_profiles(int argc, char **argv)
 {
+	enum { OPT_REPLACE = 256 };	/* no letter: -r is --max-rows, --repeat */
 	static const struct option opts[] = {
 		{ "merge",	no_argument,	NULL, 'm' },
+		{ "replace",	no_argument,	NULL, OPT_REPLACE },
 		{ "dry-run",	no_argument,	NULL, 'n' },
 		{ "json",	no_argument,	NULL, 'j' },
 		{ "help",	no_argument,	NULL, 'h' },
@@ -231,13 +270,17 @@ int cmd_load_profiles(int argc, char **argv)
 	};
 	struct buddy_profile_table t = { 0 };
 	struct buddy_profile_entry *now = NULL;
-	bool merge = false, dry = false, json = false;
+	bool merge = false, replace = false, dry = false, json = false;
+	unsigned int before;
 	int c, fd, r, ret = 1;
 
 	while ((c = getopt_long(argc, argv, "mnjh", opts, NULL)) != -1) {
 		switch (c) {
 		case 'm':
 			merge = true;
+			break;
+		case OPT_REPLACE:
+			replace = true;
 			break;
 		case 'n':
 			dry = true;
@@ -258,15 +301,30 @@ int cmd_load_profiles(int argc, char **argv)
 			     "missing FILE" : "one FILE only");
 		return EXIT_USAGE;
 	}
+	if (merge && replace) {
+		buddyctl_err("load-profiles: --merge and --replace do not combine");
+		return EXIT_USAGE;
+	}
 	if (load_file(argv[optind], &t))
 		goto out;
 	if (dry) {
 		ret = profiles_print(t.v, t.n);
 		goto out;
 	}
+	/* an empty file wipes the table only when asked to */
+	if (!t.n && !replace) {
+		buddyctl_err("load-profiles: %s: no profiles in the file: the device's profile table is left as it was (--replace empties it)",
+			     argv[optind]);
+		goto out;
+	}
 	fd = au_open();
 	if (fd < 0)
 		goto out;
+	/* what is replaced is said: the table before */
+	if (profile_get_all(fd, &now, &before)) {
+		close(fd);
+		goto out;
+	}
 	r = buddy_profile_set(fd, t.v, t.n, merge ? 0 : BUDDY_PROFILE_REPLACE);
 	if (r) {
 		char obj[600];
@@ -277,6 +335,9 @@ int cmd_load_profiles(int argc, char **argv)
 		close(fd);
 		goto out;
 	}
+	load_summary(argv[optind], &t, now, before, merge);
+	free(now);
+	now = NULL;
 	ret = 0;
 	if (json) {
 		unsigned int m;

@@ -418,14 +418,22 @@ int buddy_profile_read(struct buddy_profile_table *t, FILE *f,
 	char *line = NULL, msg[BUDDY_LABEL_ESC_MAX + 64];
 	size_t cap = 0;
 	ssize_t len;
-	int err = 0;
+	int err = 0, read_err = 0;
 
 	buddy_profile_clear(t);
-	while ((len = getline(&line, &cap, f)) >= 0) {
+	for (;;) {
 		struct buddy_profile_entry p, *old;
 		const char *why = NULL;
 		size_t ln;
 		int r;
+
+		/* getline()'s errno names the cause (EISDIR: a directory) */
+		errno = 0;
+		len = getline(&line, &cap, f);
+		if (len < 0) {
+			read_err = errno;
+			break;
+		}
 
 		if (len && line[len - 1] == '\n')
 			line[--len] = 0;
@@ -485,7 +493,7 @@ int buddy_profile_read(struct buddy_profile_table *t, FILE *f,
 		}
 	}
 	if (!err && ferror(f))
-		err = -EIO;
+		err = read_err ? -read_err : -EIO;
 	free(line);
 	if (s.over && report) {
 		snprintf(msg, sizeof(msg),
