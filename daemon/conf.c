@@ -310,7 +310,7 @@ int bd_conf_parse_file(struct bd_conf *c, const char *path)
 	char *line = NULL, where[PATH_MAX + 32];
 	size_t cap = 0;
 	unsigned int ln = 0;
-	int err = 0;
+	int err = 0, read_err = 0;
 	FILE *f;
 
 	f = fopen(path, "re");
@@ -321,9 +321,15 @@ int bd_conf_parse_file(struct bd_conf *c, const char *path)
 		bd_err("%s: %s", path, strerror(errno));
 		return err;
 	}
-	while (getline(&line, &cap, f) >= 0) {
+	for (;;) {
 		char *s, *eq;
 
+		/* getline()'s errno names the cause (EISDIR: a directory) */
+		errno = 0;
+		if (getline(&line, &cap, f) < 0) {
+			read_err = errno;
+			break;
+		}
 		ln++;
 		/* a UTF-8 byte-order mark, as some editors write, is no text */
 		s = strip(ln == 1 && !strncmp(line, "\xef\xbb\xbf", 3) ?
@@ -342,11 +348,19 @@ int bd_conf_parse_file(struct bd_conf *c, const char *path)
 			s[l - 1] = 0;
 			if (!strcmp(s + 1, BD_SECTION)) {
 				section = OURS;
-			} else {
-				section = OTHER;
-				bd_warn("%s: unknown section [%s], ignoring", where,
-					s + 1);
+				continue;
 			}
+			section = OTHER;
+			/* a typo would leave every setting at its default */
+			bd_log(bd_conf_strict ? LOG_ERR : LOG_WARNING,
+			       "%s: unknown section [%s]%s: buddyd reads [%s] only%s",
+			       where, s + 1,
+			       bd_conf_strict ? "" : ", its keys ignored",
+			       BD_SECTION,
+			       !strcasecmp(s + 1, BD_SECTION) ?
+			       " (section names are case-sensitive)" : "");
+			if (bd_conf_strict)
+				err = err ?: -EINVAL;
 			continue;
 		}
 		eq = strchr(s, '=');
@@ -367,8 +381,8 @@ int bd_conf_parse_file(struct bd_conf *c, const char *path)
 			err = err ?: -EINVAL;
 	}
 	if (ferror(f)) {
-		bd_err("%s: read error", path);
-		err = err ?: -EIO;
+		bd_err("%s: %s", path, strerror(read_err ? read_err : EIO));
+		err = err ?: -(read_err ? read_err : EIO);
 	}
 	free(line);
 	fclose(f);

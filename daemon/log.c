@@ -1,17 +1,33 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * log.c - "<N>message" lines on stderr, one write(2) each so that lines of
- * different threads or processes never interleave.
+ * log.c - one line per message on stderr, one write(2) each so that lines
+ * of different threads or processes never interleave.
  */
+#include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "log.h"
 
 int bd_log_max = LOG_INFO;
-bool bd_log_words;
+bool bd_log_words = true;
 void (*bd_log_hook)(int prio, const char *msg);
+
+bool bd_log_stderr_is_journal(void)
+{
+	const char *js = getenv("JOURNAL_STREAM");
+	uintmax_t dev, ino;
+	struct stat st;
+
+	/* systemd.exec(5): "DEVICE:INODE" of the stream it connected */
+	if (!js || sscanf(js, "%ju:%ju", &dev, &ino) != 2 ||
+	    fstat(STDERR_FILENO, &st))
+		return false;
+	return st.st_dev == dev && st.st_ino == ino;
+}
 
 void bd_vlog(int prio, const char *fmt, va_list ap)
 {

@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * log.h - buddyd's log: one line per message on stderr, prefixed with its
- * syslog priority as "<N>" (sd-daemon.h's SD_ERR, SD_WARNING, SD_INFO ...),
- * which journald turns into the record's priority.
+ * log.h - buddyd's log: one line per message on stderr.  For a person (a
+ * terminal, a file) "buddyd: error: ", "buddyd: warning: " or "buddyd: ";
+ * when stderr is the journal (systemd's $JOURNAL_STREAM names it), the
+ * syslog priority as "<N>" (sd-daemon.h's SD_ERR, SD_WARNING, SD_INFO
+ * ...), which journald turns into the record's priority.
  */
 #ifndef BUDDYD_LOG_H
 #define BUDDYD_LOG_H
@@ -14,11 +16,11 @@
 /* Messages of a priority value above this are dropped (LOG_INFO default). */
 extern int bd_log_max;
 
-/*
- * For a person at a terminal (buddyd --check-config): "buddyd: error: ",
- * "buddyd: warning: " or "buddyd: " instead of "<N>".
- */
+/* The words for a person (default), or "<N>" for the journal when false. */
 extern bool bd_log_words;
+
+/* Is stderr the stream systemd connected to the journal? */
+bool bd_log_stderr_is_journal(void);
 
 /*
  * When set, every message that passes bd_log_max goes here instead of

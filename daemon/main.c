@@ -23,7 +23,8 @@
  * /dev/buddy is open and the profiles are installed), SIGHUP reloads the
  * configuration and the state file (RELOADING=1, MONOTONIC_USEC=, then
  * READY=1), SIGTERM exits cleanly, every message goes to stderr with a
- * "<N>" priority prefix.  --once takes one window of snapshots, decides,
+ * "<N>" priority prefix when it is the journal, else "buddyd: error: ".
+ * --once takes one window of snapshots, decides,
  * acts, optionally prints the report, and exits.
  */
 #define _GNU_SOURCE
@@ -60,8 +61,8 @@ static void usage(FILE *f)
 "  -i, --interval=TIME     between snapshots (Interval=, default 10s;\n"
 "                          100ms with --once); e.g. 50ms, 2s, 1min\n"
 "  -w, --window=N          snapshots per decision (Window=, default 10)\n"
-"  -a, --apply=WHAT        none, profiles (default) or live (Mode=)\n"
-"  -n, --dry-run           decide and log only (--apply=none)\n"
+"  -a, --apply=MODE        dry-run, profiles (default) or live (Mode=)\n"
+"  -n, --dry-run           decide and log only (--apply=dry-run)\n"
 "      --codec=WHICH       profile (default): each label gets the codec its\n"
 "                          profile names (buddyctl profile -p picks it),\n"
 "                          re-encoded live with --apply=live; keep: every\n"
@@ -71,7 +72,8 @@ static void usage(FILE *f)
 "      --once              take one window of snapshots, decide, act, exit\n"
 "      --report            with --once: print the report (decisions, Fig. 7\n"
 "                          ablation, Fig. 10 threshold sweep, Fig. 9 series)\n"
-"      --json              the report as one JSON object\n"
+"      --json              with --once: the report as one JSON object\n"
+"                          (implies --report)\n"
 "      --check-config      read the configuration, print the settings in\n"
 "                          force and every problem (an unknown key is an\n"
 "                          error here), and exit: 0 good, 1 problems; no\n"
@@ -151,16 +153,8 @@ static int parse_args(struct buddyd *b, int argc, char **argv)
 			err = add_override(b, "Window", optarg, "--window");
 			break;
 		case 'a':
-			if (!strcmp(optarg, "none"))
-				err = add_override(b, "Mode", "dry-run", "--apply");
-			else if (!strcmp(optarg, "profiles") ||
-				 !strcmp(optarg, "live"))
-				err = add_override(b, "Mode", optarg, "--apply");
-			else {
-				bd_err("--apply: '%s' is not none, profiles or live",
-				       optarg);
-				err = -EINVAL;
-			}
+			/* Mode='s words: one spelling in file and command line */
+			err = add_override(b, "Mode", optarg, "--apply");
 			break;
 		case 'n':
 			err = add_override(b, "Mode", "dry-run", "--dry-run");
@@ -212,12 +206,11 @@ static int parse_args(struct buddyd *b, int argc, char **argv)
 		bd_err("--check-config runs nothing: not with --once, --report or --json");
 		return EXIT_USAGE;
 	}
+	/* the report as JSON: --json says which report it wants */
+	if (b->json)
+		b->report = true;
 	if (b->report && !b->once) {
-		bd_err("--report needs --once");
-		return EXIT_USAGE;
-	}
-	if (b->json && !b->report) {
-		bd_err("--json needs --report");
+		bd_err("%s needs --once", b->json ? "--json" : "--report");
 		return EXIT_USAGE;
 	}
 	return 0;
@@ -443,6 +436,7 @@ int main(int argc, char **argv)
 	struct buddyd b = { .devfd = -1, .sigfd = -1 };
 	int ret;
 
+	bd_log_words = !bd_log_stderr_is_journal();
 	ret = parse_args(&b, argc, argv);
 	if (ret)
 		return ret;
@@ -460,8 +454,8 @@ int main(int argc, char **argv)
 	}
 	if (manager_open_device(&b, b.conf.device, &b.devfd, &b.info))
 		return 1;
-	log_config(&b, b.once ? "buddyd " BUDDYD_VERSION " (once)" :
-		       "buddyd " BUDDYD_VERSION);
+	log_config(&b, b.once ? "version " BUDDYD_VERSION " (once)" :
+		       "version " BUDDYD_VERSION);
 	bd_info("%s: ABI %u, device pool %.2f MiB, carve-out %.2f MiB, %u allocations",
 		b.conf.device, b.info.abi_version, b.info.device_bytes / MIB,
 		b.info.buddy_bytes / MIB, b.info.nr_allocs);

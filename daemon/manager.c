@@ -76,7 +76,7 @@ static int install_profiles(struct buddyd *b)
 {
 	struct buddy_profile_entry *e;
 	char esc[BUDDY_LABEL_ESC_MAX];
-	unsigned int n = 0;
+	unsigned int n = 0, got, before;
 	int r;
 
 	e = calloc(b->profiles.n ? b->profiles.n : 1, sizeof(*e));
@@ -98,15 +98,52 @@ static int install_profiles(struct buddyd *b)
 		}
 		e[n++] = *p;
 	}
+	/* what the table held before is said: it may have been loaded by hand */
+	if (buddy_profile_get(b->devfd, NULL, 0, &got, &before))
+		before = 0;
 	r = buddy_profile_set(b->devfd, e, n, BUDDY_PROFILE_REPLACE);
 	free(e);
 	if (r)
 		bd_err("BUDDY_IOC_PROFILE_SET: %s: %s", strerror(-r),
 		       buddy_strerror(r, BUDDY_OP_PROFILE));
 	else
-		bd_info("installed %u profiles from %s (replacing the table)",
-			n, b->conf.state_file);
+		bd_info("installed %u profiles from %s, replacing the %u of %s",
+			n, b->conf.state_file, before, b->conf.device);
 	return r;
+}
+
+/*
+ * No state file, or one without profiles: nothing to restore, so the
+ * device's table stays as it is (loaded by hand, or by an earlier buddyd)
+ * and becomes buddyd's own, saved with its next decision.
+ */
+static int adopt_profiles(struct buddyd *b, struct buddy_profile_table *t,
+			  const char *why)
+{
+	struct buddy_profile_entry *v;
+	unsigned int got = 0, total;
+	int r;
+
+	v = calloc(BUDDY_PROFILE_MAX, sizeof(*v));
+	if (!v)
+		return -ENOMEM;
+	r = buddy_profile_get(b->devfd, v, BUDDY_PROFILE_MAX, &got, &total);
+	if (r) {
+		bd_err("BUDDY_IOC_PROFILE_GET: %s: %s", strerror(-r),
+		       buddy_strerror(r, BUDDY_OP_PROFILE));
+		free(v);
+		return r;
+	}
+	for (unsigned int i = 0; i < got && r >= 0; i++)
+		r = buddy_profile_put(t, &v[i]);	/* 1: added */
+	free(v);
+	if (r < 0) {
+		bd_err("%s: %s", b->conf.device, strerror(-r));
+		return r;
+	}
+	bd_notice("%s: %s: keeping the %u profiles installed in %s (saved in the state file with the next decision)",
+		  b->conf.state_file, why, got, b->conf.device);
+	return 0;
 }
 
 /* Read the state file and, unless in dry-run, install it.  0 or -errno. */
@@ -117,17 +154,24 @@ int manager_load_profiles(struct buddyd *b)
 	int r;
 
 	r = bd_state_load(b->conf.state_file, &t, &bad);
-	if (r == -ENOENT) {
-		bd_info("%s: no state file yet: starting without profiles",
-			b->conf.state_file);
-	} else if (r) {
+	if (r && r != -ENOENT) {
 		bd_err("%s: %s", b->conf.state_file, strerror(-r));
 		buddy_profile_free(&t);
 		return r;
 	}
-	if (!r)
-		bd_info("%s: %zu profiles%s", b->conf.state_file, t.n,
-			bad ? " (bad lines skipped)" : "");
+	if (r == -ENOENT || !t.n) {
+		r = adopt_profiles(b, &t, r ? "no state file yet" :
+				   "no profiles in the state file");
+		if (r) {
+			buddy_profile_free(&t);
+			return r;
+		}
+		buddy_profile_free(&b->profiles);
+		b->profiles = t;
+		return 0;
+	}
+	bd_info("%s: %zu profiles%s", b->conf.state_file, t.n,
+		bad ? " (bad lines skipped)" : "");
 	buddy_profile_free(&b->profiles);
 	b->profiles = t;
 	if (b->conf.mode == BD_MODE_DRY_RUN) {

@@ -404,7 +404,7 @@ TEST_F_TIMEOUT(bd, known_data_reaches_expected_targets, 120)
 			TH_LOG("%s", known[i].label);
 		/* every decision is logged with its figures */
 		snprintf(want, sizeof(want),
-			 "<6>decide uid=0 label=\"%s\" allocs=1 size=0.12MiB codec=%s snapshots=3 entries=3000 target=%s (was new)",
+			 "buddyd: decide uid=0 label=\"%s\" allocs=1 size=0.12MiB codec=%s snapshots=3 entries=3000 target=%s (was new)",
 			 known[i].label, buddy_codec_name(known[i].codec),
 			 known[i].want);
 		EXPECT_NE(NULL, strstr(err, want)) TH_LOG("missing: %s", want);
@@ -450,6 +450,9 @@ TEST_F_TIMEOUT(bd, profiles_reach_later_auto_allocations, 120)
 	};
 	struct buddy_profile_entry stale = { .uid = 0, .target = BUDDY_TARGET_2X,
 					     .label = "stale" }, e;
+	struct buddy_profile_entry stale2 = { .uid = 1000,
+					      .target = BUDDY_TARGET_4X,
+					      .label = "by-hand" };
 	struct buddy_profile_table t = { 0 };
 	struct buddy_alloc_stat st;
 	struct buddy_alloc req;
@@ -458,8 +461,9 @@ TEST_F_TIMEOUT(bd, profiles_reach_later_auto_allocations, 120)
 	int afd;
 
 	SETUP_DONE();
-	/* an entry the empty state file does not have: REPLACE drops it */
+	/* loaded by hand: without a state file buddyd keeps them, and saves them */
 	ASSERT_EQ(0, buddy_profile_set(self->fd, &stale, 1, 0));
+	ASSERT_EQ(0, buddy_profile_set(self->fd, &stale2, 1, 0));
 	for (size_t i = 0; i < 4; i++) {
 		afd = make_alloc(_metadata, self->fd, p[i].label, p[i].codec,
 				 BUDDY_TARGET_1X, p[i].counts, 40 + i, NULL,
@@ -469,18 +473,24 @@ TEST_F_TIMEOUT(bd, profiles_reach_later_auto_allocations, 120)
 	}
 	ASSERT_EQ(0, run_buddyd(_metadata, self, &out, &err, "--once",
 				"--window=3", "--interval=20ms", NULL));
-	EXPECT_EQ(-ENOENT, kernel_profile(self->fd, 0, "stale", NULL, NULL));
+	EXPECT_EQ(0, kernel_profile(self->fd, 0, "stale", &e, NULL));
+	EXPECT_EQ(BUDDY_TARGET_2X, e.target);
+	EXPECT_EQ(0, kernel_profile(self->fd, 1000, "by-hand", &e, NULL));
+	EXPECT_EQ(BUDDY_TARGET_4X, e.target);
+	EXPECT_NE(NULL, strstr(err, "no state file yet: keeping the 2 profiles installed in /dev/buddy"));
 	ASSERT_EQ(0, kernel_profile(self->fd, 0, "p-zero", NULL, &total));
-	EXPECT_EQ(4, total);
+	EXPECT_EQ(6, total);
 	for (size_t i = 0; i < 4; i++) {
 		ASSERT_EQ(0, kernel_profile(self->fd, 0, p[i].label, &e, NULL));
 		EXPECT_EQ(p[i].target, e.target) TH_LOG("%s", p[i].label);
 		EXPECT_EQ(p[i].codec, e.codec) TH_LOG("%s", p[i].label);
 	}
-	EXPECT_NE(NULL, strstr(err, "<6>profile uid=0 label=\"p-zvc\": 4x zvc (was none)"));
-	/* the state file says the same */
+	EXPECT_NE(NULL, strstr(err, "buddyd: profile uid=0 label=\"p-zvc\": 4x zvc (was none)"));
+	/* the state file says the same, the profile loaded by hand too */
 	ASSERT_EQ(0, bd_state_load(self->state, &t, NULL));
-	EXPECT_EQ(4, t.n);
+	EXPECT_EQ(6, t.n);
+	EXPECT_NE(NULL, buddy_profile_find(&t, 0, "stale"));
+	EXPECT_NE(NULL, buddy_profile_find(&t, 1000, "by-hand"));
 	for (size_t i = 0; i < 4; i++) {
 		struct buddy_profile_entry *q = buddy_profile_find(&t, 0, p[i].label);
 
@@ -578,7 +588,8 @@ TEST_F_TIMEOUT(bd, state_file_installed_with_replace, 60)
 	EXPECT_NE(NULL, strstr(err, "profiles:10: invalid target"));
 	EXPECT_NE(NULL, strstr(err, "label \"ctl\\x01\": buddy.ko labels are printable ASCII without '/'; not installed"));
 	EXPECT_NE(NULL, strstr(err, "label \"slash/label\": buddy.ko labels"));
-	EXPECT_NE(NULL, strstr(err, "<6>installed 3 profiles from"));
+	EXPECT_NE(NULL, strstr(err, "buddyd: installed 3 profiles from"));
+	EXPECT_NE(NULL, strstr(err, "profiles, replacing the 1 of /dev/buddy"));
 	/* nothing decided: the file is as the person left it */
 	after = gu_read_file(self->state);
 	EXPECT_STREQ(text, after);
@@ -781,7 +792,7 @@ TEST_F_TIMEOUT(bd, live_retarget_under_io_loses_nothing, 180)
 		ASSERT_EQ(0, buddy_alloc_stat(afd[k], &st));
 		EXPECT_EQ(a[k].want, st.target) TH_LOG("%s", a[k].label);
 		EXPECT_EQ(BUDDY_SRC_EXPLICIT, st.target_source);
-		snprintf(want, sizeof(want), "<6>retarget allocation %llu (uid=0 label=\"%s\"",
+		snprintf(want, sizeof(want), "buddyd: retarget allocation %llu (uid=0 label=\"%s\"",
 			 (unsigned long long)id[k], a[k].label);
 		EXPECT_NE(NULL, strstr(err, want)) TH_LOG("missing: %s", want);
 		snprintf(want, sizeof(want), ": 1x -> %s in ",
@@ -841,7 +852,7 @@ TEST_F_TIMEOUT(bd, enospc_retarget_leaves_data_intact, 180)
 				"--apply=live", "--window=2", "--interval=20ms",
 				NULL));
 	snprintf(want, sizeof(want),
-		 "<4>retarget allocation %llu (uid=0 label=\"enospc-x\"",
+		 "buddyd: warning: retarget allocation %llu (uid=0 label=\"enospc-x\"",
 		 (unsigned long long)id);
 	EXPECT_NE(NULL, strstr(err, want)) TH_LOG("missing: %s", want);
 	EXPECT_NE(NULL, strstr(err, ": 4x -> 1x: BUDDY_IOC_SET_TARGET: No space left on device: left at 4x"));
@@ -910,7 +921,7 @@ TEST_F_TIMEOUT(bd, live_codec_choice_from_profile, 180)
 				"--apply=live", "--window=2", "--interval=20ms",
 				NULL));
 	snprintf(want, sizeof(want),
-		 "<6>retarget allocation %llu (uid=0 label=\"cc-relu\"",
+		 "buddyd: retarget allocation %llu (uid=0 label=\"cc-relu\"",
 		 (unsigned long long)id);
 	EXPECT_NE(NULL, strstr(err, want)) TH_LOG("missing: %s", want);
 	snprintf(want, sizeof(want), "%s bpc -> 4x zvc in ",
@@ -1013,15 +1024,15 @@ TEST_F_TIMEOUT(bd, non_root_gets_eperm, 60)
 		err = gu_read_file(ep);
 		show("buddyd (uid 65534)", err);
 		EXPECT_NE(NULL, strstr(err, round ?
-			"<3>BUDDY_IOC_LIST: Operation not permitted: buddyd needs CAP_SYS_ADMIN" :
-			"<3>/dev/buddy: Permission denied: buddyd must run as root"))
+			"buddyd: error: BUDDY_IOC_LIST: Operation not permitted: buddyd needs CAP_SYS_ADMIN" :
+			"buddyd: error: /dev/buddy: Permission denied: buddyd must run as root"))
 			TH_LOG("%s", err);
 		free(err);
 	}
 	/* and without the module's device node */
 	EXPECT_EQ(1, run_buddyd(_metadata, self, &out, &err, "--once",
 				"--device=/dev/no-buddy-here", NULL));
-	EXPECT_NE(NULL, strstr(err, "<3>/dev/no-buddy-here: No such file or directory: is buddy.ko loaded?"));
+	EXPECT_NE(NULL, strstr(err, "buddyd: error: /dev/no-buddy-here: No such file or directory: is buddy.ko loaded?"));
 	free(out);
 	free(err);
 }
@@ -1111,7 +1122,7 @@ static void ready_and_sigterm(struct __test_metadata *_metadata,
 	EXPECT_EQ(0, rc) TH_LOG("buddyd exit status after SIGTERM");
 	err = gu_read_file(ep);
 	show("buddyd", err);
-	EXPECT_NE(NULL, strstr(err, "<6>Terminated: exiting"));
+	EXPECT_NE(NULL, strstr(err, "buddyd: Terminated: exiting"));
 	free(err);
 	close(nfd);
 	if (!abstract)
@@ -1194,7 +1205,7 @@ TEST_F_TIMEOUT(bd, sighup_reload_picks_up_dropins, 120)
 	EXPECT_EQ(0, rc);
 	err = gu_read_file(ep);
 	show("buddyd", err);
-	EXPECT_NE(NULL, strstr(err, "<6>reloaded: threshold 10%, mostly-zero 90%, interval 50ms, window 2"));
+	EXPECT_NE(NULL, strstr(err, "buddyd: reloaded: threshold 10%, mostly-zero 90%, interval 50ms, window 2"));
 	EXPECT_NE(NULL, strstr(err, "profile uid=0 label=\"reload-me\": 1x bpc (was 4x)"));
 	free(err);
 	err = gu_read_file(self->state);

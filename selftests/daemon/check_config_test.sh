@@ -68,4 +68,55 @@ has "the warning names the value in force" "$T/err" "unknown key 'threshold' in 
 has "and then the device is the error" "$T/err" "no-such-device"
 run 2 "--check-config with --once is a usage error" --check-config --once
 
+# an unknown section: an error here, a warning naming it at startup
+printf '[Daemon]\nWindow=4\n[buddyd]\nWindow=5\n[Buddyd]\nStateFile=%s/state/profiles\n' "$T" >"$C"
+run 1 "--check-config of unknown sections" --check-config -c "$C"
+has "[Daemon] is an error naming the section" "$T/err" "buddyd: error: $C:1: unknown section [Daemon]: buddyd reads [Buddyd] only"
+has "[buddyd]: the case is named" "$T/err" "buddyd: error: $C:3: unknown section [buddyd]: buddyd reads [Buddyd] only (section names are case-sensitive)"
+run 1 "startup with an unknown section goes on (to the device)" -c "$C" --device="$T/no-such-device" --once
+has "the warning names the section and what is ignored" "$T/err" "buddyd: warning: $C:1: unknown section [Daemon], its keys ignored: buddyd reads [Buddyd] only"
+
+# the real cause of an unreadable file
+run 1 "--check-config -c DIR" --check-config -c "$T"
+has "a directory is named as one" "$T/err" "buddyd: error: $T: Is a directory"
+lacks "no 'read error'" "$T/err" "read error"
+
+# one spelling: --apply takes Mode='s words
+printf '[Buddyd]\nStateFile=%s/state/profiles\n' "$T" >"$C"
+run 0 "--apply=dry-run, as Mode=dry-run" --check-config -c "$C" --apply=dry-run
+has "--apply=dry-run is Mode=dry-run" "$T/out" "Mode=dry-run"
+run 2 "--apply=none is not a mode" --check-config -c "$C" --apply=none
+has "--apply names Mode's words" "$T/err" "buddyd: error: --apply: invalid Mode value 'none' (dry-run, profiles or live)"
+
+# a run on the in-process device: messages for a person, --json alone
+run 0 "--once --json (no --report) on an in-process device" -c "$C" \
+	--device=inproc:device_mb=8 --state-file="$T/none/profiles" --once --json
+if command -v python3 >/dev/null 2>&1; then
+	if python3 -c "import json,sys; j = json.load(open(sys.argv[1])); sys.exit(0 if 'params' in j else 1)" "$T/out"; then
+		ok "--json alone prints the report as JSON"
+	else
+		nok "--json alone prints the report as JSON"; diag "$T/out"
+	fi
+else
+	skp "--json alone prints the report as JSON" "no python3"
+fi
+has "no state file: the device's table is kept, and said" "$T/err" "buddyd: $T/none/profiles: no state file yet: keeping the 0 profiles installed in inproc:device_mb=8"
+if grep -q '^<[0-7]>' "$T/err" || grep -qv '^buddyd: ' "$T/err"; then
+	nok "stderr not the journal: every line 'buddyd: ...', no <N>"; diag "$T/err"
+else
+	ok "stderr not the journal: every line 'buddyd: ...', no <N>"
+fi
+run 2 "--json without --once" -c "$C" --json
+has "--json needs --once" "$T/err" "buddyd: error: --json needs --once"
+# stderr is the journal when $JOURNAL_STREAM names it (systemd.exec(5))
+: >"$T/journal"
+JOURNAL_STREAM=$(stat -c '%d:%i' "$T/journal") "$BUDDYD" -c "$C" \
+	--device=inproc:device_mb=8 --state-file="$T/none/profiles" --once \
+	>/dev/null 2>"$T/journal"
+if grep -q '^<6>version ' "$T/journal" && ! grep -q '^buddyd: ' "$T/journal"; then
+	ok "stderr the journal: <N> priority prefixes"
+else
+	nok "stderr the journal: <N> priority prefixes"; diag "$T/journal"
+fi
+
 tap_end
