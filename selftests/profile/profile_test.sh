@@ -345,11 +345,21 @@ assert kept[-1]["t_s"] > 0.5 * d["duration_s"], kept
 '
 prof --no-timer -o "$W/s.txt" -- sh -c 'kill -SEGV $$' >/dev/null 2>&1
 rc=$?
-check "a program killed by a signal: exit 128+N and a report" sh -c "test $rc -eq 139 && grep -q 'exit status 139' '$W/s.txt'"
+check "a program killed by a signal: exit 128+N and a report naming the signal" sh -c "test $rc -eq 139 && grep -q 'killed by SIGSEGV (exit status 139)' '$W/s.txt'"
 "$BUDDYCTL" profile >/dev/null 2>&1
 check "usage: no COMMAND exits 2" test $? -eq 2
-"$BUDDYCTL" profile -q -o /dev/null -- ./no-such-program >/dev/null 2>&1
+"$BUDDYCTL" profile -o "$W/np.txt" -- ./no-such-program >"$W/np.out" 2>"$W/np.err"
 check "a missing program exits 127" test $? -eq 127
+check "... says it could not be executed, and why" \
+	grep -qx "buddyctl: profile: cannot execute ./no-such-program: No such file or directory" "$W/np.err"
+check "... and prints no report blaming a static binary" \
+	sh -c "! grep -q 'statically linked' '$W/np.err' '$W/np.out' && test ! -s '$W/np.txt'"
+"$BUDDYCTL" profile -q -o /dev/null -- no-such-program-in-path >/dev/null 2>"$W/np.err"
+check "a program not in PATH: exit 127, said so" \
+	sh -c "test $? -eq 127 && grep -qx 'buddyctl: profile: cannot execute no-such-program-in-path: not found in PATH' '$W/np.err'"
+"$BUDDYCTL" profile -q -o /dev/null -- "$W" >/dev/null 2>"$W/np.err"
+check "a directory as the program: exit 126, 'Is a directory'" \
+	sh -c "test $? -eq 126 && grep -qx 'buddyctl: profile: cannot execute $W: Is a directory' '$W/np.err'"
 "$BUDDYCTL" profile load x >/dev/null 2>&1
 check "'profile load' points to load-profiles, exits 2" test $? -eq 2
 prof --no-timer -o "$W/none.txt" -- true >/dev/null 2>"$W/none.err"
@@ -401,17 +411,21 @@ for o in "-o" "--json-out" "-p"; do
 	"$BUDDYCTL" profile -q $o /nonexistent/dir/out.txt -- sh -c "touch '$W/ran'" \
 		>/dev/null 2>"$W/o.err"
 	rc=$?
-	check "$o in a missing directory: exit 2 before the program runs" \
-		sh -c "test $rc -eq 2 && test ! -e '$W/ran'"
-	check "$o in a missing directory: 'buddyctl: profile: PATH: reason'" \
-		grep -qx "buddyctl: profile: /nonexistent/dir/out.txt: No such file or directory" "$W/o.err"
+	check "$o in a missing directory: exit 1 (a runtime error) before the program runs" \
+		sh -c "test $rc -eq 1 && test ! -e '$W/ran'"
+	check "$o in a missing directory: 'buddyctl: profile: OPTION PATH: reason'" \
+		grep -qx "buddyctl: profile: $o /nonexistent/dir/out.txt: No such file or directory" "$W/o.err"
 done
+# a file that exists but cannot take a file beside it: the temporary file
+"$BUDDYCTL" profile -q -p /proc/version -- true >/dev/null 2>"$W/o.err"
+check "-p /proc/version: exit 1, the temporary file beside it named" \
+	sh -c "test $? -eq 1 && grep -q '^buddyctl: profile: -p /proc/version: cannot make its temporary file /proc/version.tmpXXXXXX (the report replaces it at the end): ' '$W/o.err'"
 echo "an older report" >"$W/old.txt"
 rm -f "$W/ran"
 "$BUDDYCTL" profile -q -o "$W/old.txt" -k "$W/old.txt" -- sh -c "touch '$W/ran'" >/dev/null 2>"$W/k.err"
 rc=$?
-check "-k on a file: exit 2 before the program runs, naming it" \
-	sh -c "test $rc -eq 2 && test ! -e '$W/ran' && grep -qx 'buddyctl: profile: $W/old.txt: Not a directory' '$W/k.err'"
+check "-k on a file: exit 1 before the program runs, naming it" \
+	sh -c "test $rc -eq 1 && test ! -e '$W/ran' && grep -qx 'buddyctl: profile: -k $W/old.txt: Not a directory' '$W/k.err'"
 check "... and the existing report is left as it was" grep -qx "an older report" "$W/old.txt"
 prof --no-timer -k "$W/newk/sub" -o /dev/null -- sh -c "test -d '$W/newk/sub' && touch '$W/ran'" >/dev/null 2>&1
 check "-k DIR is created before the program runs" test -e "$W/ran"

@@ -162,8 +162,10 @@ if grep -q 'no NUMA support' "$W/e7"; then
 else
 	check "--cpunodebind 0 runs the program; its exit status is buddyctl's" test $rc -eq 3
 fi
-run --device $DEV -o /dev/null -- sh -c 'kill -TERM $$' >/dev/null 2>&1
+run --device $DEV -o "$W/term.rep" -- sh -c 'kill -TERM $$' >/dev/null 2>&1
 check "a program killed by SIGTERM: exit 143" test $? -eq 143
+check "... and the report names the signal" \
+	grep -q "^buddyctl run: sh, .*, killed by SIGTERM (exit status 143)$" "$W/term.rep"
 run --device $DEV -o /dev/null -- "$W/no-such-program" >/dev/null 2>"$W/e8"
 check "a missing program: exit 127, naming it" \
 	sh -c "test $? -eq 127 && grep -q 'no-such-program' '$W/e8'"

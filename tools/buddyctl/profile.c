@@ -20,6 +20,7 @@
 #include "buddyctl.h"
 #include "tools/common/replace_file.h"
 #include "tools/policy/heuristic.h"
+#include "tools/profile/engine/launch.h"
 #include "tools/profile/engine/profiler.h"
 
 static void profile_usage(FILE *f)
@@ -119,8 +120,9 @@ static void profile_usage(FILE *f)
 "The program's own output is left alone; the report follows when it exits.\n"
 "When the JSON report goes to stdout (-j without -o, or --json-out -), stdout\n"
 "carries it alone: COMMAND's stdout and a text report go to stderr.\n"
-"Exit status: the program's (128+N if killed by signal N); 1 runtime error\n"
-"and 2 usage error of buddyctl itself before the program ran.\n",
+"Exit status: the program's (128+N if killed by signal N); 127 or 126 when\n"
+"COMMAND is not found or cannot be executed; 1 runtime error and 2 usage\n"
+"error of buddyctl itself before the program ran.\n",
 		BPROF_FRAMES, BPROF_MAX_PROCS, BPROF_DEF_PROCS, BPROF_DEF_SLOTS);
 }
 
@@ -533,12 +535,15 @@ static const char *admin_hint(const char *s)
  * Every output before the program runs, so that a run is never lost to a
  * path that cannot be written: -o, --json-out and -p are created when
  * missing (never truncated; the reports replace them at the end), -k is
- * created.  Returns 0, or EXIT_USAGE with "buddyctl: profile: PATH: why".
+ * created.  Returns 0; EXIT_USAGE for one path given to two options; 1,
+ * a runtime error, with "buddyctl: profile: OPTION PATH: why" for a path
+ * that cannot be written.
  */
 static int check_outputs(const struct prof_opts *o)
 {
 	const char *const paths[] = { o->out, o->json_out, o->profile_out };
 	static const char *const opt[] = { "-o", "--json-out", "-p" };
+	char failed[PATH_MAX + 16];
 	struct stat st;
 	size_t i, j;
 	int r;
@@ -553,11 +558,16 @@ static int check_outputs(const struct prof_opts *o)
 				return EXIT_USAGE;
 			}
 		}
-		r = buddy_replace_check(paths[i]);
-		if (r) {
-			buddyctl_err("profile: %s: %s", paths[i], strerror(-r));
-			return EXIT_USAGE;
-		}
+		r = buddy_replace_check(paths[i], failed, sizeof(failed));
+		if (r && strcmp(failed, paths[i]) &&
+		    strstr(failed, ".tmpXXXXXX"))
+			buddyctl_err("profile: %s %s: cannot make its temporary file %s (the report replaces it at the end): %s",
+				     opt[i], paths[i], failed, strerror(-r));
+		else if (r)
+			buddyctl_err("profile: %s %s: %s", opt[i], failed,
+				     strerror(-r));
+		if (r)
+			return 1;
 	}
 	if (o->dumps) {
 		r = prof_mkdir_p(o->dumps) ? errno :
@@ -565,8 +575,8 @@ static int check_outputs(const struct prof_opts *o)
 		    !S_ISDIR(st.st_mode) ? ENOTDIR :
 		    access(o->dumps, W_OK | X_OK) ? errno : 0;
 		if (r) {
-			buddyctl_err("profile: %s: %s", o->dumps, strerror(r));
-			return EXIT_USAGE;
+			buddyctl_err("profile: -k %s: %s", o->dumps, strerror(r));
+			return 1;
 		}
 	}
 	return 0;
@@ -678,6 +688,10 @@ int cmd_profile(int argc, char **argv)
 		return ret;
 	if (o.cuda || o.cuda_records)
 		return profile_cuda(&o);
+	/* a program that cannot start gets no empty report, just why */
+	ret = eng_check_program("buddyctl: profile", o.argv[0]);
+	if (ret)
+		return ret;
 	lib = prof_find_lib(o.lib);
 	if (!lib) {
 		buddyctl_err("profile: libbuddyprof.so not found (build it with make, or give --lib PATH)");
@@ -687,11 +701,12 @@ int cmd_profile(int argc, char **argv)
 		free(lib);
 		return 1;
 	}
-	prof_msg(&r, "%s exited (status %d) after %.2f s; %u snapshots taken",
-	       o.argv[0], prof_exit_code(&r), r.t_end - r.t_start, r.nsnaps);
-
 	{
-		char why[512];
+		char why[512], st[64];
+
+		prof_msg(&r, "%s ended (%s) after %.2f s; %u snapshots taken",
+			 o.argv[0], eng_status_text(r.status, st, sizeof(st)),
+			 r.t_end - r.t_start, r.nsnaps);
 
 		if (prof_empty_reason(&r, why, sizeof(why)))
 			buddyctl_err("profile: empty report: %s", why);

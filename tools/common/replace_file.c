@@ -60,15 +60,19 @@ static int make_tmp(const char *target, char *tmp, size_t len)
 	return fd < 0 ? -errno : fd;
 }
 
-int buddy_replace_check(const char *path)
+int buddy_replace_check(const char *path, char *failed, size_t len)
 {
 	char target[PATH_MAX], tmp[PATH_MAX + 16];
 	struct stat st;
 	int fd, r;
 
+	if (failed && len)
+		snprintf(failed, len, "%s", path);
 	r = resolve(path, target, sizeof(target));
 	if (r)
 		return r;
+	if (failed && len)
+		snprintf(failed, len, "%s", target);
 	if (!stat(target, &st)) {
 		if (S_ISDIR(st.st_mode))
 			return -EISDIR;
@@ -84,8 +88,12 @@ int buddy_replace_check(const char *path)
 		return -errno;
 	close(fd);
 	fd = make_tmp(target, tmp, sizeof(tmp));
-	if (fd < 0)
+	if (fd < 0) {
+		/* the template: the object that could not be made */
+		if (failed && len)
+			snprintf(failed, len, "%s.tmpXXXXXX", target);
 		return fd;
+	}
 	close(fd);
 	unlink(tmp);
 	return 0;

@@ -31,9 +31,11 @@ struct buddy_replace {
  * buddy_replace_check() - can @path be replaced?  Creates it when missing
  * (never truncates it) and creates and removes a temporary file next to
  * its target, so that a later buddy_replace_open() and rename will work.
+ * On failure @failed (@len bytes; may be NULL) receives the object that
+ * failed: @path, its symlink target, or the temporary file's template.
  * Return: 0 or -errno (EISDIR for a directory).
  */
-int buddy_replace_check(const char *path);
+int buddy_replace_check(const char *path, char *failed, size_t len);
 
 /* buddy_replace_open() - start writing @path.  Return: 0 or -errno. */
 int buddy_replace_open(struct buddy_replace *r, const char *path);

@@ -21,4 +21,18 @@ void eng_exec(const char *who, const char *lib, const char *shm_env,
 	      char **argv)
 	__attribute__((noreturn));
 
+/*
+ * eng_check_program() - before anything starts: can @prog be executed
+ * (searched in $PATH as execvp() does)?  0, or 127 (not found) or 126
+ * (found, not executable) after "WHO: cannot execute PROG: why" on
+ * stderr: no run, no report, the shell's exit status.
+ */
+int eng_check_program(const char *who, const char *prog);
+
+/*
+ * eng_status_text() - a wait() @status in words: "exit status 3", or
+ * "killed by SIGKILL (exit status 137)".  Returns @buf.
+ */
+const char *eng_status_text(int status, char *buf, size_t len);
+
 #endif /* BUDDY_ENGINE_LAUNCH_H */

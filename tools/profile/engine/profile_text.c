@@ -12,6 +12,7 @@
 #include <sys/wait.h>
 
 #include "lib/libbuddy.h"
+#include "launch.h"
 #include "profile_priv.h"
 
 /* ---- text ------------------------------------------------------------------------- */
@@ -141,7 +142,7 @@ static void report_head(FILE *f, struct prof_rep *rp, bool multi)
 	const struct bprof_hdr *h = &r->final;
 	double run = r->t_end - r->t_start, stop_sum = 0, stop_max = 0;
 	struct bprof_proc c;
-	char cmd[256];
+	char cmd[256], st[64];
 	unsigned int s;
 
 	prof_fmt_cmd(cmd, sizeof(cmd), r->o->argv);
@@ -151,9 +152,8 @@ static void report_head(FILE *f, struct prof_rep *rp, bool multi)
 			stop_max = r->snaps[s].stopped_ms;
 	}
 	fprintf(f, "buddyctl profile: %s\n", cmd);
-	fprintf(f, "  pid %d, exit status %d, %.2f s (%.2f s CPU, %.0f MiB max RSS)",
-		(int)r->child,
-		WIFEXITED(r->status) ? WEXITSTATUS(r->status) : 128 + WTERMSIG(r->status),
+	fprintf(f, "  pid %d, %s, %.2f s (%.2f s CPU, %.0f MiB max RSS)",
+		(int)r->child, eng_status_text(r->status, st, sizeof(st)),
 		run, r->cpu_s, r->maxrss_kib / 1024.0);
 	if (r->cuda)
 		fprintf(f, "; CUDA blocks of every size\n");

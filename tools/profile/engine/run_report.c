@@ -17,6 +17,7 @@
 
 #include "core/link_model.h"
 #include "lib/libbuddy.h"
+#include "launch.h"
 #include "run_priv.h"
 #include "tools/common/replace_file.h"
 
@@ -376,11 +377,13 @@ static void text_table(FILE *f, const struct run_opts *o,
 		       const struct brun_hdr *h, int status,
 		       const struct run_sum *s)
 {
+	char st[64];
 	size_t k;
 
-	fprintf(f, "\nbuddyctl run: %s, %llu process(es), %.3f s%s%s\n",
+	fprintf(f, "\nbuddyctl run: %s, %llu process(es), %.3f s%s%s%s\n",
 		o->argv[0], (unsigned long long)h->nr_procs, s->run_s,
-		WIFSIGNALED(status) ? " (killed by a signal)" : "",
+		WIFSIGNALED(status) ? ", " : "",
+		WIFSIGNALED(status) ? eng_status_text(status, st, sizeof(st)) : "",
 		s->native ? "; in ordinary memory (in-process device)" : "");
 	if (s->native)
 		fprintf(f, "device without mmap (in-process): the program ran in ordinary memory and\n"
