@@ -214,6 +214,23 @@ run 1 "info on inproc: with an unknown option" --device inproc:bogus=1 info
 err_has "the bad in-process options are named with the valid ones" \
 	"buddyctl: inproc:bogus=1: Invalid argument (options: device_mb=N"
 
+# ---- heatmap --file: a dump's picture, no device -----------------------------
+head -c 8192 /dev/zero >"$T/dump.bin"
+head -c 8192 /dev/urandom >>"$T/dump.bin"
+printf 'tail' >>"$T/dump.bin"
+run 0 "heatmap --file --json" heatmap --file "$T/dump.bin" --json
+pycheck "heatmap --file: 64 zero entries, 64 raw, the padded tail" \
+	"j['input'].endswith('/dump.bin') and j['codec'] == 'bpc' and j['entries'] == 129 and j['means'][:64] == [0] * 64 and j['means'][64:128] == [5] * 64 and j['means'][128] < 5"
+run 0 "heatmap --file -o PNG" heatmap --file "$T/dump.bin" -c zvc -o "$T/dump.png" --legend
+head -c 4 "$T/dump.png" | od -c | grep -q 'P   N   G' && grep -q "dump.bin (zvc, as buddy.ko sizes it): 129 entries" "$T/out" &&
+	ok "heatmap --file writes a PNG and says what it shows" ||
+	{ nok "heatmap --file writes a PNG and says what it shows"; diag "$T/out"; }
+run 1 "heatmap --file of a missing file" heatmap --file "$T/none.bin"
+err_has "the file is named" "buddyctl: $T/none.bin: No such file or directory"
+run 2 "heatmap --file and an ID" heatmap --file "$T/dump.bin" 3
+run 2 "heatmap --codec without --file" heatmap --codec zvc 3
+run 2 "heatmap --file --codec lz4" heatmap --file "$T/dump.bin" --codec lz4
+
 # ---- load-profiles --dry-run: the state-file parser, no device ------------
 printf '# buddyd profiles\n\n0\tresnet\t4x\tbpc\n1000\tsp ace\\x41\t4/3\tzvc\n  \t\n0\tresnet\t16x\tdefault\n0\t\t2x\tnone\n' >"$T/good.state"
 run 0 "load-profiles --dry-run good file" load-profiles --dry-run "$T/good.state"

@@ -6,18 +6,22 @@
  * else coloured terminal text; big allocations are downsampled to at most
  * --max-rows rows, each cell the mean code of a power-of-two block of
  * entries (geometry and colours in hmap.h).  Codes come from
- * BUDDY_IOC_GET_MAP by id on /dev/buddy (CAP_SYS_ADMIN).
+ * BUDDY_IOC_GET_MAP by id on /dev/buddy (CAP_SYS_ADMIN), or with --file
+ * from a dump sized by a codec's size-only path, as analyze does.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <png.h>
 
+#include "core/codec.h"
 #include "buddyctl.h"
 #include "admin_util.h"
 #include "hmap.h"
@@ -29,6 +33,8 @@
 #define MAP_BATCH	(1u << 20)	/* entries per GET_MAP round */
 
 struct heatmap_opts {
+	const char *file;		/* --file: a dump, not an allocation */
+	const struct buddy_codec *codec;	/* with --file */
 	const char *out;
 	unsigned int width, scale;
 	uint64_t max_rows;
@@ -40,16 +46,20 @@ static void heatmap_usage(FILE *f)
 {
 	fprintf(f,
 		"usage: buddyctl heatmap [OPTIONS] ID\n"
+		"       buddyctl heatmap [OPTIONS] --file FILE [--codec NAME]\n"
 		"\n"
 		"Draw the spatial compressibility of allocation ID (Fig. 8 of the\n"
-		"paper): entries in rows of --width cells, one cell per entry,\n"
+		"paper), or of FILE sized as buddy.ko would store it (no device):\n"
+		"entries in rows of --width cells, one cell per entry,\n"
 		"coloured by size code: ZERO deep blue, C8 blue, C32 cyan-green,\n"
 		"C64 yellow, C96 orange, RAW red.  When the allocation has more\n"
 		"than width * max-rows entries, each cell shows the mean code of a\n"
 		"block of B consecutive entries, B the smallest power of two that\n"
-		"fits the picture in max-rows rows; B is printed.  Needs\n"
+		"fits the picture in max-rows rows; B is printed.  ID needs\n"
 		"CAP_SYS_ADMIN.\n"
 		"\n"
+		"      --file=FILE      the entries of FILE (a short tail zero-padded)\n"
+		"  -c, --codec=NAME     with --file: bpc (default), zvc, bdi, fpc, none\n"
 		"  -o, --output=FILE    write a PNG (\"-\": stdout) instead of text\n"
 		"  -w, --width=N        cells per row (default %d, as in the paper)\n"
 		"  -r, --max-rows=N     at most N rows (default %d for a PNG, %d\n"
@@ -140,7 +150,72 @@ static int read_codes(int fd, uint64_t id, struct hmap_acc *acc)
 	return r;
 }
 
+/* --file: the size code of every entry of the file, as analyze sizes it. */
+static int read_file_codes(const struct heatmap_opts *o, struct hmap_acc *acc)
+{
+	uint64_t first = 0, total = acc->g.entries;
+	uint8_t *buf, codes[MAP_BATCH / BUDDY_ENTRY_BYTES];
+	int fd, r = 0;
+
+	fd = open(o->file, O_RDONLY | O_CLOEXEC);
+	buf = malloc(MAP_BATCH);
+	if (fd < 0 || !buf) {
+		r = fd < 0 ? -errno : -ENOMEM;
+		au_err(o->file, r, -1);
+		goto out;
+	}
+	while (first < total) {
+		ssize_t n = 0, m;
+		size_t k, e;
+
+		/* whole batches: only the file's end may be a partial entry */
+		while (n < MAP_BATCH &&
+		       ((m = read(fd, buf + n, MAP_BATCH - n)) > 0 ||
+			(m < 0 && errno == EINTR)))
+			n += m > 0 ? m : 0;
+		if (n <= 0) {
+			r = n ? -errno : -ENODATA;	/* shrank meanwhile */
+			au_err(o->file, r, -1);
+			break;
+		}
+		e = (n + BUDDY_ENTRY_BYTES - 1) / BUDDY_ENTRY_BYTES;
+		memset(buf + n, 0, e * BUDDY_ENTRY_BYTES - n);
+		if (e > total - first)
+			e = total - first;
+		for (k = 0; k < e; k++) {
+			const u8 *en = buf + k * BUDDY_ENTRY_BYTES;
+
+			codes[k] = buddy_entry_is_zero(en) ? BUDDY_CODE_ZERO :
+				   buddy_code_of_bits(o->codec->size(en));
+		}
+		hmap_acc_add(acc, first, codes, e);
+		first += e;
+	}
+out:
+	free(buf);
+	if (fd >= 0)
+		close(fd);
+	return r;
+}
+
+/* --file: the number of entries of the file (a tail padded); -errno. */
+static int file_entries(const char *path, uint64_t *entries)
+{
+	struct stat st;
+
+	if (stat(path, &st))
+		return -errno;
+	if (S_ISDIR(st.st_mode))
+		return -EISDIR;
+	if (!S_ISREG(st.st_mode))
+		return -EINVAL;
+	*entries = ((uint64_t)st.st_size + BUDDY_ENTRY_BYTES - 1) /
+		   BUDDY_ENTRY_BYTES;
+	return 0;
+}
+
 struct png_meta {
+	const char *file;
 	const struct buddy_alloc_stat *st;
 	const struct hmap_geom *g;
 	unsigned int scale;
@@ -184,8 +259,13 @@ static int write_png(const char *path, const struct hmap_image *img,
 	png_set_IHDR(png, info, img->w, img->h, 8, PNG_COLOR_TYPE_RGB,
 		     PNG_INTERLACE_NONE, PNG_COMPRESSION_TYPE_DEFAULT,
 		     PNG_FILTER_TYPE_DEFAULT);
-	snprintf(text[0], sizeof(text[0]), "buddy allocation %" PRIu64 " heatmap",
-		 (uint64_t)m->st->id);
+	if (m->file)
+		snprintf(text[0], sizeof(text[0]), "buddy heatmap of %.40s",
+			 m->file);
+	else
+		snprintf(text[0], sizeof(text[0]),
+			 "buddy allocation %" PRIu64 " heatmap",
+			 (uint64_t)m->st->id);
 	snprintf(text[1], sizeof(text[1]), "%" PRIu64, (uint64_t)m->st->id);
 	snprintf(text[2], sizeof(text[2]), "%" PRIu64, m->g->entries);
 	snprintf(text[3], sizeof(text[3]), "%u", m->g->width);
@@ -220,11 +300,20 @@ out:
 	return ret;
 }
 
-static void describe(FILE *f, const struct buddy_alloc_stat *st,
+static void describe(FILE *f, const struct heatmap_opts *o,
+		     const struct buddy_alloc_stat *st,
 		     const struct hmap_geom *g)
 {
 	char label[BUDDY_LABEL_LEN + 1];
 
+	if (o->file) {
+		fprintf(f, "%s (%s, as buddy.ko sizes it): %" PRIu64
+			" entries, %u cells per row, block %" PRIu64 " %s per cell%s, %"
+			PRIu64 " rows", o->file, o->codec->name, g->entries,
+			g->width, g->block, g->block == 1 ? "entry" : "entries",
+			g->block == 1 ? "" : " (mean code)", g->rows);
+		return;
+	}
 	memcpy(label, st->label, BUDDY_LABEL_LEN);
 	label[BUDDY_LABEL_LEN] = 0;
 	fprintf(f, "allocation %" PRIu64 " \"%s\" (%s %s): %" PRIu64
@@ -236,7 +325,8 @@ static void describe(FILE *f, const struct buddy_alloc_stat *st,
 		g->block == 1 ? "" : " (mean code)", g->rows);
 }
 
-static struct json_object *geom_json(const struct buddy_alloc_stat *st,
+static struct json_object *geom_json(const struct heatmap_opts *ho,
+				     const struct buddy_alloc_stat *st,
 				     const struct hmap_geom *g)
 {
 	struct json_object *o = json_object_new_object();
@@ -244,8 +334,15 @@ static struct json_object *geom_json(const struct buddy_alloc_stat *st,
 
 	memcpy(label, st->label, BUDDY_LABEL_LEN);
 	label[BUDDY_LABEL_LEN] = 0;
-	json_object_object_add(o, "id", json_object_new_uint64(st->id));
-	json_object_object_add(o, "label", json_object_new_string(label));
+	if (ho->file) {
+		json_object_object_add(o, "input", au_json_string(ho->file));
+		json_object_object_add(o, "codec",
+				json_object_new_string(ho->codec->name));
+	} else {
+		json_object_object_add(o, "id", json_object_new_uint64(st->id));
+		json_object_object_add(o, "label",
+				       json_object_new_string(label));
+	}
 	json_object_object_add(o, "entries", json_object_new_uint64(g->entries));
 	json_object_object_add(o, "width", json_object_new_int(g->width));
 	json_object_object_add(o, "block", json_object_new_uint64(g->block));
@@ -258,8 +355,10 @@ static struct json_object *geom_json(const struct buddy_alloc_stat *st,
 static int heatmap_opts(int argc, char **argv, struct heatmap_opts *o,
 			uint64_t *id)
 {
-	enum { OPT_COLOR = 256, OPT_NO_COLOR };
+	enum { OPT_COLOR = 256, OPT_NO_COLOR, OPT_FILE };
 	static const struct option opts[] = {
+		{ "file",	required_argument,	NULL, OPT_FILE },
+		{ "codec",	required_argument,	NULL, 'c' },
 		{ "output",	required_argument,	NULL, 'o' },
 		{ "width",	required_argument,	NULL, 'w' },
 		{ "max-rows",	required_argument,	NULL, 'r' },
@@ -277,7 +376,7 @@ static int heatmap_opts(int argc, char **argv, struct heatmap_opts *o,
 	int c;
 
 	o->mode = HMAP_PLAIN;
-	while ((c = getopt_long(argc, argv, "o:w:r:s:Ljh", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "o:w:r:s:Lc:jh", opts, NULL)) != -1) {
 		switch (c) {
 		case 'o':
 			o->out = optarg;
@@ -299,6 +398,17 @@ static int heatmap_opts(int argc, char **argv, struct heatmap_opts *o,
 			break;
 		case 'L':
 			o->legend = true;
+			break;
+		case OPT_FILE:
+			o->file = optarg;
+			break;
+		case 'c':
+			o->codec = buddy_codec_by_name(optarg);
+			if (!o->codec) {
+				buddyctl_err("heatmap: invalid --codec '%s' (bpc, zvc, bdi, fpc or none)",
+					     optarg);
+				return EXIT_USAGE;
+			}
 			break;
 		case OPT_COLOR:
 			if (parse_color(optarg, &o->mode)) {
@@ -323,12 +433,26 @@ static int heatmap_opts(int argc, char **argv, struct heatmap_opts *o,
 			return EXIT_USAGE;
 		}
 	}
-	if (au_parse_id("heatmap", argv[optind], id))
+	if (o->codec && !o->file) {
+		buddyctl_err("heatmap: --codec is for --file (an allocation has its codec)");
 		return EXIT_USAGE;
-	if (optind + 1 != argc) {
-		buddyctl_err("heatmap: unexpected argument '%s' (one ID)",
-			     argv[optind + 1]);
-		return EXIT_USAGE;
+	}
+	if (o->file) {
+		if (optind != argc) {
+			buddyctl_err("heatmap: unexpected argument '%s' (--file or an ID, not both)",
+				     argv[optind]);
+			return EXIT_USAGE;
+		}
+		if (!o->codec)
+			o->codec = &buddy_codec_bpc;
+	} else {
+		if (au_parse_id("heatmap", argv[optind], id))
+			return EXIT_USAGE;
+		if (optind + 1 != argc) {
+			buddyctl_err("heatmap: unexpected argument '%s' (one ID)",
+				     argv[optind + 1]);
+			return EXIT_USAGE;
+		}
 	}
 	if (!color_set)
 		o->mode = color_auto(false);
@@ -343,15 +467,20 @@ static int heatmap_png(const struct heatmap_opts *o,
 		       const struct hmap_geom *g, const float *mean,
 		       struct hmap_image *img)
 {
-	struct png_meta pm = { st, g, o->scale };
+	struct png_meta pm = { o->file, st, g, o->scale };
 	struct json_object *j;
+	char what[64];
 	int r;
 
+	if (o->file)
+		snprintf(what, sizeof(what), "%.60s", o->file);
+	else
+		snprintf(what, sizeof(what), "allocation %" PRIu64,
+			 (uint64_t)st->id);
 	r = hmap_raster(mean, g, o->scale, o->legend, img);
 	if (r) {
-		buddyctl_err("heatmap: allocation %" PRIu64 ": %s (%" PRIu64
-			     " rows of %u cells at %u px)",
-			     (uint64_t)st->id,
+		buddyctl_err("heatmap: %s: %s (%" PRIu64
+			     " rows of %u cells at %u px)", what,
 			     r == -E2BIG ? "the image would be too large" :
 			     strerror(-r), g->rows, g->width, o->scale);
 		return 1;
@@ -361,11 +490,11 @@ static int heatmap_png(const struct heatmap_opts *o,
 	if (!o->json) {
 		FILE *f = strcmp(o->out, "-") ? stdout : stderr;
 
-		describe(f, st, g);
+		describe(f, o, st, g);
 		fprintf(f, ": %s (%ux%u px)\n", o->out, img->w, img->h);
 		return f == stdout ? au_flush_stdout() : 0;
 	}
-	j = geom_json(st, g);
+	j = geom_json(o, st, g);
 	json_object_object_add(j, "file", json_object_new_string(o->out));
 	json_object_object_add(j, "scale", json_object_new_int(o->scale));
 	json_object_object_add(j, "legend", json_object_new_boolean(o->legend));
@@ -384,7 +513,7 @@ static int heatmap_stdout(const struct heatmap_opts *o,
 			  const struct hmap_geom *g, const float *mean)
 {
 	if (o->json) {
-		struct json_object *j = geom_json(st, g);
+		struct json_object *j = geom_json(o, st, g);
 		struct json_object *arr = json_object_new_array();
 
 		for (uint64_t k = 0; k < g->cells; k++)
@@ -392,7 +521,7 @@ static int heatmap_stdout(const struct heatmap_opts *o,
 		json_object_object_add(j, "means", arr);
 		return au_print_json(j);
 	}
-	describe(stdout, st, g);
+	describe(stdout, o, st, g);
 	putchar('\n');
 	hmap_render_text(stdout, mean, g, o->mode);
 	if (o->legend)
@@ -415,18 +544,31 @@ int cmd_heatmap(int argc, char **argv)
 	if (ret >= 0)
 		return ret;
 	ret = 1;
-	fd = au_open();
-	if (fd < 0)
-		return 1;
-	if (au_get_alloc(fd, id, &st))
-		goto out_close;
+	memset(&st, 0, sizeof(st));
+	if (o.file) {
+		uint64_t entries = 0;
+		int r = file_entries(o.file, &entries);
+
+		st.nr_entries = entries;
+		fd = -1;
+		if (r) {
+			au_err(o.file, r, -1);
+			return 1;
+		}
+	} else {
+		fd = au_open();
+		if (fd < 0)
+			return 1;
+		if (au_get_alloc(fd, id, &st))
+			goto out_close;
+	}
 	if (hmap_geometry(st.nr_entries, o.width, o.max_rows, &g) ||
 	    hmap_acc_init(&acc, &g)) {
-		buddyctl_err("heatmap: allocation %" PRIu64 ": %s", id,
+		buddyctl_err("heatmap: %s: %s", o.file ? o.file : "allocation",
 			     strerror(ENOMEM));
 		goto out_close;
 	}
-	if (read_codes(fd, id, &acc))
+	if (o.file ? read_file_codes(&o, &acc) : read_codes(fd, id, &acc))
 		goto out_free;
 	mean = malloc((g.cells ? g.cells : 1) * sizeof(*mean));
 	if (!mean) {
@@ -443,6 +585,7 @@ out_free:
 	free(mean);
 	hmap_acc_free(&acc);
 out_close:
-	close(fd);
+	if (fd >= 0)
+		close(fd);
 	return ret;
 }
