@@ -21,7 +21,8 @@ kselftest "# Totals:" line.
     section in Documentation/buddyctl.rst (the man page's source), every long
     option of buddyd
     (daemon/main.c) is in Documentation/man/buddyd.rst;
-  - every .rst under Documentation/ parses with docutils without a warning.
+  - every .rst under Documentation/ parses with docutils without a warning;
+  - no "issue N" in the docs, the README or the sources.
 """
 import os
 import re
@@ -271,6 +272,31 @@ def main():
             tap(True, f"{path} parses without docutils warnings")
         except docutils.utils.SystemMessage as e:
             tap(False, f"{path} parses without docutils warnings", e)
+
+    # ---- no issue numbers in docs and comments ------------------------------
+    # A reader has no tracker: an issue number tells them nothing.  The docs,
+    # the README and the sources (their comments) are searched.
+    issue = re.compile(r"\bissues? #?[0-9]+\b", re.I)
+    tops = ("README.md", "Documentation", "core", "kmod", "lib", "tools",
+            "daemon", "python", "scripts", "selftests", "uapi", "examples",
+            "packaging")
+    found = []
+    for top in tops:
+        walk = [(".", [], [top])] if os.path.isfile(top) else os.walk(top)
+        for root, dirs, files in walk:
+            dirs[:] = [d for d in dirs if d not in ("__pycache__", "build")]
+            for f in files:
+                path = os.path.normpath(os.path.join(root, f))
+                # this check's own pattern, and data files
+                if path == os.path.normpath(__file__) or not re.search(
+                        r"\.(c|h|py|sh|mk|rst|md|txt|manifest|awk)$|"
+                        r"^Makefile$|README", f):
+                    continue
+                for n, line in enumerate((read(path) or "").splitlines(), 1):
+                    if issue.search(line):
+                        found.append(f"{path}:{n}: {line.strip()}")
+    tap(not found, "no issue numbers in the docs, the README and the "
+        "sources", found)
 
     return taplib.totals()
 
