@@ -45,7 +45,7 @@
 #                                          lib/python3/dist-packages for
 #                                          PREFIX=/usr, Debian's layouts)
 #   $(DOCDIR)/: README.md, admin-guide.rst, userspace-api.rst, design.rst,
-#               buddy-example.c
+#               dnn.rst, profiler.rst, buddy-example.c
 #   $(SYSCONFDIR)/buddy/buddyd.conf        (when daemon/buddyd.conf exists;
 #                                          never overwritten, removed by
 #                                          uninstall only while unchanged)
@@ -140,6 +140,8 @@ INSTALL_FILES = \
 	$(DOCDIR)/admin-guide.rst \
 	$(DOCDIR)/userspace-api.rst \
 	$(DOCDIR)/design.rst \
+	$(DOCDIR)/dnn.rst \
+	$(DOCDIR)/profiler.rst \
 	$(DOCDIR)/buddy-example.c \
 	$(addprefix $(PYTHONDIR)/buddy/,$(PY_PKG_FILES) $(PY_CUDA_FILES))
 
@@ -180,7 +182,9 @@ endif
 	    $(DESTDIR)$(SYSUSERSDIR)/buddy.conf
 	$(INSTALL) -d $(DESTDIR)$(DOCDIR)
 	$(INSTALL) -m 644 README.md Documentation/userspace-api.rst \
-	    Documentation/design.rst examples/buddy-example.c $(DESTDIR)$(DOCDIR)/
+	    Documentation/design.rst Documentation/dnn.rst \
+	    Documentation/profiler.rst examples/buddy-example.c \
+	    $(DESTDIR)$(DOCDIR)/
 	$(INSTALL) -m 644 Documentation/admin-guide/buddy.rst \
 	    $(DESTDIR)$(DOCDIR)/admin-guide.rst
 	$(INSTALL) -d $(DESTDIR)$(PYTHONDIR)/buddy

@@ -64,6 +64,8 @@ $p/share/doc/buddy/README.md
 $p/share/doc/buddy/admin-guide.rst
 $p/share/doc/buddy/userspace-api.rst
 $p/share/doc/buddy/design.rst
+$p/share/doc/buddy/dnn.rst
+$p/share/doc/buddy/profiler.rst
 $p/share/doc/buddy/buddy-example.c
 LIST
 	if [ "$p" = usr ]; then d=lib/python3/dist-packages; else d=$pydir; fi
