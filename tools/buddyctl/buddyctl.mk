@@ -5,8 +5,11 @@
 #
 #   make check-tools            `buddyctl analyze` against an independent
 #                               model of every codec's sizes
-#                               (selftests/tools/analyze_test.sh); TAP in
-#                               $(B)/results/native-analyze.log
+#                               (selftests/tools/analyze_test.sh), and the
+#                               README's five-minute tour pasted as written
+#                               (selftests/tools/readme_tour_test.py); TAP
+#                               in $(B)/results/native-analyze.log and
+#                               native-readme-tour.log
 #   make check-buddyctl-native  without a module: the heatmap's geometry,
 #                               downsampling, palette and rendering
 #                               (tools/buddyctl/hmap.c) under ASan+UBSan, and
@@ -48,9 +51,13 @@ $(BUDDYCTL): $(BUDDYCTL_OBJS) $(BUDDYCTL_LIBS)
 tools: $(BUDDYCTL)
 
 .PHONY: check-tools
-check-tools: $(BUDDYCTL)
-	@RESULTS=$${RESULTS:-$(B)/results} scripts/run-native-tests.sh \
-	    --name analyze selftests/tools/analyze_test.sh $(BUDDYCTL)
+check-tools: $(BUDDYCTL) $(PROFILE_LIB) lib
+	@export RESULTS=$${RESULTS:-$(B)/results}; rc=0; \
+	scripts/run-native-tests.sh --name analyze \
+	    selftests/tools/analyze_test.sh $(BUDDYCTL) || rc=1; \
+	scripts/run-native-tests.sh --name readme-tour \
+	    python3 selftests/tools/readme_tour_test.py . || rc=1; \
+	exit $$rc
 
 BUDDYCTL_GUEST_DIR := $(B)/guest/buddyctl
 BUDDYCTL_GUEST_OUT := $(B)/buddyctl-guest
