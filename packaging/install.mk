@@ -38,7 +38,8 @@
 #   $(PREFIX)/lib/buddy/libbuddyprof.so   (buddyctl profile's interposer:
 #                                          buddyctl looks for it in
 #                                          ../lib/buddy/ next to itself)
-#   $(PYTHONDIR)/buddy/*.py, cuda/*.py, cuda/site/sitecustomize.py
+#   $(PYTHONDIR)/buddy/*.py, cuda/*.py, cuda/site/sitecustomize.py,
+#   torch/*.py
 #                                         (the Python package, python/buddy/;
 #                                          PYTHONDIR is
 #                                          lib/python3.X/dist-packages, or
@@ -83,6 +84,7 @@ PYTHONDIR       ?= $(if $(filter /usr,$(PREFIX)),$(PREFIX)/lib/python3/dist-pack
 PY_PKG_FILES    := $(notdir $(wildcard python/buddy/*.py))
 PY_CUDA_FILES   := $(patsubst python/buddy/%,%,$(wildcard python/buddy/cuda/*.py \
 			python/buddy/cuda/site/*.py))
+PY_TORCH_FILES  := $(patsubst python/buddy/%,%,$(wildcard python/buddy/torch/*.py))
 INSTALL_MOD_PATH ?= $(DESTDIR)
 INSTALL_MODULE  ?= yes
 KVER            ?= $(shell sed -n 's/^\#define UTS_RELEASE "\(.*\)"/\1/p' \
@@ -143,7 +145,7 @@ INSTALL_FILES = \
 	$(DOCDIR)/dnn.rst \
 	$(DOCDIR)/profiler.rst \
 	$(DOCDIR)/buddy-example.c \
-	$(addprefix $(PYTHONDIR)/buddy/,$(PY_PKG_FILES) $(PY_CUDA_FILES))
+	$(addprefix $(PYTHONDIR)/buddy/,$(PY_PKG_FILES) $(PY_CUDA_FILES) $(PY_TORCH_FILES))
 
 install-user: $(INSTALL_USER_DEPS)
 	$(INSTALL) -D -m 755 $(BUDDYCTL) $(DESTDIR)$(BINDIR)/buddyctl
@@ -190,8 +192,9 @@ endif
 	$(INSTALL) -d $(DESTDIR)$(PYTHONDIR)/buddy
 	$(INSTALL) -m 644 $(addprefix python/buddy/,$(PY_PKG_FILES)) \
 	    $(DESTDIR)$(PYTHONDIR)/buddy/
-	$(INSTALL) -d $(DESTDIR)$(PYTHONDIR)/buddy/cuda/site
-	for f in $(PY_CUDA_FILES); do \
+	$(INSTALL) -d $(DESTDIR)$(PYTHONDIR)/buddy/cuda/site \
+	    $(DESTDIR)$(PYTHONDIR)/buddy/torch
+	for f in $(PY_CUDA_FILES) $(PY_TORCH_FILES); do \
 		$(INSTALL) -m 644 python/buddy/$$f $(DESTDIR)$(PYTHONDIR)/buddy/$$f || exit 1; \
 	done
 ifneq ($(BUDDYD_CONF),)
@@ -221,11 +224,12 @@ uninstall:
 	rm -f $(addprefix $(DESTDIR),$(INSTALL_FILES) $(SYSTEMDUNITDIR)/buddyd.service)
 	rm -rf $(DESTDIR)$(PYTHONDIR)/buddy/__pycache__ \
 	    $(DESTDIR)$(PYTHONDIR)/buddy/cuda/__pycache__ \
-	    $(DESTDIR)$(PYTHONDIR)/buddy/cuda/site/__pycache__
+	    $(DESTDIR)$(PYTHONDIR)/buddy/cuda/site/__pycache__ \
+	    $(DESTDIR)$(PYTHONDIR)/buddy/torch/__pycache__
 	@rmdir $(DESTDIR)$(INCLUDEDIR)/buddy $(DESTDIR)$(DOCDIR) \
 	    $(DESTDIR)$(BUDDYPROFDIR) $(DESTDIR)$(PYTHONDIR)/buddy/cuda/site \
-	    $(DESTDIR)$(PYTHONDIR)/buddy/cuda $(DESTDIR)$(PYTHONDIR)/buddy \
-	    2>/dev/null || true
+	    $(DESTDIR)$(PYTHONDIR)/buddy/cuda $(DESTDIR)$(PYTHONDIR)/buddy/torch \
+	    $(DESTDIR)$(PYTHONDIR)/buddy 2>/dev/null || true
 	@c=$(DESTDIR)$(SYSCONFDIR)/buddy/buddyd.conf; \
 	if [ -e $$c ] && cmp -s $$c daemon/buddyd.conf; then \
 		echo "rm -f $$c"; rm -f $$c; rmdir $(DESTDIR)$(SYSCONFDIR)/buddy 2>/dev/null; \

@@ -606,14 +606,14 @@ class Training(unittest.TestCase):
         self.assertTrue(identical(base, step(model, off, batch)))
         self.assertEqual(0, off.stats.offloaded)
         self.assertIn("graph_capture", off.stats.kept_reasons)
-        old = bt._compiling
-        bt._compiling = lambda: True
+        old = bt.hooks._compiling
+        bt.hooks._compiling = lambda: True
         try:
             off = bt.offload("vdnn-all", streams=HostStreams(),
                              device=MemDevice(), min_bytes=0)
             self.assertTrue(identical(base, step(model, off, batch)))
         finally:
-            bt._compiling = old
+            bt.hooks._compiling = old
         self.assertEqual(0, off.stats.offloaded)
         self.assertIn("compiling", off.stats.kept_reasons)
 

@@ -38,7 +38,7 @@ trap 'rm -rf "$dest" "$dest2" "$work"' EXIT
 echo "TAP version 13"
 
 # The Python package: its files, and where Debian's python3 looks for it.
-pyfiles=$(cd "$src/python/buddy" && ls *.py cuda/*.py cuda/site/*.py | sort)
+pyfiles=$(cd "$src/python/buddy" && ls *.py cuda/*.py cuda/site/*.py torch/*.py | sort)
 pyver=$(/usr/bin/python3 -c 'import sys; print("%d.%d" % sys.version_info[:2])')
 pydir=lib/python$pyver/dist-packages
 
@@ -226,11 +226,14 @@ py_ok() {
 import buddy, sys
 assert buddy.__file__.startswith('$dest/usr/local/$pydir/buddy/'), buddy.__file__
 assert buddy._lib.path == '$dest/usr/local/lib/libbuddy.so.1', buddy._lib.path
+import importlib.util
+spec = importlib.util.find_spec('buddy.torch')
+assert spec and spec.origin == '$dest/usr/local/$pydir/buddy/torch/__init__.py', spec
 " >"$work/py.out" 2>&1 && return 0
 	comment <"$work/py.out"
 	return 1
 }
-check "import buddy from $pydir, with the installed libbuddy" py_ok
+check "import buddy (and find buddy.torch) from $pydir, with the installed libbuddy" py_ok
 # buddy.cuda, its sitecustomize and the installed sizing library: what
 # buddyctl profile --cuda runs
 cuda_ok() {
