@@ -15,7 +15,8 @@
    folders of the same layer not each other's.  "x.h" is looked up next
    to the including file first, then from the tree's root (-I.).
    --graph prints the graph (folder -> folders it includes) and stops.
-2. No source file outside selftests/ is over 1000 lines.
+2. No source file outside selftests/ is over 1000 lines: C, headers,
+   shell, make and Python (python/buddy/**/*.py, tools/**/*.py).
 3. No C function outside selftests/ is over 150 lines.
 """
 import os
@@ -41,7 +42,7 @@ MAX_FILE = 1000
 MAX_FUNC = 150
 # Over a limit, being split in a change of its own: named here until it
 # lands (a name that is no longer over the limit is reported, to be removed)
-SPLIT_PENDING = {"kmod/alloc.c:buddy_ioctl_alloc", "python/buddy/torch.py"}
+SPLIT_PENDING = {"kmod/alloc.c:buddy_ioctl_alloc"}
 SOURCE = (".c", ".h", ".py", ".sh", ".mk")
 
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)
