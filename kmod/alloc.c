@@ -38,9 +38,27 @@
 
 /* ---- a pseudo filesystem, so each allocation has an inode of its own ---- */
 
+/* An allocation's inode goes: the window checks that no page points at it. */
+static void buddy_fs_evict_inode(struct inode *inode)
+{
+	truncate_inode_pages_final(&inode->i_data);
+	clear_inode(inode);
+	buddy_win_inode_evicted(inode);
+}
+
+static const struct super_operations buddy_fs_ops = {
+	.statfs = simple_statfs,
+	.evict_inode = buddy_fs_evict_inode,
+};
+
 static int buddy_fs_init_fs_context(struct fs_context *fc)
 {
-	return init_pseudo(fc, BUDDY_FS_MAGIC) ? 0 : -ENOMEM;
+	struct pseudo_fs_context *ctx = init_pseudo(fc, BUDDY_FS_MAGIC);
+
+	if (!ctx)
+		return -ENOMEM;
+	ctx->ops = &buddy_fs_ops;
+	return 0;
 }
 
 static struct file_system_type buddy_fs_type = {
@@ -133,15 +151,24 @@ const struct buddy_chunk_ops buddy_chunk_ops = {
 	.warn = kop_warn,
 };
 
-/*
- * The per-user share (user_limit_mb): device plus carve-out bytes of each
- * uid's live allocations, kept under bd->lock from reservation to free.
+/**
+ * struct buddy_user - one uid's share (user_limit_mb).
+ * @node:	on buddy_device.users (under bd->lock).
+ * @uid:	the uid.
+ * @nr:		references: the uid's live allocations and the window's
+ *		orphans of its freed ones (under bd->lock; the entry goes
+ *		with the last).
+ * @bytes:	device plus carve-out bytes of its live allocations, from
+ *		reservation to free (written under bd->lock, read without by
+ *		the window).
+ * @win_pages:	window pages of its allocations, resident and orphans.
  */
 struct buddy_user {
 	struct list_head node;
 	kuid_t uid;
 	unsigned int nr;
 	u64 bytes;
+	atomic_long_t win_pages;
 };
 
 /* @uid's entry; made from *@spare (taken) if none and @spare is given. */
@@ -164,8 +191,9 @@ static struct buddy_user *user_find(kuid_t uid, struct buddy_user **spare)
 /* Caller holds bd->lock. */
 static void user_uncharge(struct buddy_user *u, u64 bytes)
 {
-	u->bytes -= bytes;
+	WRITE_ONCE(u->bytes, u->bytes - bytes);
 	if (!--u->nr) {
+		WARN_ON_ONCE(atomic_long_read(&u->win_pages));
 		list_del(&u->node);
 		kfree(u);
 	}
@@ -174,7 +202,60 @@ static void user_uncharge(struct buddy_user *u, u64 bytes)
 void buddy_user_adjust(struct buddy_allocation *a, s64 bytes)
 {
 	lockdep_assert_held(&buddy_dev->lock);
-	a->user->bytes += bytes;
+	WRITE_ONCE(a->user->bytes, a->user->bytes + bytes);
+}
+
+/**
+ * buddy_user_window_allows() - whether @u's share has room for @pages more
+ * window pages: its pool bytes plus its window pages (resident and
+ * orphans) within user_limit_mb, or no limit.  Read without bd->lock: a
+ * bound that concurrent faults may pass by a page each.
+ * @u:		the user.
+ * @pages:	pages to add.
+ *
+ * Return: true when they fit.
+ */
+bool buddy_user_window_allows(struct buddy_user *u, long pages)
+{
+	u64 limit = (u64)READ_ONCE(buddy_user_limit_mb) << 20;
+	long win = atomic_long_read(&u->win_pages) + pages;
+
+	return !limit || READ_ONCE(u->bytes) + (u64)max(win, 0L) * PAGE_SIZE <=
+			 limit;
+}
+
+/**
+ * buddy_user_window_add() - count @pages more (or fewer) window pages in
+ * @u's share.
+ * @u:		the user (referenced by the allocation or the orphan).
+ * @pages:	pages to add, negative to take away.
+ */
+void buddy_user_window_add(struct buddy_user *u, long pages)
+{
+	atomic_long_add(pages, &u->win_pages);
+}
+
+/**
+ * buddy_user_get() - another reference to @u: an orphan of its allocation
+ * keeps the entry, and its window page charged, after the allocation.
+ * @u:	the user, referenced by the caller.
+ */
+void buddy_user_get(struct buddy_user *u)
+{
+	mutex_lock(&buddy_dev->lock);
+	u->nr++;
+	mutex_unlock(&buddy_dev->lock);
+}
+
+/**
+ * buddy_user_put() - drop a reference of buddy_user_get().
+ * @u:	the user; freed with its last reference.
+ */
+void buddy_user_put(struct buddy_user *u)
+{
+	mutex_lock(&buddy_dev->lock);
+	user_uncharge(u, 0);
+	mutex_unlock(&buddy_dev->lock);
 }
 
 static void free_allocation(struct buddy_allocation *a)
@@ -293,31 +374,18 @@ void buddy_alloc_put(struct buddy_allocation *a)
 	kref_put(&a->ref, buddy_alloc_release_ref);
 }
 
-long buddy_ioctl_alloc(struct buddy_alloc *req, struct file **filep)
+/* A new allocation for @req: resolved, nothing reserved yet; or NULL. */
+static struct buddy_allocation *alloc_init(const struct buddy_alloc *req)
 {
-	struct buddy_device *bd = buddy_dev;
-	struct buddy_user *u, *spare = NULL;
-	struct buddy_allocation *a;
-	unsigned int ptarget, pcodec;
-	struct buddy_layout l;
-	struct inode *inode;
+	struct buddy_allocation *a = kzalloc(sizeof(*a), GFP_KERNEL_ACCOUNT);
+	unsigned int ptarget = 0, pcodec = 0;
 	bool found;
-	struct file *file;
-	u64 limit;
-	unsigned int i;
-	int ret;
 
-	ret = buddy_alloc_check(req);
-	if (ret)
-		return ret;
-
-	a = kzalloc(sizeof(*a), GFP_KERNEL_ACCOUNT);
 	if (!a)
-		return -ENOMEM;
+		return NULL;
 	kref_init(&a->ref);
 	a->size = req->size;
 	a->nr_entries = DIV_ROUND_UP(req->size, BUDDY_ENTRY_BYTES);
-	ptarget = pcodec = 0;
 	found = req->target == BUDDY_TARGET_AUTO &&
 		buddy_profile_lookup(current_uid(), req->label, &ptarget,
 				     &pcodec);
@@ -335,52 +403,63 @@ long buddy_ioctl_alloc(struct buddy_alloc *req, struct file **filep)
 	seqlock_init(&a->codes_seq);
 	a->codes[BUDDY_CODE_ZERO] = a->nr_entries;
 	buddy_win_init(a);
+	a->chunk_entries = buddy_chunk_kb * 1024 / BUDDY_ENTRY_BYTES;
+	return a;
+}
+
+/*
+ * Reserve @a's device and carve-out bytes in the pools' accounts and in
+ * its user's share, then every chunk's extents: 0, or -errno with nothing
+ * reserved (alloc_unreserve() undoes a success).
+ */
+static int alloc_reserve(struct buddy_allocation *a)
+{
+	struct buddy_device *bd = buddy_dev;
+	struct buddy_user *u, *spare;
+	struct buddy_layout l;
+	unsigned int i;
+	u64 limit;
+	int ret;
 
 	/* Decide E2BIG from the layout before touching the pools. */
-	a->chunk_entries = buddy_chunk_kb * 1024 / BUDDY_ENTRY_BYTES;
 	buddy_layout_init(&l, a->nr_entries, a->chunk_entries, a->target);
-	if (!buddy_space_could_fit(&bd->space, l.dev_bytes, l.bud_bytes)) {
-		ret = -E2BIG;
-		goto err_free;
-	}
+	if (!buddy_space_could_fit(&bd->space, l.dev_bytes, l.bud_bytes))
+		return -E2BIG;
 	a->nr_chunks = l.nr_chunks;
 	a->dev_bytes = l.dev_bytes;
 	a->bud_bytes = l.bud_bytes;
+	/* freed with the allocation */
 	a->chunks = kvcalloc(l.nr_chunks, sizeof(*a->chunks),
 			     GFP_KERNEL_ACCOUNT);
-	if (!a->chunks) {
-		ret = -ENOMEM;
-		goto err_free;
-	}
+	if (!a->chunks)
+		return -ENOMEM;
+	for (i = 0; i < a->nr_chunks; i++)
+		init_rwsem(&a->chunks[i].sem);
 
 	spare = kzalloc(sizeof(*spare), GFP_KERNEL_ACCOUNT);
-	if (!spare) {
-		ret = -ENOMEM;
-		goto err_free;
-	}
+	if (!spare)
+		return -ENOMEM;
 	ret = mutex_lock_killable(&bd->lock);
 	if (ret)
-		goto err_free;
+		goto err_free_spare;
 	limit = (u64)READ_ONCE(buddy_user_limit_mb) << 20;
 	u = user_find(a->uid, NULL);
 	if (!buddy_quota_allows(u ? u->bytes : 0, l.dev_bytes + l.bud_bytes,
 				limit)) {
-		mutex_unlock(&bd->lock);
 		ret = -EDQUOT;
-		goto err_free;
+		goto err_unlock;
 	}
 	ret = buddy_space_reserve(&bd->space, l.dev_bytes, l.bud_bytes);
 	if (ret) {
-		mutex_unlock(&bd->lock);
 		trace_buddy_enospc(0, a->target, l.dev_bytes, l.bud_bytes);
-		goto err_free;
+		goto err_unlock;
 	}
 	a->user = user_find(a->uid, &spare);
 	a->user->nr++;
-	a->user->bytes += l.dev_bytes + l.bud_bytes;
+	WRITE_ONCE(a->user->bytes, a->user->bytes + l.dev_bytes + l.bud_bytes);
 	mutex_unlock(&bd->lock);
-	for (i = 0; i < a->nr_chunks; i++)
-		init_rwsem(&a->chunks[i].sem);
+	kfree(spare);	/* NULL when it became the user's entry */
+
 	ret = buddy_chunks_reserve(&buddy_chunk_ops, a, a->nr_chunks,
 				   a->nr_entries, a->chunk_entries, a->target,
 				   a->codec);
@@ -388,46 +467,112 @@ long buddy_ioctl_alloc(struct buddy_alloc *req, struct file **filep)
 		if (ret == -ENOSPC)
 			trace_buddy_enospc(0, a->target, l.dev_bytes,
 					   l.bud_bytes);
-		goto err_unreserve;
+		goto err_release_space;
 	}
+	return 0;
+
+err_release_space:
+	mutex_lock(&bd->lock);
+	buddy_space_release(&bd->space, l.dev_bytes, l.bud_bytes);
+	user_uncharge(a->user, l.dev_bytes + l.bud_bytes);
+	mutex_unlock(&bd->lock);
+	return ret;
+err_unlock:
+	mutex_unlock(&bd->lock);
+err_free_spare:
+	kfree(spare);
+	return ret;
+}
+
+/* Undo a successful alloc_reserve(). */
+static void alloc_unreserve(struct buddy_allocation *a)
+{
+	struct buddy_device *bd = buddy_dev;
+
+	buddy_chunks_free(&buddy_chunk_ops, a, a->nr_chunks);
+	mutex_lock(&bd->lock);
+	buddy_space_release(&bd->space, a->dev_bytes, a->bud_bytes);
+	user_uncharge(a->user, a->dev_bytes + a->bud_bytes);
+	mutex_unlock(&bd->lock);
+}
+
+/*
+ * @a's inode on the module's pseudo filesystem and its file: 0, or -errno
+ * with neither left.  The window takes a reference to the inode of its
+ * own (its pages point into it for as long as the allocation lives).
+ *
+ * The file honours IOCB_NOWAIT for reads and writes (FMODE_NOWAIT, and
+ * FMODE_BUF_WASYNC, which generic_write_checks() wants for a non-direct
+ * IOCB_NOWAIT write), but not the wait-queue retry of reads
+ * (FMODE_BUF_RASYNC, IOCB_WAITQ): its waits are for mutexes and
+ * semaphores, not page locks with a wake-up callback, so io_uring sends a
+ * read that met -EAGAIN to io-wq instead of retrying it blocking inside
+ * io_uring_enter().
+ */
+static int alloc_make_file(struct buddy_allocation *a, struct file **filep)
+{
+	struct buddy_device *bd = buddy_dev;
+	struct inode *inode;
+	struct file *file;
+	int ret;
 
 	inode = alloc_anon_inode(bd->mnt->mnt_sb);
-	if (IS_ERR(inode)) {
-		ret = PTR_ERR(inode);
-		goto err_extents;
-	}
+	if (IS_ERR(inode))
+		return PTR_ERR(inode);
 	inode->i_size = a->size;
-	a->win.mapping = inode->i_mapping;
 	__module_get(THIS_MODULE);	/* dropped by fops_put() in __fput() */
 	file = alloc_file_pseudo(inode, bd->mnt, "buddy", O_RDWR | O_LARGEFILE,
 				 &buddy_alloc_fops);
 	if (IS_ERR(file)) {
-		module_put(THIS_MODULE);
-		iput(inode);
 		ret = PTR_ERR(file);
-		goto err_extents;
+		goto err_put_module_inode;
 	}
 	file->f_mode |= FMODE_PREAD | FMODE_PWRITE | FMODE_LSEEK |
-			FMODE_NOWAIT | FMODE_BUF_RASYNC | FMODE_BUF_WASYNC |
-			FMODE_ATOMIC_POS;
+			FMODE_NOWAIT | FMODE_BUF_WASYNC | FMODE_ATOMIC_POS;
 	file->private_data = a;
+	buddy_win_set_inode(a, inode);
+	*filep = file;
+	return 0;
 
-	kfree(spare);
-	/* the ids count up, so that LIST returns them in order */
+err_put_module_inode:
+	module_put(THIS_MODULE);
+	iput(inode);
+	return ret;
+}
+
+long buddy_ioctl_alloc(struct buddy_alloc *req, struct file **filep)
+{
+	struct buddy_device *bd = buddy_dev;
+	s64 delta[BUDDY_CODE_SLOTS] = {};
+	struct buddy_allocation *a;
+	struct file *file;
+	int ret;
+
+	ret = buddy_alloc_check(req);
+	if (ret)
+		return ret;
+	a = alloc_init(req);
+	if (!a)
+		return -ENOMEM;
+	ret = alloc_reserve(a);
+	if (ret)
+		goto err_free;
+	ret = alloc_make_file(a, &file);
+	if (ret)
+		goto err_unreserve;
+
+	/* the file owns the allocation now: its release undoes the rest */
 	mutex_lock(&bd->lock);
 	bd->nr_allocs++;
 	bd->logical_bytes += a->size;
 	mutex_unlock(&bd->lock);
-	{
-		s64 delta[BUDDY_CODE_SLOTS] = { [BUDDY_CODE_ZERO] = a->nr_entries };
-
-		buddy_dev_codes_add(delta);
-	}
+	delta[BUDDY_CODE_ZERO] = a->nr_entries;
+	buddy_dev_codes_add(delta);
+	/* the ids count up, so that LIST returns them in order */
 	a->id = atomic64_inc_return(&bd->next_id);
 	trace_buddy_alloc(a);	/* before others can find it and change it */
 	ret = xa_insert(&bd->allocs, a->id, a, GFP_KERNEL_ACCOUNT);
 	if (ret) {
-		/* the file owns it now: its release undoes the rest */
 		fput(file);
 		return ret;
 	}
@@ -439,15 +584,9 @@ long buddy_ioctl_alloc(struct buddy_alloc *req, struct file **filep)
 	*filep = file;
 	return 0;
 
-err_extents:
-	buddy_chunks_free(&buddy_chunk_ops, a, a->nr_chunks);
 err_unreserve:
-	mutex_lock(&bd->lock);
-	buddy_space_release(&bd->space, l.dev_bytes, l.bud_bytes);
-	user_uncharge(a->user, l.dev_bytes + l.bud_bytes);
-	mutex_unlock(&bd->lock);
+	alloc_unreserve(a);
 err_free:
-	kfree(spare);
 	free_allocation(a);
 	return ret;
 }
@@ -464,17 +603,41 @@ static int buddy_alloc_release(struct inode *inode, struct file *file)
 
 /* ---- the data path ---- */
 
+/* The user address and length of @iter's current segment; false if none. */
+static bool iter_user_segment(const struct iov_iter *iter, unsigned long *addr,
+			      size_t *len)
+{
+	if (iter_is_ubuf(iter)) {
+		*addr = (unsigned long)iter->ubuf + iter->iov_offset;
+		*len = iov_iter_count(iter);
+		return true;
+	}
+	if (iter_is_iovec(iter)) {
+		struct iovec v = iov_iter_iovec(iter);
+
+		*addr = (unsigned long)v.iov_base;
+		*len = v.iov_len;
+		return true;
+	}
+	return false;
+}
+
 /*
  * Whole pages of a read straight into the reader's memory: the entries of
  * @pos.. (page-aligned, @len a multiple of PAGE_SIZE, at most BOUNCE_BYTES)
  * are decoded into the pages behind @iter instead of a bounce buffer and
  * then copied.  A user address that is not page-aligned (malloc()'s) puts
- * each stripe across two user pages: buddy_win_stripe_read2().  Taken when
- * every page is anonymous memory: a page of a buddy mapping (or of any
- * file) is left to copy_to_iter(), which goes through its fault handler
- * and so its dirty tracking.  The pages are taken (iov_iter_get_pages2(),
- * which faults them in writable) before any lock, and marked dirty after,
- * as direct I/O does.
+ * each stripe across two user pages: buddy_win_stripe_read2().
+ *
+ * The pages are pinned (pin_user_pages_fast() with FOLL_WRITE, which
+ * faults them in writable and breaks copy-on-write) before any lock, and
+ * released dirty after, as direct I/O does.  A pin, not a reference: a
+ * fork() by another thread meanwhile copies a pinned anonymous page for
+ * the child at once, instead of sharing it copy-on-write, after which the
+ * reader's own next store would move it to a copy and leave the decoded
+ * bytes in the child's page.  Taken when every page is anonymous memory:
+ * a page of a buddy mapping (or of any file) is left to copy_to_iter(),
+ * which goes through its fault handler and so its dirty tracking.
  *
  * Return: bytes moved (@iter advanced by as many); *@err gets 0 or the
  * error that stopped the move.  0 bytes with no error: not taken (@iter
@@ -482,42 +645,44 @@ static int buddy_alloc_release(struct inode *inode, struct file *file)
  */
 static unsigned int buddy_read_direct(struct buddy_allocation *a, u64 pos,
 				      unsigned int len, struct iov_iter *iter,
-				      bool nowait, struct buddy_io_acct *acct,
-				      int *err)
+				      enum buddy_win_wait wait,
+				      struct buddy_io_acct *acct, int *err)
 {
 	struct page *pages[BOUNCE_BYTES / PAGE_SIZE + 1];
-	unsigned int nr, used, k, done = 0;
-	size_t start;
-	ssize_t got;
-	int ret = 0;
+	unsigned int nr, start, k, done = 0;
+	unsigned long addr;
+	size_t seg;
+	int got, ret = 0;
 
 	BUILD_BUG_ON(BUDDY_STRIPE_ENTRIES * BUDDY_ENTRY_BYTES != PAGE_SIZE);
 	*err = 0;
-	if (!user_backed_iter(iter))
+	if (!user_backed_iter(iter) || !iter_user_segment(iter, &addr, &seg))
 		return 0;
-	got = iov_iter_get_pages2(iter, pages, len, ARRAY_SIZE(pages), &start);
+	/* a short segment (iovec): its whole stripes only */
+	len = min_t(size_t, len, seg) & PAGE_MASK;
+	if (!len)
+		return 0;
+	start = offset_in_page(addr);
+	nr = DIV_ROUND_UP(start + len, PAGE_SIZE);
+	got = pin_user_pages_fast(addr & PAGE_MASK, nr, FOLL_WRITE, pages);
 	if (got <= 0)
 		return 0;	/* a bad address: copy_to_iter() says -EFAULT */
-	nr = DIV_ROUND_UP(start + got, PAGE_SIZE);
-	/* a short segment (iovec): its whole stripes only */
-	len = got & PAGE_MASK;
-	used = len ? len / PAGE_SIZE + !!start : 0;
-	for (k = 0; k < used; k++)
+	if (got < nr)		/* the stripes whose pages are all pinned */
+		len = (start ? got - 1 : got) * PAGE_SIZE;
+	for (k = 0; k < got; k++)
 		if (!PageAnon(pages[k]))
-			len = used = 0;
-	if (got != len)
-		iov_iter_revert(iter, got - len);
+			len = 0;
 	for (k = 0; k < len / PAGE_SIZE && !ret; k++) {
 		u8 *d1 = kmap_local_page(pages[k]), *d2;
 
 		if (!start) {
 			ret = buddy_win_stripe_io(a, pos, d1, PAGE_SIZE, false,
-						  nowait, acct);
+						  wait, acct);
 		} else {
 			d2 = kmap_local_page(pages[k + 1]);
 			ret = buddy_win_stripe_read2(a, pos, d1 + start,
 						     PAGE_SIZE - start, d2,
-						     nowait, acct);
+						     wait, acct);
 			kunmap_local(d2);
 		}
 		kunmap_local(d1);
@@ -525,27 +690,71 @@ static unsigned int buddy_read_direct(struct buddy_allocation *a, u64 pos,
 			done += PAGE_SIZE;
 		pos += PAGE_SIZE;
 	}
-	for (k = 0; k < nr; k++) {
-		if (k < used && !PageDirty(pages[k]))
-			set_page_dirty_lock(pages[k]);
-		put_page(pages[k]);
-	}
-	if (ret) {
-		iov_iter_revert(iter, len - done);
-		*err = ret;
-	}
+	unpin_user_pages_dirty_lock(pages, got, done);
+	iov_iter_advance(iter, done);
+	*err = ret;
 	return done;
+}
+
+/*
+ * An IOCB_NOWAIT write stores all of its bytes or none: @buf (room for
+ * @end - @pos bytes, at most BUDDY_WIN_TRYLOCK_PAGES pages) gets the
+ * user's bytes first, then the mutexes of every page the range covers are
+ * tried at once (-EAGAIN with nothing stored when one is busy), and only
+ * then are the stripes stored.  The caller holds rt_sem for reading, so
+ * no chunk is being re-striped and its semaphore is free.  A fault on the
+ * user's buffer is -EAGAIN too: the blocking retry reports what it can.
+ *
+ * Return: bytes stored (all of them, or those before a corrupt entry),
+ * or -errno with nothing stored and @iter as it was.
+ */
+static ssize_t buddy_write_nowait(struct buddy_allocation *a, u64 pos,
+				  u64 end, struct iov_iter *iter, u8 *buf,
+				  struct buddy_io_acct *acct)
+{
+	unsigned int len = end - pos, k, n = 0;
+	u64 held, p;
+	int ret;
+
+	k = copy_from_iter(buf, len, iter);
+	if (k != len) {
+		iov_iter_revert(iter, k);
+		return -EAGAIN;
+	}
+	ret = buddy_win_trylock(a, pos >> PAGE_SHIFT, (end - 1) >> PAGE_SHIFT,
+				&held);
+	if (ret) {
+		iov_iter_revert(iter, len);
+		return ret;
+	}
+	for (p = pos, k = 0; p < end; p += n, k += n) {
+		n = buddy_stripe_end(p, end) - p;
+		ret = buddy_win_stripe_io(a, p, buf + k, n, true,
+					  BUDDY_WIN_HELD_LOCK, acct);
+		if (ret)
+			break;
+	}
+	buddy_win_unlock(a, held);
+	if (p == pos) {
+		iov_iter_revert(iter, len);
+		return ret;
+	}
+	iov_iter_revert(iter, end - p);
+	return p - pos;
 }
 
 static ssize_t buddy_rw(struct kiocb *iocb, struct iov_iter *iter, bool write)
 {
 	struct buddy_allocation *a = iocb->ki_filp->private_data;
 	bool nowait = iocb->ki_flags & IOCB_NOWAIT;
+	enum buddy_win_wait wait = nowait ? BUDDY_WIN_NOWAIT :
+				   BUDDY_WIN_KILLABLE;
 	struct buddy_io_acct acct = {};
 	u64 pos = iocb->ki_pos, end, ps;
 	size_t done = 0, len = iov_iter_count(iter);
 	/* only bytes a stripe or the user wrote are ever read from it */
 	u8 small[2 * BUDDY_ENTRY_BYTES] __uninitialized;
+	bool spare = false;
 	u8 *bounce;
 	int ret = 0;
 
@@ -566,31 +775,55 @@ static ssize_t buddy_rw(struct kiocb *iocb, struct iov_iter *iter, bool write)
 		return write ? -ENOSPC : 0;
 	end = min_t(u64, a->size, pos + len);
 
-	/*
-	 * IOCB_NOWAIT gives up before any progress or not at all: a re-target
-	 * holds rt_sem for writing while it re-stripes chunk after chunk.
-	 */
-	if (nowait && !down_read_trylock(&a->rt_sem))
-		return -EAGAIN;
+	if (nowait) {
+		/* a write holds the mutexes of all its pages at once */
+		if (write && ((end - 1) >> PAGE_SHIFT) - (pos >> PAGE_SHIFT) >=
+			     BUDDY_WIN_TRYLOCK_PAGES)
+			return -EAGAIN;
+		/*
+		 * IOCB_NOWAIT gives up before any progress or not at all: a
+		 * re-target holds rt_sem for writing while it re-stripes
+		 * chunk after chunk.
+		 */
+		if (!down_read_trylock(&a->rt_sem))
+			return -EAGAIN;
+	}
 
 	/*
 	 * Small I/O (a few entries) bounces on the stack, larger through this
-	 * CPU's spare buffer, in the heap only when another call has it.
+	 * CPU's spare buffer, in the heap only when another call has it (or
+	 * for an IOCB_NOWAIT write of more than one bounce-full, which must
+	 * hold all its bytes at once).
 	 */
 	if (end - pos <= sizeof(small)) {
 		bounce = small;
+	} else if (write && nowait && end - pos > BOUNCE_BYTES) {
+		bounce = kmalloc(end - pos, GFP_NOWAIT | __GFP_NOWARN);
 	} else {
+		spare = true;
 		bounce = this_cpu_xchg(buddy_dev->pcpu->bounce, NULL);
 		if (!bounce)
 			bounce = kmalloc(BOUNCE_BYTES,
 					 nowait ? GFP_NOWAIT : GFP_KERNEL);
-		if (!bounce) {
-			if (nowait)
-				up_read(&a->rt_sem);
-			return nowait ? -EAGAIN : -ENOMEM;
-		}
+	}
+	if (!bounce) {
+		if (nowait)
+			up_read(&a->rt_sem);
+		return nowait ? -EAGAIN : -ENOMEM;
 	}
 
+	if (write && nowait) {
+		ssize_t r = buddy_write_nowait(a, pos, end, iter, bounce,
+					       &acct);
+
+		if (r > 0) {
+			pos += r;
+			done = r;
+		} else {
+			ret = r;
+		}
+		goto out;
+	}
 	while (pos < end) {
 		/* one bounce-full, aligned so that it ends on a stripe */
 		u64 piece_end = min_t(u64, end,
@@ -600,7 +833,7 @@ static ssize_t buddy_rw(struct kiocb *iocb, struct iov_iter *iter, bool write)
 
 		if (!write && !(pos & ~PAGE_MASK) && piece >= PAGE_SIZE) {
 			n = buddy_read_direct(a, pos, piece & PAGE_MASK, iter,
-					      nowait, &acct, &ret);
+					      wait, &acct, &ret);
 			pos += n;
 			done += n;
 			if (ret)
@@ -616,21 +849,17 @@ static ssize_t buddy_rw(struct kiocb *iocb, struct iov_iter *iter, bool write)
 			n = buddy_stripe_end(p, piece_end) - p;
 			/* a resident page is served from the window */
 			ret = buddy_win_stripe_io(a, p, bounce + k, n, write,
-						  nowait, &acct);
+						  wait, &acct);
 			if (ret)
 				break;
 		}
 		if (ret == -EAGAIN)
 			break;		/* no progress to count: below */
 		if (ret) {
-			if (write) {
-				/* what was stored before the failure counts */
-				piece = p - pos;
-			} else {
-				piece = p - pos;
-				if (copy_to_iter(bounce, piece, iter) != piece)
-					ret = -EFAULT;
-			}
+			/* what was stored or read before the failure counts */
+			piece = p - pos;
+			if (!write && copy_to_iter(bounce, piece, iter) != piece)
+				ret = -EFAULT;
 			pos += piece;
 			done += piece;
 			break;
@@ -650,28 +879,31 @@ next:
 	}
 	if (ret == -EAGAIN) {
 		/*
-		 * IOCB_NOWAIT met a busy page or chunk lock after progress.
-		 * A short count here would reach the program as is (io_uring
+		 * An IOCB_NOWAIT read met a busy page after progress.  A
+		 * short count here would reach the program as is (io_uring
 		 * completes short I/O on files that are not regular), so
 		 * take the progress back: the position stays, the caller
 		 * retries the whole request (io_uring from io-wq, with its
-		 * iter restored), and the bytes already moved are moved
-		 * again with the same data.  The counters keep what the
-		 * first attempt really did.
+		 * iter restored), and the bytes already read are read again.
+		 * The counters keep what the first attempt really did.
 		 */
 		pos = iocb->ki_pos;
 		done = 0;
 	}
+out:
 	/* back as the spare of the CPU we are on, unless it has one */
 	if (bounce != small &&
-	    this_cpu_cmpxchg(buddy_dev->pcpu->bounce, NULL, bounce))
+	    (!spare || this_cpu_cmpxchg(buddy_dev->pcpu->bounce, NULL, bounce)))
 		kfree(bounce);
 	if (nowait)
 		up_read(&a->rt_sem);
 	ps = buddy_acct_flush(a, &acct);
-	/* the opt-in real delay; never in a call that must not wait */
+	/*
+	 * The opt-in real delay: this call's traffic and what the allocation
+	 * owes, with no lock held; never in a call that must not wait.
+	 */
 	if (!nowait)
-		buddy_link_delay(ps);
+		buddy_link_delay(ps + buddy_link_take_debt(a));
 	iocb->ki_pos = pos;
 	return done ? done : ret;
 }

@@ -183,6 +183,10 @@ void buddy_dev_codes_add(const s64 *delta);
 u64 buddy_pcpu_sum(size_t off);
 void buddy_dev_codes_read(s64 *codes);
 void buddy_user_adjust(struct buddy_allocation *a, s64 bytes);
+bool buddy_user_window_allows(struct buddy_user *u, long pages);
+void buddy_user_window_add(struct buddy_user *u, long pages);
+void buddy_user_get(struct buddy_user *u);
+void buddy_user_put(struct buddy_user *u);
 
 /* admin.c: system-wide view and live re-targeting (CAP_SYS_ADMIN) */
 long buddy_admin_list(struct file *file, void *kdata, struct file **install);
@@ -211,5 +215,32 @@ long buddy_ioctl_dispatch(const struct buddy_ioctl_desc *table,
 struct io_uring_cmd;
 int buddy_uring_cmd(struct io_uring_cmd *cmd, unsigned int issue_flags,
 		    long (*ioctl)(struct file *, unsigned int, unsigned long));
+
+/* link.c: the link model, modeled nanoseconds of buddy and device traffic */
+u64 buddy_acct_flush(struct buddy_allocation *a, struct buddy_io_acct *acct);
+extern unsigned int buddy_link_delay_on;
+void __buddy_link_delay(u64 ps);
+u64 buddy_link_device_ns(void);
+void buddy_link_owe(struct buddy_allocation *a, u64 ps);
+u64 buddy_link_take_debt(struct buddy_allocation *a);
+
+/**
+ * buddy_link_delay() - with the link_delay parameter on, really wait @ps
+ * of modeled link time (a call's own, from buddy_acct_flush(), and the
+ * allocation's debt, from buddy_link_take_debt()); nothing otherwise.
+ * @ps:	modeled picoseconds.
+ *
+ * Context: process context that may sleep, holding no lock of the module,
+ * no page lock and no mmap_lock: the end of a pread/pwrite, fsync or
+ * close, or a fault that dropped mmap_lock to wait (window.c).  Short
+ * waits spin (ndelay), longer ones sleep killably, at most 100 ms per
+ * call (LINK_DELAY_MAX_NS).  Counters and link_ns never depend on it.
+ */
+static inline void buddy_link_delay(u64 ps)
+{
+	/* off by default: no call, no division on the data path */
+	if (unlikely(READ_ONCE(buddy_link_delay_on)) && ps >= 1000)
+		__buddy_link_delay(ps);
+}
 
 #endif /* BUDDY_KMOD_H */

@@ -28,7 +28,7 @@ unsigned int buddy_link_delay_on;	/* the link_delay parameter */
 /* The longest real wait of one call: a model must not hang a task. */
 #define LINK_DELAY_MAX_NS	(100 * NSEC_PER_MSEC)
 
-/* buddy_link_delay() (window.h) when link_delay is on and @ps >= 1 ns. */
+/* buddy_link_delay() (buddy.h) when link_delay is on and @ps >= 1 ns. */
 void __buddy_link_delay(u64 ps)
 {
 	u64 ns = div_u64(ps, 1000);
@@ -44,6 +44,35 @@ void __buddy_link_delay(u64 ps)
 	set_current_state(TASK_KILLABLE);
 	schedule_hrtimeout_range(&t, NSEC_PER_USEC, HRTIMER_MODE_REL);
 	__set_current_state(TASK_RUNNING);
+}
+
+/**
+ * buddy_link_owe() - with link_delay on, leave @ps of modeled link time of
+ * @a's traffic for a later call of @a to wait (struct buddy_win's
+ * link_debt_ps): traffic that the task making it must not wait for, under
+ * a lock or mmap_lock, or that another task caused (dirty pages written
+ * back by an eviction).
+ * @a:	the allocation whose traffic it was.
+ * @ps:	modeled picoseconds.
+ */
+void buddy_link_owe(struct buddy_allocation *a, u64 ps)
+{
+	if (unlikely(READ_ONCE(buddy_link_delay_on)) && ps)
+		atomic64_add(ps, &a->win.link_debt_ps);
+}
+
+/**
+ * buddy_link_take_debt() - what @a owes (buddy_link_owe()), now the
+ * caller's to wait with buddy_link_delay().
+ * @a:	the allocation.
+ *
+ * Return: picoseconds, 0 when nothing is owed.
+ */
+u64 buddy_link_take_debt(struct buddy_allocation *a)
+{
+	if (likely(!atomic64_read(&a->win.link_debt_ps)))
+		return 0;
+	return atomic64_xchg(&a->win.link_debt_ps, 0);
 }
 
 /* Add @acct's modeled link time to @a and the device; returns it. */
@@ -125,7 +154,7 @@ MODULE_PARM_DESC(link_latency_ns,
 		 "Modeled latency of one buddy link request (a stripe touching buddy sectors) in ns (default: 500)");
 module_param_named(link_delay, buddy_link_delay_on, uint, 0644);
 MODULE_PARM_DESC(link_delay,
-		 "1: really wait each I/O call's modeled link time (at most 100 ms per call, killable; not for RWF_NOWAIT/io_uring inline), for runs on real hardware; 0: model only (default: 0)");
+		 "1: really wait each I/O call's modeled link time, outside every lock, by the task whose call or fault made the traffic (at most 100 ms per call, killable; not for RWF_NOWAIT/io_uring inline), for runs on real hardware; 0: model only (default: 0)");
 module_param_cb(device_gbps, &gbps_ops, &device_gbps, 0644);
 MODULE_PARM_DESC(device_gbps,
 		 "Modeled device memory bandwidth in GB/s, 1..1000000 (default: 900)");

@@ -467,10 +467,11 @@ static void __exit buddy_exit(void)
 	struct buddy_device *bd = buddy_dev;
 
 	misc_deregister(&bd->misc);
+	/* the orphans hold their users' entries and their inodes */
+	buddy_window_exit();
 	WARN_ON(!xa_empty(&bd->allocs) || !list_empty(&bd->users));
 	xa_destroy(&bd->allocs);
 	buddy_profile_clear();
-	buddy_window_exit();
 	buddy_fs_exit();
 	buddy_pool_destroy(&bd->buddy);
 	buddy_pool_destroy(&bd->device);

@@ -1,9 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * The resident window (window.c): decompressed 4 KiB pages of allocations,
- * shared by all of them, that mmap() maps and pread/pwrite are served from;
- * and the link model (link.c): modeled nanoseconds of buddy and device
- * traffic.
+ * shared by all of them, that mmap() maps and pread/pwrite are served from.
  */
 #ifndef BUDDY_KMOD_WINDOW_H
 #define BUDDY_KMOD_WINDOW_H
@@ -16,6 +14,8 @@
 #include <linux/xarray.h>
 
 #define BUDDY_WIN_LOCKS	64	/* hashed page locks per allocation */
+/* pages an IOCB_NOWAIT write may span: it holds all of their mutexes */
+#define BUDDY_WIN_TRYLOCK_PAGES	16
 
 /* Window counters, per allocation and device-wide. */
 enum buddy_win_counter {
@@ -23,6 +23,7 @@ enum buddy_win_counter {
 	BUDDY_WIN_HITS,		/* accesses served by a resident page */
 	BUDDY_WIN_WRITEBACKS,	/* dirty pages compressed back */
 	BUDDY_WIN_EVICTIONS,	/* pages taken out of the window */
+	BUDDY_WIN_HELD,		/* evictions refused: the page was held */
 	BUDDY_WIN_NR,
 };
 
@@ -33,29 +34,37 @@ enum buddy_win_counter {
  *		written back or evicted, and by pread/pwrite of that page, so
  *		that a resident page and the stored entries never disagree.
  *		Never held across a user copy.
- * @mapping:	the allocation's address_space, for unmap_mapping_range().
+ * @inode:	the allocation's inode, referenced from buddy_win_set_inode()
+ *		until buddy_win_release(): its pages' ->mapping, and
+ *		unmap_mapping_range(), use it as long as the allocation lives,
+ *		whoever holds the allocation after its file is gone.
+ * @mapping:	@inode's address_space.
  * @counters:	enum buddy_win_counter.
  * @link_ps:	modeled link time, picoseconds.
  * @link_requests: link requests (core/link_model.h) of the link time.
+ * @link_debt_ps: with link_delay on, modeled time of this allocation's
+ *		traffic that no task has waited yet (a write-back made by an
+ *		eviction in another task's fault, by munmap, by a re-target):
+ *		the next pread, pwrite, fault, fsync or close of the
+ *		allocation waits it, with no lock held.
  * @resident:	pages of the allocation in the window.
  */
 struct buddy_win {
 	struct xarray pages;
 	struct mutex locks[BUDDY_WIN_LOCKS];
+	struct inode *inode;
 	struct address_space *mapping;
 	atomic64_t counters[BUDDY_WIN_NR];
 	atomic64_t link_ps;
 	atomic64_t link_requests;
+	atomic64_t link_debt_ps;
 	atomic64_t resident;
 };
 
 struct buddy_allocation;
 struct buddy_alloc_stat;
-struct buddy_counters;
 struct buddy_io_acct;
 struct vm_area_struct;
-struct file;
-struct inode;
 struct seq_file;
 
 /* vm_flags are set through a helper from 6.3 on (Kbuild probes for it) */
@@ -69,12 +78,23 @@ static inline void buddy_vm_flags_set(struct vm_area_struct *vma,
 #endif
 }
 
+/* How buddy_win_io() gets the page's mutex. */
+enum buddy_win_wait {
+	BUDDY_WIN_KILLABLE,	/* pread, pwrite: -EINTR on a fatal signal */
+	BUDDY_WIN_NOWAIT,	/* IOCB_NOWAIT: -EAGAIN instead of waiting */
+	BUDDY_WIN_HELD_LOCK,	/* the caller holds it (buddy_win_trylock()) */
+};
+
 void buddy_win_init(struct buddy_allocation *a);
+void buddy_win_set_inode(struct buddy_allocation *a, struct inode *inode);
 void buddy_win_release(struct buddy_allocation *a);
-int buddy_win_writeback(struct buddy_allocation *a, u64 first, u64 last);
+void buddy_win_writeback(struct buddy_allocation *a, u64 first, u64 last);
 int buddy_win_io(struct buddy_allocation *a, u64 pos, u8 *buf,
-		 unsigned int len, u8 *d2, bool write, bool nowait,
-		 struct buddy_io_acct *acct);
+		 unsigned int len, u8 *d2, bool write,
+		 enum buddy_win_wait wait, struct buddy_io_acct *acct);
+int buddy_win_trylock(struct buddy_allocation *a, u64 first, u64 last,
+		      u64 *held);
+void buddy_win_unlock(struct buddy_allocation *a, u64 held);
 int buddy_mmap(struct file *file, struct vm_area_struct *vma);
 int buddy_fsync(struct file *file, loff_t start, loff_t end, int datasync);
 int buddy_flush(struct file *file, fl_owner_t id);
@@ -82,6 +102,7 @@ void buddy_win_fill_stat(struct buddy_allocation *a,
 			 struct buddy_alloc_stat *st);
 void buddy_win_show_fdinfo(struct seq_file *m, struct buddy_allocation *a);
 int buddy_window_stat(char *buf);
+void buddy_win_inode_evicted(struct inode *inode);
 void buddy_window_exit(void);
 
 /**
@@ -91,19 +112,20 @@ void buddy_window_exit(void);
  * @a:		the allocation.
  * @pos:	byte position.
  * @buf:	kernel address: a bounce buffer, or a user page that
- *		buddy_read_direct() took (never a user address).
+ *		buddy_read_direct() pinned (never a user address).
  * @len:	bytes, not crossing a page.
  * @write:	direction.
- * @nowait:	give up with -EAGAIN instead of waiting.
+ * @wait:	how to take the page's mutex.
  * @acct:	access counters to add to.
  *
  * Return: 0 or -errno.
  */
 static inline int buddy_win_stripe_io(struct buddy_allocation *a, u64 pos,
 				      u8 *buf, unsigned int len, bool write,
-				      bool nowait, struct buddy_io_acct *acct)
+				      enum buddy_win_wait wait,
+				      struct buddy_io_acct *acct)
 {
-	return buddy_win_io(a, pos, buf, len, NULL, write, nowait, acct);
+	return buddy_win_io(a, pos, buf, len, NULL, write, wait, acct);
 }
 
 /**
@@ -115,41 +137,17 @@ static inline int buddy_win_stripe_io(struct buddy_allocation *a, u64 pos,
  * @d1:		kernel address of the first piece.
  * @n1:		its length, 1..PAGE_SIZE - 1.
  * @d2:		kernel address of the second, PAGE_SIZE - @n1 bytes.
- * @nowait:	give up with -EAGAIN instead of waiting.
+ * @wait:	how to take the page's mutex.
  * @acct:	access counters to add to.
  *
  * Return: 0 or -errno.
  */
 static inline int buddy_win_stripe_read2(struct buddy_allocation *a,
 					 u64 pos, u8 *d1, unsigned int n1,
-					 u8 *d2, bool nowait,
+					 u8 *d2, enum buddy_win_wait wait,
 					 struct buddy_io_acct *acct)
 {
-	return buddy_win_io(a, pos, d1, n1, d2, false, nowait, acct);
+	return buddy_win_io(a, pos, d1, n1, d2, false, wait, acct);
 }
-
-/* link.c */
-u64 buddy_acct_flush(struct buddy_allocation *a, struct buddy_io_acct *acct);
-extern unsigned int buddy_link_delay_on;
-void __buddy_link_delay(u64 ps);
-
-/**
- * buddy_link_delay() - with the link_delay parameter on, really wait the
- * modeled time of one call (from buddy_acct_flush()); nothing otherwise.
- * @ps:	modeled picoseconds of the call.
- *
- * Context: process context that may sleep (no spinlock held): the end of a
- * pread/pwrite, a window fault or write-back, under mutexes at most.  Short
- * waits spin (ndelay), longer ones sleep killably, at most 100 ms per call
- * (LINK_DELAY_MAX_NS).  Counters and link_ns never depend on it.
- */
-static inline void buddy_link_delay(u64 ps)
-{
-	/* off by default: no call, no division on the data path */
-	if (unlikely(READ_ONCE(buddy_link_delay_on)) && ps >= 1000)
-		__buddy_link_delay(ps);
-}
-
-u64 buddy_link_device_ns(void);
 
 #endif /* BUDDY_KMOD_WINDOW_H */
