@@ -4,9 +4,14 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/userfaultfd.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "tools/common/datagen.h"
@@ -431,4 +436,103 @@ long first_diff(const void *a, const void *b, size_t len)
 		if (x[i] != y[i])
 			return i;
 	return -1;
+}
+
+int window_flush(int devfd, unsigned int pages)
+{
+	struct buddy_alloc b;
+	volatile uint8_t sink = 0;
+	uint8_t *m;
+	unsigned int p;
+	int ret;
+
+	ret = kparam_write("window_mb", 1);
+	if (ret)
+		return ret;
+	memset(&b, 0, sizeof(b));
+	b.size = (uint64_t)pages * 4096;
+	b.target = BUDDY_TARGET_1X;
+	b.flags = BUDDY_ALLOC_CLOEXEC;
+	if (ioctl(devfd, BUDDY_IOC_ALLOC, &b))
+		return -errno;
+	m = mmap(NULL, b.size, PROT_READ, MAP_SHARED, b.fd, 0);
+	if (m == MAP_FAILED) {
+		ret = -errno;
+		close(b.fd);
+		return ret;
+	}
+	for (p = 0; p < pages; p++)
+		sink += m[(size_t)p * 4096];
+	munmap(m, b.size);
+	close(b.fd);
+	(void)sink;
+	return 0;
+}
+
+int uffd_page_init(struct uffd_page *u)
+{
+	struct uffdio_api api = { .api = UFFD_API };
+	struct uffdio_register reg;
+	int ret;
+
+	u->page = MAP_FAILED;
+	u->uffd = syscall(SYS_userfaultfd, O_CLOEXEC | O_NONBLOCK);
+	if (u->uffd < 0)
+		return -errno;
+	if (ioctl(u->uffd, UFFDIO_API, &api))
+		goto err;
+	u->page = mmap(NULL, 4096, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (u->page == MAP_FAILED)
+		goto err;
+	memset(&reg, 0, sizeof(reg));
+	reg.range.start = (unsigned long)u->page;
+	reg.range.len = 4096;
+	reg.mode = UFFDIO_REGISTER_MODE_MISSING;
+	if (ioctl(u->uffd, UFFDIO_REGISTER, &reg))
+		goto err;
+	return 0;
+err:
+	ret = -errno;
+	uffd_page_free(u);
+	return ret;
+}
+
+int uffd_page_wait(struct uffd_page *u, int ms)
+{
+	struct pollfd pfd = { .fd = u->uffd, .events = POLLIN };
+	struct uffd_msg msg;
+	int r = poll(&pfd, 1, ms);
+
+	if (r < 0)
+		return -errno;
+	if (!r)
+		return -ETIMEDOUT;
+	if (read(u->uffd, &msg, sizeof(msg)) != sizeof(msg))
+		return -errno;
+	if (msg.event != UFFD_EVENT_PAGEFAULT ||
+	    (msg.arg.pagefault.address & ~4095ULL) != (unsigned long)u->page)
+		return -EPROTO;
+	return 0;
+}
+
+int uffd_page_fill(struct uffd_page *u, const void *data)
+{
+	struct uffdio_copy c;
+
+	memset(&c, 0, sizeof(c));
+	c.dst = (unsigned long)u->page;
+	c.src = (unsigned long)data;
+	c.len = 4096;
+	return ioctl(u->uffd, UFFDIO_COPY, &c) ? -errno : 0;
+}
+
+void uffd_page_free(struct uffd_page *u)
+{
+	if (u->page != MAP_FAILED)
+		munmap(u->page, 4096);
+	u->page = MAP_FAILED;
+	if (u->uffd >= 0)
+		close(u->uffd);
+	u->uffd = -1;
 }

@@ -114,6 +114,32 @@ long first_diff(const void *a, const void *b, size_t len);
 /* Name of counter @k of struct buddy_counters (0..7). */
 const char *counter_name(unsigned int k);
 
+/*
+ * Fault @pages pages of a fresh 1x allocation through the window after
+ * setting window_mb to 1 (256 pages): with 300 or more, every page
+ * resident before that is not held is evicted.  0 or -errno.
+ */
+int window_flush(int devfd, unsigned int pages);
+
+/*
+ * A page of anonymous memory whose first touch blocks in userfaultfd until
+ * uffd_page_fill(): a copy from it into a window page (process_vm_writev,
+ * an O_DIRECT transfer) holds the window page for as long as the test
+ * wants.
+ */
+struct uffd_page {
+	int uffd;
+	uint8_t *page;
+};
+
+/* Set one up: 0, or -errno (no userfaultfd: the caller SKIPs). */
+int uffd_page_init(struct uffd_page *u);
+/* Wait up to @ms for a fault on it: 0, -ETIMEDOUT or -errno. */
+int uffd_page_wait(struct uffd_page *u, int ms);
+/* Resolve the fault with the 4096 bytes at @data: 0 or -errno. */
+int uffd_page_fill(struct uffd_page *u, const void *data);
+void uffd_page_free(struct uffd_page *u);
+
 static inline const uint64_t *counters_u64(const struct buddy_counters *c)
 {
 	return (const uint64_t *)c;
