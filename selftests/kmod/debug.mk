@@ -18,7 +18,7 @@
 # FUZZ_SEED picks the fuzzer's seed (default: a new one each run, printed in
 # the TAP log); the same seed replays each worker's operation sequence.
 
-DEBUG_TESTS          ?= api io codec
+DEBUG_TESTS          ?= api io codec pin wait
 DEBUG_PARAMS         ?= device_mb=16 chunk_kb=64 window_mb=1
 DEBUG_FUZZ_SECONDS   ?= 1200
 DEBUG_FUZZ_OPS       ?= 120000

@@ -108,7 +108,7 @@ fresh_state() {
 	check "/dev/buddy is a character device" test -c /dev/buddy
 	check_eq "mm_stat" "$dev 0 $bud 0 0 0 0" "$(cat $SYS/mm_stat)"
 	check_eq "io_stat" "0 0 0 0 0 0 0 0" "$(cat $SYS/io_stat)"
-	check_eq "window_stat" "$(($(param window_mb) * 256)) 0 0 0 0 0 0" "$(cat $SYS/window_stat)"
+	check_eq "window_stat" "$(($(param window_mb) * 256)) 0 0 0 0 0 0 0" "$(cat $SYS/window_stat)"
 	check_eq "link_stat" "0" "$(cat $SYS/link_stat)"
 	check_eq "code_stat" "0 0 0 0 0 0" "$(cat $SYS/code_stat)"
 	check_eq "codecs" "[bpc] zvc bdi fpc none" "$(cat $SYS/codecs)"
@@ -121,6 +121,13 @@ fresh_state() {
 		window_stat link_stat; do
 		check_eq "$f is one line" 1 "$(wc -l <$SYS/$f)"
 	done
+}
+
+# /dev/ram0, the O_DIRECT device of the pin tests and the fuzzer: built
+# into the debug kernels, a module (brd.ko, next to this script) of Debian's
+ram_disk() {
+	[ -e /dev/ram0 ] && return 0
+	[ -f "$dir/brd.ko" ] && insmod "$dir/brd.ko" rd_nr=1 rd_size=8192
 }
 
 # pages of a pool on node N: FILE NODE
@@ -166,6 +173,8 @@ full() {
 	run_bin default-hostile buddy_hostile_test
 	run_bin default-mmap buddy_mmap_test
 	run_bin default-codec buddy_codec_test
+	run_bin default-pin buddy_pin_test
+	run_bin default-wait buddy_wait_test
 	tracepoints
 
 	sec_begin unload-reload
@@ -207,6 +216,8 @@ full() {
 		run_bin chunk64-stress buddy_stress_test
 		run_bin chunk64-hostile buddy_hostile_test
 		run_bin chunk64-mmap buddy_mmap_test
+		run_bin chunk64-pin buddy_pin_test
+		run_bin chunk64-wait buddy_wait_test
 		sec_begin chunk64-after
 		no_leak "after the chunk_kb=64 run"
 		check "rmmod" rmmod buddy
@@ -221,6 +232,7 @@ full() {
 	if loaded; then
 		run_bin quota-quota buddy_quota_test
 		run_bin quota-api buddy_api_test
+		run_bin quota-pin buddy_pin_test
 		sec_begin quota-after
 		no_leak "after the quota run"
 		check "rmmod" rmmod buddy
@@ -240,6 +252,8 @@ full() {
 		run_bin tiny-stress buddy_stress_test
 		run_bin tiny-hostile buddy_hostile_test
 		run_bin tiny-mmap buddy_mmap_test
+		run_bin tiny-pin buddy_pin_test
+		run_bin tiny-wait buddy_wait_test
 		sec_begin tiny-after
 		no_leak "after the tiny run"
 		check "rmmod" rmmod buddy
@@ -255,6 +269,8 @@ full() {
 		run_bin nocarve-pool buddy_pool_test
 		run_bin nocarve-io buddy_io_test
 		run_bin nocarve-mmap buddy_mmap_test
+		run_bin nocarve-pin buddy_pin_test
+		run_bin nocarve-wait buddy_wait_test
 		sec_begin nocarve-after
 		no_leak "after the max_ratio=1 run"
 		check "rmmod" rmmod buddy
@@ -495,6 +511,7 @@ fuzz() {
 }
 
 echo "# guest-tests.sh $mode: $(uname -r), $(ls -d /sys/devices/system/node/node[0-9]* | wc -l) nodes, $(awk '/^MemTotal:/ { print $2 }' /proc/meminfo) kB"
+ram_disk || echo "# no /dev/ram0: the O_DIRECT tests skip"
 case $mode in
 full) full ;;
 numa4) numa4 ;;

@@ -43,14 +43,23 @@ $(KMOD_TEST_DIR)/buddy_fuzz: selftests/kmod/buddy_fuzz.c selftests/kmod/kmod_uti
 		selftests/kmod/kmod_util.h $(USER_HDRS) \
 		$(KMOD_TEST_LIBS) | harness
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) $(WARN) $(CPPFLAGS) -static -o $@ $< \
+	$(CC) $(CFLAGS) $(WARN) $(CPPFLAGS) -static -pthread -o $@ $< \
 	    selftests/kmod/kmod_util.c $(KMOD_TEST_LIBS) -luring -lm
 
 $(KMOD_TEST_DIR)/guest-tests.sh: selftests/kmod/guest-tests.sh
 	@mkdir -p $(dir $@)
 	install -m 755 $< $@
 
-selftests-kmod: $(KMOD_TESTS) $(KMOD_TEST_DIR)/guest-tests.sh
+# /dev/ram0 for the O_DIRECT tests: Debian builds brd as a module; it comes
+# from the kernel image package that scripts/guest/prepare.sh fetched.
+$(KMOD_TEST_DIR)/brd.ko:
+	@mkdir -p $(dir $@)
+	scripts/guest/prepare.sh -q
+	dpkg-deb --fsys-tarfile $$(ls $${GUEST_BUILD:-build/guest}/linux-image-*.deb | head -n 1) | \
+	    tar -xO --wildcards './lib/modules/*/kernel/drivers/block/brd.ko' >$@.tmp
+	mv $@.tmp $@
+
+selftests-kmod: $(KMOD_TESTS) $(KMOD_TEST_DIR)/guest-tests.sh $(KMOD_TEST_DIR)/brd.ko
 
 # One guest run: $(1) = name, $(2) = run.sh options, $(3) = guest-tests.sh
 # mode, $(4) = the directory of buddy.ko and the tests (default
