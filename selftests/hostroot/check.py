@@ -374,6 +374,7 @@ def check_run(tap, hdir, gdir):
                "up to timings", bad[:10])
     if j:
         table += native_sweep(tap, hdir, gdir, "lammps", "lammps (in.melt)", j)
+    check_sort(tap, gdir)
     with open(os.path.join(os.path.dirname(os.path.abspath(gdir)),
                            "native-sweep.md"), "w") as f:
         f.write("\n".join(table) + "\n")
@@ -382,6 +383,33 @@ def check_run(tap, hdir, gdir):
     tap.ok(rc_of(gdir, "run-unload") == "0",
            "buddy.ko unloads after the runs (nothing left mapped)",
            [f"status {rc_of(gdir, 'run-unload')}"])
+
+
+def sort_diff(plain, ran):
+    """Why two sort outputs differ (empty when they do not)."""
+    if plain is None or ran is None:
+        return ["an output is missing"]
+    if plain == ran:
+        return []
+    pl, rl = plain.splitlines(), ran.splitlines()
+    first = next((i for i, (a, b) in enumerate(zip(pl, rl)) if a != b),
+                 min(len(pl), len(rl)))
+    return [f"{len(plain)} bytes, {len(pl)} lines plain; {len(ran)} bytes, "
+            f"{len(rl)} lines under buddyctl run; first different line {first + 1}"]
+
+
+def check_sort(tap, gdir):
+    """sort -S 16M of an 8 MiB file on 9p: the same under buddyctl run."""
+    inp = read(f"{gdir}/sort-in.txt")
+    tap.ok(rc_of(gdir, "sort-input") == "0" and inp and len(inp) >= 8 << 20 and
+           rc_of(gdir, "sort-plain") == "0",
+           "sort: an 8 MiB input on the 9p export, sorted plainly",
+           [f"input {len(inp) if inp else 0} bytes"])
+    j = run_report(tap, gdir, "run-sort", "sort -S 16M")
+    bad = sort_diff(read(f"{gdir}/sort-plain.txt"), read(f"{gdir}/sort-run.txt"))
+    tap.ok(j is not None and not bad,
+           "sort -S 16M of an 8 MiB file read from 9p under buddyctl run "
+           "(window_mb=2): output identical to the plain run", bad)
 
 
 def self_test():
@@ -427,6 +455,10 @@ Pair    | 0.21247    | 0.21247    | 0.21247    |   0.0 | 78.45
 Nlocal:        4000.00 ave        4000 max        4000 min
 Total wall time: 0:00:00
 """
+    tap.ok(not sort_diff("a\nb\n", "a\nb\n"), "sort: equal outputs pass")
+    tap.ok(sort_diff("a\nb\n", "a\nc\n"), "sort: a changed line fails")
+    tap.ok(sort_diff("a\nb\n", "a\nb\nb\n"), "sort: an extra line fails")
+    tap.ok(sort_diff("a\nb\n", None), "sort: a missing output fails")
     tap.ok(not compare_lammps(log, log), "lammps: equal logs pass")
     timed = (log.replace("0.003 seconds", "0.117 seconds")
              .replace("0.270831", "7.5").replace("79754.561", "12.5")

@@ -87,6 +87,22 @@ if [ -n "$hpcprog" ]; then
 		--json-out '$out/run-hits.json' -o '$out/run-hits.rep' \
 		-- '$hpcprog' resync 1 >'$out/run-hits.stdout'"
 fi
+# GNU sort of an 8 MiB file on the writable 9p export (no cache: 9p reads
+# straight into the program's buffers, its zero-copy path holding the
+# window pages it fills), plain and under buddyctl run with the 2 MiB
+# window; check.py compares the outputs.
+sort_input() {
+	chroot /host /usr/bin/awk 'BEGIN { srand(11)
+		for (i = 0; i < 204601; i++)
+			printf "%010d %08x %020d\n", int(rand() * 2147483647),
+				int(rand() * 2147483647), i }' >"$out/sort-in.txt"
+}
+step sort-input sort_input
+step sort-plain chroot /host /bin/sh -c "/usr/bin/sort -S 16M \
+	'$out/sort-in.txt' >'$out/sort-plain.txt'"
+step run-sort chroot /host /bin/sh -c "$BRUN \
+	--json-out '$out/run-sort.json' -o '$out/run-sort.rep' \
+	-- /usr/bin/sort -S 16M '$out/sort-in.txt' >'$out/sort-run.txt'"
 # nothing stays mapped once they exited: the module unloads.  The last
 # references go with the programs' exit, which the kernel may finish a
 # moment after their parent saw it (deferred fput, io_uring teardown): a

@@ -5,9 +5,10 @@
 # through chroot /host; check.py compares the results (numbers exactly or
 # within a stated tolerance, the LAMMPS log up to timings) and that
 # buddyctl in the chroot reaches buddy.ko through /dev/buddy; the same
-# programs and runprog (fork, exec, every allocation call) under `buddyctl
-# run` with a device pool and a window smaller than their footprints give
-# the same results, with window faults and buddy traffic reported; run.sh's
+# programs, runprog (fork, exec, every allocation call) and GNU sort of an
+# 8 MiB file read from the writable 9p export under `buddyctl run` with a
+# device pool and a window smaller than their footprints give the same
+# results, with window faults and buddy traffic reported; run.sh's
 # verdict (kernel log clean, no crash or timeout) is one more result.
 # buddy.torch's activation policies run on /dev/buddy and on the in-process
 # device in one guest process; selftests/dnn/backends.py compares them.
