@@ -195,3 +195,31 @@ bench-fault: $(FAULT_BENCH)
 	tools/bench/fault-ipf.sh $(FAULT_BENCH) $(FAULT_BENCH_CODEC) \
 	    $(FAULT_BENCH_PAGES) $(PROFILE_TOP) "$(FAULT_BENCH_TARGETS)" \
 	    "$(FAULT_BENCH_CLASSES)" | tee $(B)/results/bench-fault.txt
+
+# --- in the guest: the window's eviction policy --------------------------------
+#   make bench-window  fault_bench -w fftw (the page accesses of an FFTW-like
+#                      1024x1024 complex 2-D transform) and -w stream (16 MiB
+#                      streamed beside a 512 KiB hot set) on /dev/buddy in
+#                      the QEMU guest, for each BENCH_WINDOW_MB (default 2 4
+#                      6 12): faults, hits, write-backs, evictions.  To
+#                      stdout and $(B)/results/bench-window.txt.
+BENCH_WINDOW_MB ?= 2 4 6 12
+
+$(B)/guest/bench/fault_bench: tools/bench/fault_bench.c tools/lib/libbuddy.h \
+		tools/lib/datagen.h $(CORE_HDRS) $(B)/opt/libbuddytools.a \
+		$(B)/opt/libbuddycore.a
+	@mkdir -p $(dir $@)
+	$(CC) $(DEV_BENCH_CFLAGS) $(WARN) $(CPPFLAGS) -static -o $@ $< \
+	    $(B)/opt/libbuddytools.a $(B)/opt/libbuddycore.a -luring -lm -lpthread
+
+.PHONY: bench-window
+bench-window: $(B)/guest/bench/fault_bench
+	@mkdir -p $(B)/results
+	$(MAKE) --no-print-directory module
+	cp kmod/buddy.ko $(B)/guest/bench/buddy.ko
+	scripts/guest/run.sh --mem 512 --timeout 1800 --append no_timer_check \
+	    --log $(B)/guest/bench-window.console --file $(B)/guest/bench:/opt/bench -- \
+	    'for w in $(BENCH_WINDOW_MB); do insmod /opt/bench/buddy.ko window_mb=$$w && \
+	     /opt/bench/fault_bench -w fftw -t 2x -d float32 && \
+	     /opt/bench/fault_bench -w stream -t 2x -d float32 && rmmod buddy || exit 1; done' | \
+	    grep -E '^(fftw-like|stream) ' | tee $(B)/results/bench-window.txt
