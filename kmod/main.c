@@ -52,7 +52,7 @@ MODULE_PARM_DESC(chunk_kb,
 unsigned int buddy_user_limit_mb;
 module_param_named(user_limit_mb, buddy_user_limit_mb, uint, 0644);
 MODULE_PARM_DESC(user_limit_mb,
-		 "Device pool MiB one user may hold, 0 for no limit (default: 0)");
+		 "MiB of device pool and carve-out, with its window pages and orphans, one user may hold, 0 for no limit (default: 0)");
 
 unsigned int buddy_auto_target = BUDDY_TARGET_1X;
 module_param_named(auto_target, buddy_auto_target, uint, 0444);
