@@ -697,6 +697,29 @@ static unsigned int buddy_read_direct(struct buddy_allocation *a, u64 pos,
 }
 
 /*
+ * Each stripe of @pos..@end from or to @buf, a resident page served from
+ * the window: 0 or the error that stopped it, *@reached where.
+ */
+static int stripes_io(struct buddy_allocation *a, u64 pos, u64 end, u8 *buf,
+		      bool write, enum buddy_win_wait wait,
+		      struct buddy_io_acct *acct, u64 *reached)
+{
+	unsigned int n;
+	int ret = 0;
+	u64 p;
+
+	for (p = pos; p < end; p += n) {
+		n = buddy_stripe_end(p, end) - p;
+		ret = buddy_win_stripe_io(a, p, buf + (p - pos), n, write,
+					  wait, acct);
+		if (ret)
+			break;
+	}
+	*reached = p;
+	return ret;
+}
+
+/*
  * An IOCB_NOWAIT write stores all of its bytes or none: @buf (room for
  * @end - @pos bytes, at most BUDDY_WIN_TRYLOCK_PAGES pages) gets the
  * user's bytes first, then the mutexes of every page the range covers are
@@ -712,7 +735,7 @@ static ssize_t buddy_write_nowait(struct buddy_allocation *a, u64 pos,
 				  u64 end, struct iov_iter *iter, u8 *buf,
 				  struct buddy_io_acct *acct)
 {
-	unsigned int len = end - pos, k, n = 0;
+	unsigned int len = end - pos, k;
 	u64 held, p;
 	int ret;
 
@@ -727,13 +750,7 @@ static ssize_t buddy_write_nowait(struct buddy_allocation *a, u64 pos,
 		iov_iter_revert(iter, len);
 		return ret;
 	}
-	for (p = pos, k = 0; p < end; p += n, k += n) {
-		n = buddy_stripe_end(p, end) - p;
-		ret = buddy_win_stripe_io(a, p, buf + k, n, true,
-					  BUDDY_WIN_HELD_LOCK, acct);
-		if (ret)
-			break;
-	}
+	ret = stripes_io(a, pos, end, buf, true, BUDDY_WIN_HELD_LOCK, acct, &p);
 	buddy_win_unlock(a, held);
 	if (p == pos) {
 		iov_iter_revert(iter, len);
@@ -743,18 +760,110 @@ static ssize_t buddy_write_nowait(struct buddy_allocation *a, u64 pos,
 	return p - pos;
 }
 
+/*
+ * The bounce buffer of a call moving @len bytes.  Small I/O (a few
+ * entries) bounces in @small on the stack, larger through this CPU's spare
+ * buffer (*@spare set), in the heap only when another call has it, or for
+ * an IOCB_NOWAIT write of more than one bounce-full (@whole), which must
+ * hold all its bytes at once.  NULL when memory is short.
+ */
+static u8 *bounce_get(u64 len, bool nowait, bool whole, u8 *small,
+		      size_t small_len, bool *spare)
+{
+	u8 *b;
+
+	*spare = false;
+	if (len <= small_len)
+		return small;
+	if (whole && len > BOUNCE_BYTES)
+		return kmalloc(len, GFP_NOWAIT | __GFP_NOWARN);
+	*spare = true;
+	b = this_cpu_xchg(buddy_dev->pcpu->bounce, NULL);
+	return b ?: kmalloc(BOUNCE_BYTES, nowait ? GFP_NOWAIT : GFP_KERNEL);
+}
+
+/* Back as the spare of the CPU we are on, unless it has one. */
+static void bounce_put(u8 *b, u8 *small, bool spare)
+{
+	if (b != small &&
+	    (!spare || this_cpu_cmpxchg(buddy_dev->pcpu->bounce, NULL, b)))
+		kfree(b);
+}
+
+/*
+ * Move @pos..@end between the allocation and @iter one bounce-full at a
+ * time, each aligned so that it ends on a stripe (whole pages of a read
+ * into anonymous memory go straight there): the bytes moved, *@err the
+ * error that stopped it.  Yields between bounce-fulls, stops on a fatal
+ * signal.
+ */
+static size_t rw_pieces(struct buddy_allocation *a, u64 pos, u64 end,
+			struct iov_iter *iter, bool write,
+			enum buddy_win_wait wait, u8 *bounce,
+			struct buddy_io_acct *acct, int *err)
+{
+	size_t done = 0;
+	int ret = 0;
+
+	while (pos < end) {
+		u64 piece_end = min_t(u64, end,
+				      round_down(pos, BOUNCE_BYTES) + BOUNCE_BYTES);
+		unsigned int piece = piece_end - pos, n;
+		u64 p;
+
+		if (!write && !(pos & ~PAGE_MASK) && piece >= PAGE_SIZE) {
+			n = buddy_read_direct(a, pos, piece & PAGE_MASK, iter,
+					      wait, acct, &ret);
+			pos += n;
+			done += n;
+			if (ret)
+				break;
+			if (n)
+				goto next;
+		}
+		if (write && copy_from_iter(bounce, piece, iter) != piece) {
+			ret = -EFAULT;
+			break;
+		}
+		ret = stripes_io(a, pos, piece_end, bounce, write, wait, acct,
+				 &p);
+		if (ret == -EAGAIN)
+			break;		/* no progress to count: the caller */
+		if (ret) {
+			/* what was stored or read before the failure counts */
+			piece = p - pos;
+			if (!write && copy_to_iter(bounce, piece, iter) != piece)
+				ret = -EFAULT;
+			done += piece;
+			break;
+		}
+		if (!write && copy_to_iter(bounce, piece, iter) != piece) {
+			ret = -EFAULT;
+			break;
+		}
+		pos += piece;
+		done += piece;
+next:
+		if (fatal_signal_pending(current)) {
+			ret = -EINTR;
+			break;
+		}
+		cond_resched();
+	}
+	*err = ret;
+	return done;
+}
+
 static ssize_t buddy_rw(struct kiocb *iocb, struct iov_iter *iter, bool write)
 {
 	struct buddy_allocation *a = iocb->ki_filp->private_data;
 	bool nowait = iocb->ki_flags & IOCB_NOWAIT;
-	enum buddy_win_wait wait = nowait ? BUDDY_WIN_NOWAIT :
-				   BUDDY_WIN_KILLABLE;
 	struct buddy_io_acct acct = {};
 	u64 pos = iocb->ki_pos, end, ps;
 	size_t done = 0, len = iov_iter_count(iter);
 	/* only bytes a stripe or the user wrote are ever read from it */
 	u8 small[2 * BUDDY_ENTRY_BYTES] __uninitialized;
-	bool spare = false;
+	bool spare;
 	u8 *bounce;
 	int ret = 0;
 
@@ -788,94 +897,22 @@ static ssize_t buddy_rw(struct kiocb *iocb, struct iov_iter *iter, bool write)
 		if (!down_read_trylock(&a->rt_sem))
 			return -EAGAIN;
 	}
-
-	/*
-	 * Small I/O (a few entries) bounces on the stack, larger through this
-	 * CPU's spare buffer, in the heap only when another call has it (or
-	 * for an IOCB_NOWAIT write of more than one bounce-full, which must
-	 * hold all its bytes at once).
-	 */
-	if (end - pos <= sizeof(small)) {
-		bounce = small;
-	} else if (write && nowait && end - pos > BOUNCE_BYTES) {
-		bounce = kmalloc(end - pos, GFP_NOWAIT | __GFP_NOWARN);
-	} else {
-		spare = true;
-		bounce = this_cpu_xchg(buddy_dev->pcpu->bounce, NULL);
-		if (!bounce)
-			bounce = kmalloc(BOUNCE_BYTES,
-					 nowait ? GFP_NOWAIT : GFP_KERNEL);
-	}
+	bounce = bounce_get(end - pos, nowait, write && nowait, small,
+			    sizeof(small), &spare);
 	if (!bounce) {
-		if (nowait)
-			up_read(&a->rt_sem);
-		return nowait ? -EAGAIN : -ENOMEM;
+		ret = nowait ? -EAGAIN : -ENOMEM;
+		goto out_unlock;
 	}
-
 	if (write && nowait) {
 		ssize_t r = buddy_write_nowait(a, pos, end, iter, bounce,
 					       &acct);
 
-		if (r > 0) {
-			pos += r;
-			done = r;
-		} else {
-			ret = r;
-		}
-		goto out;
-	}
-	while (pos < end) {
-		/* one bounce-full, aligned so that it ends on a stripe */
-		u64 piece_end = min_t(u64, end,
-				      round_down(pos, BOUNCE_BYTES) + BOUNCE_BYTES);
-		unsigned int piece = piece_end - pos, k, n;
-		u64 p;
-
-		if (!write && !(pos & ~PAGE_MASK) && piece >= PAGE_SIZE) {
-			n = buddy_read_direct(a, pos, piece & PAGE_MASK, iter,
-					      wait, &acct, &ret);
-			pos += n;
-			done += n;
-			if (ret)
-				break;
-			if (n)
-				goto next;
-		}
-		if (write && copy_from_iter(bounce, piece, iter) != piece) {
-			ret = -EFAULT;
-			break;
-		}
-		for (p = pos, k = 0; p < piece_end; p += n, k += n) {
-			n = buddy_stripe_end(p, piece_end) - p;
-			/* a resident page is served from the window */
-			ret = buddy_win_stripe_io(a, p, bounce + k, n, write,
-						  wait, &acct);
-			if (ret)
-				break;
-		}
-		if (ret == -EAGAIN)
-			break;		/* no progress to count: below */
-		if (ret) {
-			/* what was stored or read before the failure counts */
-			piece = p - pos;
-			if (!write && copy_to_iter(bounce, piece, iter) != piece)
-				ret = -EFAULT;
-			pos += piece;
-			done += piece;
-			break;
-		}
-		if (!write && copy_to_iter(bounce, piece, iter) != piece) {
-			ret = -EFAULT;
-			break;
-		}
-		pos += piece;
-		done += piece;
-next:
-		if (fatal_signal_pending(current)) {
-			ret = -EINTR;
-			break;
-		}
-		cond_resched();
+		done = r > 0 ? r : 0;
+		ret = r < 0 ? r : 0;
+	} else {
+		done = rw_pieces(a, pos, end, iter, write,
+				 nowait ? BUDDY_WIN_NOWAIT : BUDDY_WIN_KILLABLE,
+				 bounce, &acct, &ret);
 	}
 	if (ret == -EAGAIN) {
 		/*
@@ -887,14 +924,10 @@ next:
 		 * iter restored), and the bytes already read are read again.
 		 * The counters keep what the first attempt really did.
 		 */
-		pos = iocb->ki_pos;
 		done = 0;
 	}
-out:
-	/* back as the spare of the CPU we are on, unless it has one */
-	if (bounce != small &&
-	    (!spare || this_cpu_cmpxchg(buddy_dev->pcpu->bounce, NULL, bounce)))
-		kfree(bounce);
+	bounce_put(bounce, small, spare);
+out_unlock:
 	if (nowait)
 		up_read(&a->rt_sem);
 	ps = buddy_acct_flush(a, &acct);
@@ -904,7 +937,7 @@ out:
 	 */
 	if (!nowait)
 		buddy_link_delay(ps + buddy_link_take_debt(a));
-	iocb->ki_pos = pos;
+	iocb->ki_pos = pos + done;
 	return done ? done : ret;
 }
 
