@@ -10,7 +10,8 @@
  *     dropped (another thread's mmap() goes on meanwhile), and the time of
  *     a dirty page written back by an eviction is waited by the
  *     allocation's own next call, not by the task whose fault evicted it;
- *   - an RWF_NOWAIT write stores all of its bytes or none.
+ *   - an RWF_NOWAIT write stores all of its bytes or none;
+ *   - a fatal signal stops a window_mb shrink.
  *
  * The timed checks compare with what the old behaviour cannot go below
  * (a wait of tens of milliseconds), with margins of several times the
@@ -20,11 +21,13 @@
 #include <fcntl.h>
 #include <liburing.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -556,6 +559,65 @@ TEST_F_TIMEOUT(wait, nowait_write_all_or_nothing, 300)
 	free(cur);
 	free(got);
 	close(a.fd);
+}
+
+/* ---- window_mb ------------------------------------------------------------- */
+
+/*
+ * Shrinking window_mb evicts down to it, writing dirty pages back: with
+ * 8192 dirty pages of random bytes at 4x that takes a while.  A fatal
+ * signal stops it: the writer killed 50 ms into it is reaped while most
+ * pages are still resident (the rest are evicted by the next faults).
+ */
+TEST_F_TIMEOUT(wait, window_shrink_stops_on_a_fatal_signal, 300)
+{
+	const unsigned int n = 8192;
+	unsigned int t = self->info.buddy_bytes ? BUDDY_TARGET_4X :
+			 BUDDY_TARGET_1X;
+	struct buddy_alloc a = alloc_req(n * PG, t, BUDDY_CODEC_BPC);
+	uint64_t ws[8];
+	double t0, reaped;
+	uint8_t *map;
+	unsigned int p;
+	int go[2], st;
+	pid_t pid;
+	char c;
+
+	SETUP_DONE();
+	if (need_device(n * PG, t, self->info.chunk_bytes) >
+	    self->info.device_bytes - self->info.device_used ||
+	    need_buddy(n * PG, t, self->info.chunk_bytes) >
+	    self->info.buddy_bytes - self->info.buddy_used)
+		SKIP(return, "pools too small for %u pages at target %u", n, t);
+	/* the writer, forked first: no mapping of its own to write back */
+	ASSERT_EQ(0, pipe(go));
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid)
+		_exit(read(go[0], &c, 1) != 1 || kparam_write("window_mb", 1) ? 1 : 0);
+	ASSERT_EQ(0, kparam_write("window_mb", 64));
+	ASSERT_EQ(0, ioctl(self->fd, BUDDY_IOC_ALLOC, &a)) TH_LOG("ALLOC: %s", strerror(errno));
+	map = mmap(NULL, n * PG, PROT_READ | PROT_WRITE, MAP_SHARED, a.fd, 0);
+	ASSERT_NE(MAP_FAILED, map);
+	for (p = 0; p < n; p++)
+		datagen_fill(DATAGEN_RANDOM, p, map + p * PG, 256);
+	ASSERT_LE(2, sysfs_u64s("window_stat", ws, 8));
+	ASSERT_LE(n, ws[1]);
+	ASSERT_EQ(1, write(go[1], "g", 1));
+	usleep(50000);
+	t0 = now_ms();
+	kill(pid, SIGKILL);
+	ASSERT_EQ(pid, waitpid(pid, &st, 0));
+	reaped = now_ms() - t0;
+	ASSERT_LE(2, sysfs_u64s("window_stat", ws, 8));
+	TH_LOG("killed 50 ms into the shrink, reaped %.0f ms later with %llu pages resident",
+	       reaped, (unsigned long long)ws[1]);
+	EXPECT_TRUE(WIFSIGNALED(st)) TH_LOG("the shrink was over before the kill");
+	EXPECT_LT(n / 2, ws[1]) TH_LOG("the killed shrink went on");
+	munmap(map, n * PG);
+	close(a.fd);
+	close(go[0]);
+	close(go[1]);
 }
 
 TEST_HARNESS_MAIN
