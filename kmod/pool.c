@@ -39,7 +39,12 @@ static unsigned long pool_next_fit(unsigned long *map, unsigned long size,
 				   void *data, struct gen_pool *pool,
 				   unsigned long start_addr)
 {
-	return buddy_next_fit(map, size, start, nr, data);
+	/*
+	 * genalloc searches its bitmap with no lock while other CPUs set and
+	 * clear bits with cmpxchg: the search is a hint, and a run taken
+	 * meanwhile makes bitmap_set_ll() fail, after which it searches again.
+	 */
+	return data_race(buddy_next_fit(map, size, start, nr, data));
 }
 
 int buddy_pool_init(struct buddy_pool *p, const char *name, u64 bytes,
