@@ -11,7 +11,8 @@
  *     orphan, the copy finishes into it, the orphan is freed;
  *   - an administrator's call holding an allocation across its close
  *     while its pages are evicted;
- *   - page-aligned direct reads while another thread forks;
+ *   - page-aligned direct reads while another thread forks and a re-stripe
+ *     holds the read between taking its pages and decoding into them;
  *   - user_limit_mb bounds the window pages and orphans of one user;
  *   - the clock gives a page used since its hand passed a second chance.
  *
@@ -405,12 +406,21 @@ TEST_F(pin, admin_reference_across_close)
 }
 
 struct forker {
-	pthread_t fork_th, store_th;
-	volatile uint64_t *word;	/* on the reader's first page */
+	pthread_t th, rt_th;
+	volatile uint64_t *word;	/* on the reader's last page */
 	int stop;
 	unsigned long forks;
+	int devfd;
+	uint64_t id;
+	unsigned int target[2], codec[2];
+	unsigned long retargets;
+	int rt_err;
 };
 
+/*
+ * Fork, and store into the word at once: a page the fork left shared
+ * copy-on-write moves to a copy right then.
+ */
 static void *fork_loop(void *arg)
 {
 	struct forker *f = arg;
@@ -420,6 +430,7 @@ static void *fork_loop(void *arg)
 
 		if (!pid)
 			_exit(0);
+		(*f->word)++;
 		if (pid > 0) {
 			waitpid(pid, NULL, 0);
 			f->forks++;
@@ -428,33 +439,49 @@ static void *fork_loop(void *arg)
 	return NULL;
 }
 
-static void *store_loop(void *arg)
+/*
+ * Re-stripe the allocation back and forth: a read meeting a re-stripe of
+ * its chunk waits for it between taking its pages and decoding into them,
+ * long enough for forks to happen meanwhile.
+ */
+static void *restripe_loop(void *arg)
 {
 	struct forker *f = arg;
 
-	while (!__atomic_load_n(&f->stop, __ATOMIC_RELAXED))
-		(*f->word)++;
+	while (!__atomic_load_n(&f->stop, __ATOMIC_RELAXED)) {
+		unsigned int k = f->retargets++ % 2;
+
+		f->rt_err = buddy_set_target(f->devfd, f->id, f->target[k],
+					     f->codec[k]);
+		if (f->rt_err)
+			break;
+	}
 	return NULL;
 }
 
 /*
  * Page-aligned preads straight into anonymous memory (the reader's pages
- * are pinned and decoded into) while another thread forks and a third
- * stores next to the buffer, on its first page.  A fork while the read
- * holds those pages by a mere reference would share them copy-on-write;
- * the neighbour's next store would then move the reader's page to a copy
- * and leave the rest of the decode in the child's.  Every read must
- * return the allocation's bytes.
+ * are pinned and decoded into) while another thread forks and, right
+ * after each fork, stores into a word on the buffer's last page, and a
+ * third re-stripes the allocation (the read waits for it, its pages
+ * taken).  A fork while the read holds those pages by a mere reference
+ * would share them copy-on-write; that store would then move the reader's
+ * last page to a copy and leave its decode in the page the child had
+ * shared.  Every read must return the allocation's bytes, into a
+ * page-aligned buffer (the word its last 8 bytes, not compared) and into
+ * one 64 bytes short of it (the word just past its end, each stripe across
+ * two pages), in turn.
  */
 TEST_F_TIMEOUT(pin, fork_beside_direct_reads, 300)
 {
-	const size_t len = 16 * PG;
+	const size_t len = 4 * PG, size = 256 * PG;
 	const unsigned int t = self->info.buddy_bytes ? BUDDY_TARGET_2X :
 			       BUDDY_TARGET_1X;
-	struct buddy_alloc a = alloc_req(len, t, BUDDY_CODEC_BPC);
+	struct buddy_alloc a = alloc_req(size, BUDDY_TARGET_1X, BUDDY_CODEC_BPC);
+	struct buddy_alloc_stat st;
 	struct forker f = { 0 };
-	uint8_t *want, *region, *buf;
-	unsigned int i, bad = 0, reads = 0;
+	unsigned int i, bad[2] = { 0 }, reads = 0;
+	uint8_t *want, *region;
 	long first = -1;
 	time_t t0;
 
@@ -466,38 +493,49 @@ TEST_F_TIMEOUT(pin, fork_beside_direct_reads, 300)
 		datagen_fill(i % 2 ? DATAGEN_FLOAT32 : DATAGEN_RELU50, i,
 			     want + i * PG, PG);
 	ASSERT_EQ((ssize_t)len, pwrite(a.fd, want, len, 0));
+	memset(&st, 0, sizeof(st));
+	ASSERT_EQ(0, buddy_alloc_stat(a.fd, &st));
 	region = mmap(NULL, len + 2 * PG, PROT_READ | PROT_WRITE,
 		      MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	ASSERT_NE(MAP_FAILED, region);
-	/* not page-aligned: each stripe lands across two pages */
-	buf = region + 64;
-	f.word = (volatile uint64_t *)region;
-	ASSERT_EQ(0, pthread_create(&f.fork_th, NULL, fork_loop, &f));
-	ASSERT_EQ(0, pthread_create(&f.store_th, NULL, store_loop, &f));
+	f.word = (volatile uint64_t *)(region + PG + len - 8);
+	f.devfd = self->fd;
+	f.id = st.id;
+	/* without a carve-out, the codec changes (a re-stripe all the same) */
+	f.target[0] = BUDDY_TARGET_1X;
+	f.target[1] = t;
+	f.codec[0] = BUDDY_CODEC_BPC;
+	f.codec[1] = self->info.buddy_bytes ? BUDDY_CODEC_BPC : BUDDY_CODEC_ZVC;
+	ASSERT_EQ(0, pthread_create(&f.th, NULL, fork_loop, &f));
+	ASSERT_EQ(0, pthread_create(&f.rt_th, NULL, restripe_loop, &f));
 	t0 = time(NULL);
 	while (reads < 4000 && time(NULL) - t0 < 60) {
+		unsigned int odd = reads % 2;
+		uint8_t *buf = region + PG - (odd ? 64 : 0);
+		size_t cmp = odd ? len : len - 8;
 		long d;
 
-		memset(buf, 0, len);
+		memset(buf, 0, cmp);
 		if (pread(a.fd, buf, len, 0) != (ssize_t)len) {
-			bad++;
+			bad[odd]++;
 			break;
 		}
 		reads++;
-		d = first_diff(want, buf, len);
+		d = first_diff(want, buf, cmp);
 		if (d >= 0) {
-			bad++;
+			bad[odd]++;
 			if (first < 0)
 				first = d;
 		}
 	}
 	__atomic_store_n(&f.stop, 1, __ATOMIC_RELAXED);
-	pthread_join(f.fork_th, NULL);
-	pthread_join(f.store_th, NULL);
-	TH_LOG("%u reads beside %lu forks: %u wrong (first at byte %ld)",
-	       reads, f.forks, bad, first);
-	EXPECT_EQ(0, bad);
+	pthread_join(f.th, NULL);
+	pthread_join(f.rt_th, NULL);
+	TH_LOG("%u reads beside %lu forks and %lu re-stripes: %u wrong page-aligned, %u wrong unaligned (first at byte %ld)",
+	       reads, f.forks, f.retargets, bad[0], bad[1], first);
+	EXPECT_EQ(0, bad[0] + bad[1]);
 	EXPECT_LT(10, f.forks);
+	EXPECT_EQ(0, f.rt_err) TH_LOG("SET_TARGET: %s", strerror(-f.rt_err));
 	close(a.fd);
 	munmap(region, len + 2 * PG);
 	free(want);
