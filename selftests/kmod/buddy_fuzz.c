@@ -2256,18 +2256,20 @@ static void *fork_loop(void *arg)
 
 		if (!pid)
 			_exit(0);
+		/* a page the fork left shared moves to a copy right now */
+		(*__atomic_load_n(&f->word, __ATOMIC_ACQUIRE))++;
 		if (pid > 0)
 			waitpid(pid, NULL, 0);
 		f->forks++;
-		(*f->word)++;
 	}
 	return NULL;
 }
 
 /*
  * Page-aligned preads straight into anonymous memory (not page-aligned:
- * each stripe lands across two pages, the first shared with a word the
- * other thread stores to) while that thread forks.
+ * each stripe lands across two pages, the last shared with a word just
+ * past the buffer, decoded last) while the other thread forks and stores
+ * to that word after each fork.
  */
 static void op_fork_read(void)
 {
@@ -2284,7 +2286,7 @@ static void op_fork_read(void)
 		if (region == MAP_FAILED)
 			fail("mmap: %s", strerror(errno));
 	}
-	f.word = (volatile uint64_t *)region;
+	f.word = (volatile uint64_t *)(region + PG - 8);
 	trace("fork-read id %llu", a->id);
 	fflush(stdout);
 	if (pthread_create(&f.th, NULL, fork_loop, &f))
@@ -2295,6 +2297,8 @@ static void op_fork_read(void)
 		uint8_t *buf = region + 64;
 		ssize_t r;
 
+		__atomic_store_n(&f.word, (volatile uint64_t *)(region + len + PG - 8),
+				 __ATOMIC_RELEASE);
 		r = pread(a->fd, buf, len, off);
 		if (r != (ssize_t)len)
 			fail("pread of %zu at %llu from id %llu beside fork: %zd (%s)",
