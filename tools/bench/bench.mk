@@ -205,12 +205,11 @@ bench-fault: $(FAULT_BENCH)
 #                      stdout and $(B)/results/bench-window.txt.
 BENCH_WINDOW_MB ?= 2 4 6 12
 
-$(B)/guest/bench/fault_bench: tools/bench/fault_bench.c tools/lib/libbuddy.h \
-		tools/lib/datagen.h $(CORE_HDRS) $(B)/opt/libbuddytools.a \
-		$(B)/opt/libbuddycore.a
+$(B)/guest/bench/fault_bench: tools/bench/fault_bench.c $(USER_HDRS) $(TOOLS_A) \
+		$(LIBBUDDY_A)
 	@mkdir -p $(dir $@)
 	$(CC) $(DEV_BENCH_CFLAGS) $(WARN) $(CPPFLAGS) -static -o $@ $< \
-	    $(B)/opt/libbuddytools.a $(B)/opt/libbuddycore.a -luring -lm -lpthread
+	    $(TOOLS_A) $(LIBBUDDY_A) -luring -lm -lpthread
 
 .PHONY: bench-window
 bench-window: $(B)/guest/bench/fault_bench
