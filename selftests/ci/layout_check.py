@@ -42,7 +42,7 @@ MAX_FILE = 1000
 MAX_FUNC = 150
 # Over a limit, being split in a change of its own: named here until it
 # lands (a name that is no longer over the limit is reported, to be removed)
-SPLIT_PENDING = {"kmod/alloc.c:buddy_ioctl_alloc"}
+SPLIT_PENDING = set()
 SOURCE = (".c", ".h", ".py", ".sh", ".mk")
 
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)
