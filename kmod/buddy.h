@@ -172,6 +172,10 @@ long buddy_alloc_file_ioctl(struct file *file, unsigned int cmd,
 			    unsigned long arg);
 extern const struct file_operations buddy_alloc_fops;
 
+/* rw.c: an allocation's data path, a stripe at a time */
+ssize_t buddy_read_iter(struct kiocb *iocb, struct iov_iter *to);
+ssize_t buddy_write_iter(struct kiocb *iocb, struct iov_iter *from);
+
 void buddy_fill_stat(struct buddy_allocation *a, struct buddy_alloc_stat *st);
 long buddy_map_codes(struct buddy_allocation *a, struct buddy_map *m);
 int buddy_walk_check(void *ctx);

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * The resident window (window.c): decompressed 4 KiB pages of allocations,
- * shared by all of them, that mmap() maps and pread/pwrite are served from.
+ * The resident window (window.c, window_evict.c): decompressed 4 KiB pages
+ * of allocations, shared by all of them, that mmap() maps and pread/pwrite
+ * are served from.
  */
 #ifndef BUDDY_KMOD_WINDOW_H
 #define BUDDY_KMOD_WINDOW_H
@@ -66,6 +67,48 @@ struct buddy_alloc_stat;
 struct buddy_io_acct;
 struct vm_area_struct;
 struct seq_file;
+struct buddy_user;
+
+/**
+ * struct buddy_wpage - one page of the window.
+ * @node:	on the clock while @queued; on the orphan list once an orphan.
+ * @a:		the allocation (no reference: the allocation frees its pages
+ *		before it goes); NULL for an orphan.
+ * @user:	the user whose share the page is charged to (user_limit_mb);
+ *		an orphan holds a reference to it.
+ * @inode:	an orphan's reference to its allocation's inode, which
+ *		page->mapping points into until the page is freed.
+ * @index:	page index in the allocation.
+ * @page:	the decompressed bytes; the window holds one reference.
+ * @dirty:	written since it was faulted in or written back, or held
+ *		(under the page's mutex).
+ * @queued:	on the clock (under the window's spinlock).
+ * @referenced:	used since the clock's hand last passed (under the page's
+ *		mutex).
+ */
+struct buddy_wpage {
+	struct list_head node;
+	struct buddy_allocation *a;
+	struct buddy_user *user;
+	struct inode *inode;
+	unsigned long index;
+	struct page *page;
+	bool dirty;
+	bool queued;
+	bool referenced;
+};
+
+/*
+ * Whether something besides the window holds @page: only meaningful with
+ * the page locked and unmapped from every process
+ * (buddy_win_unmap_page()), when the page tables hold no reference and a
+ * new one can only come through a fault, which waits for the page's mutex
+ * that the caller holds.
+ */
+static inline bool buddy_win_page_held(struct page *page)
+{
+	return page_count(page) != 1;
+}
 
 /* vm_flags are set through a helper from 6.3 on (Kbuild probes for it) */
 static inline void buddy_vm_flags_set(struct vm_area_struct *vma,
@@ -104,6 +147,15 @@ void buddy_win_show_fdinfo(struct seq_file *m, struct buddy_allocation *a);
 int buddy_window_stat(char *buf);
 void buddy_win_inode_evicted(struct inode *inode);
 void buddy_window_exit(void);
+
+/* window.c, for window_evict.c */
+void buddy_win_count(struct buddy_allocation *a, enum buddy_win_counter c);
+struct mutex *buddy_win_lock(struct buddy_allocation *a, unsigned long idx);
+void buddy_win_write_back(struct buddy_allocation *a, struct buddy_wpage *wp);
+void buddy_win_unmap_page(struct buddy_allocation *a, unsigned long idx);
+/* window_evict.c, for window.c */
+void buddy_win_clock_insert(struct buddy_wpage *wp);
+int buddy_win_make_room(struct buddy_allocation *a);
 
 /**
  * buddy_win_stripe_io() - pread/pwrite of @len bytes at @pos, inside one
