@@ -178,17 +178,26 @@ void buddy_win_unmap_page(struct buddy_allocation *a, unsigned long idx)
 			    PAGE_SIZE, 0);
 }
 
-/* Write back the dirty page @idx and keep it resident; holds its mutex. */
+/*
+ * Write back the dirty page @idx and keep it resident; holds its mutex.
+ * Whether the page is held is decided before its bytes are read: a holder
+ * may store into it while they are compressed and let go of it before the
+ * write-back ends (unpin_user_pages_dirty_lock() takes no page lock when
+ * the page is dirty already), and its bytes must not be taken as stored.
+ * Not held then, it cannot be held until the page's mutex is dropped.
+ */
 static void clean_locked(struct buddy_allocation *a, unsigned long idx)
 {
 	struct buddy_wpage *wp = xa_load(&a->win.pages, idx);
+	bool held;
 
 	if (!wp || !wp->dirty)
 		return;
 	lock_page(wp->page);
 	buddy_win_unmap_page(a, idx);	/* the next write faults again */
+	held = buddy_win_page_held(wp->page);
 	buddy_win_write_back(a, wp);
-	if (buddy_win_page_held(wp->page))
+	if (held)
 		wp->dirty = true;	/* the holder may still write it */
 	else
 		ClearPageDirty(wp->page);
