@@ -7,6 +7,7 @@
  *     from a RAM disk) stays in the window through evictions and msync
  *     with a 1 MiB window, and the bytes the copy stores afterwards are
  *     kept;
+ *   - a copy that lets go of its page while an msync writes it back;
  *   - close and munmap while a copy holds a page: the page becomes an
  *     orphan, the copy finishes into it, the orphan is freed;
  *   - an administrator's call holding an allocation across its close
@@ -26,6 +27,7 @@
 #define _GNU_SOURCE
 #include <fcntl.h>
 #include <pthread.h>
+#include <sched.h>
 #include <setjmp.h>
 #include <signal.h>
 #include <stdio.h>
@@ -252,6 +254,90 @@ TEST_F(pin, msync_while_a_copy_holds_a_page)
 		TH_LOG("the copy's bytes after msync were not written back (byte 0 is 0x%02x)",
 		       buf[0]);
 	close(afd);
+}
+
+/* msync(MS_SYNC) of one page over and over until told to stop. */
+struct msync_loop {
+	uint8_t *map;
+	volatile int stop;
+	unsigned long n;
+};
+
+/* The calling thread on CPU @cpu, when there is one. */
+static void on_cpu(int cpu)
+{
+	cpu_set_t set;
+
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	sched_setaffinity(0, sizeof(set), &set);
+}
+
+static void *msync_run(void *arg)
+{
+	struct msync_loop *m = arg;
+
+	on_cpu(0);
+	while (!m->stop) {
+		if (msync(m->map, PG, MS_SYNC))
+			break;
+		m->n++;
+	}
+	return NULL;
+}
+
+/*
+ * A copy that finishes and lets go of its page while an msync compresses
+ * that page: the page was held when the write-back began, so it stays
+ * dirty, and the copy's bytes reach the entries at the munmap.  A held
+ * dirty page is written back by every msync, so the copy (on another CPU
+ * than the msyncs) often releases it inside one of them; a write-back
+ * that took the page as clean once the pin was gone (unpin takes no page
+ * lock on a dirty page) stored some of the old bytes and dropped the new
+ * ones.  A race: a kernel with that fault fails some of the rounds.
+ */
+TEST_F_TIMEOUT(pin, copy_released_during_a_write_back, 600)
+{
+	uint8_t want[PG], buf[PG], *map;
+	unsigned int i;
+	int afd;
+
+	SETUP_DONE();
+	on_cpu(1);
+	for (i = 0; i < 64; i++) {
+		struct copy c = { .how = COPY_PVM_WRITE };
+		struct msync_loop m = {};
+		pthread_t th;
+
+		if (i) {
+			uffd_page_free(&self->u);
+			ASSERT_EQ(0, uffd_page_init(&self->u));
+		}
+		afd = map_alloc(_metadata, self->fd, 1, 0x22, &map);
+		/* dirty, with bytes that take a while to compress */
+		datagen_fill(DATAGEN_FLOAT32, i, map, PG);
+		c.dst = map;
+		copy_start(_metadata, &c, &self->u);
+		m.map = map;
+		ASSERT_EQ(0, pthread_create(&th, NULL, msync_run, &m));
+		while (m.n < 2 + i % 4)
+			sched_yield();
+		for (volatile unsigned int k = 0; k < i * 97 % 2000; k++)
+			;
+		memset(want, 0x40 + i, PG);
+		EXPECT_EQ((ssize_t)PG, copy_finish(&c, &self->u, want))
+			TH_LOG("process_vm_writev: %s", strerror(errno));
+		m.stop = 1;
+		pthread_join(th, NULL);
+		ASSERT_EQ(0, munmap(map, PG));
+		ASSERT_EQ(0, window_flush(self->fd, 300));
+		ASSERT_EQ((ssize_t)PG, pread(afd, buf, PG, 0));
+		close(afd);
+		ASSERT_EQ(-1, first_diff(want, buf, PG))
+			TH_LOG("round %u: the copy's bytes are not in the entries (byte %ld is 0x%02x)",
+			       i, first_diff(want, buf, PG),
+			       buf[first_diff(want, buf, PG)]);
+	}
 }
 
 /*
