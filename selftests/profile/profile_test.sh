@@ -566,6 +566,13 @@ assert a["cpu_cover"] >= 0.5, a["cpu_cover"]
 EOF2
 check "upfront: -p by default writes the targets the data fits (1x), not 4x/16x" \
 	sh -c "grep -v '^#' '$W/up1.prof' | grep -q . && ! grep -v '^#' '$W/up1.prof' | grep -qv '	1x	'"
+# a stop budget the first snapshot alone exhausts (0.01%: a loaded machine,
+# much memory): the CPU-time points are still taken as the CPU time
+# doubles, so the figures still describe the run, not its fresh zeros
+prof --max-stopped 0.01 -j -o "$W/up4.json" -- ./hpcprog upfront 300 16 >/dev/null 2>&1
+check "upfront, a stop budget spent by the first snapshot: snapshots still reach the run's second half" \
+	pyj "$W/up4.json" 'assert d["cpu_cover"] >= 0.5 and d["fig3"]["bpc"] != "inf", (d["cpu_cover"], d["fig3"])
+assert d["skipped_snapshots"] > 0, d["skipped_snapshots"]'
 prof --every-allocs 1 -o "$W/up3.txt" -- ./hpcprog upfront 300 16 >/dev/null 2>&1
 check "upfront, snapshots at its allocations only: the report warns they miss most of its CPU time" \
 	grep -q '^  warning: the snapshots kept reach only the first [0-9]*% of the program.s CPU time' "$W/up3.txt"

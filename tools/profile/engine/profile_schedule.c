@@ -73,14 +73,23 @@ double prof_max_stopped(const struct prof_opts *o)
 /*
  * The program has been stopped its share of the run so far, or would be
  * after one more snapshot as long as the longest yet: the automatic one
- * due now is skipped.  The first is always taken.
+ * due now is skipped.  The first is always taken, and so is a point of the
+ * timer once its clock has doubled since the last snapshot taken: a
+ * program whose first snapshot was long (much memory, a loaded machine)
+ * still gets snapshots of the later run, a few more of them the longer it
+ * runs, or its figures would describe only its start.
  */
-static bool over_budget(struct prof_state *st)
+static double clock_now(struct prof_state *st);
+
+static bool over_budget(struct prof_state *st, bool timer_point)
 {
 	struct prof_run *r = st->r;
 	double share = prof_max_stopped(r->o), longest = 0;
 
 	if (!share || !r->nsnaps)
+		return false;
+	if (timer_point && st->clock_taken > 0 &&
+	    clock_now(st) >= 2 * st->clock_taken)
 		return false;
 	for (unsigned int s = 0; s < r->nsnaps; s++)
 		if (r->snaps[s].stopped_ms > longest)
@@ -89,6 +98,13 @@ static bool over_budget(struct prof_state *st)
 		return false;
 	r->nskipped++;
 	return true;
+}
+
+/* A snapshot, and the timer clock it was taken at. */
+static void snapshot_now(struct prof_state *st, bool requested)
+{
+	prof_snapshot(st, requested);
+	st->clock_taken = clock_now(st);
 }
 
 static uint64_t first_bytes(const struct prof_opts *o)
@@ -466,8 +482,8 @@ static int run_loop(struct prof_state *st)
 
 					st->progress_seen = ps;
 					if (!r->exited &&
-					    !(prog && over_budget(st)))
-						prof_snapshot(st, !prog);
+					    !(prog && over_budget(st, false)))
+						snapshot_now(st, !prog);
 					if (prog && prof_adaptive_progress(r->o))
 						thin(st);
 					answer_requests(r, req);
@@ -484,8 +500,8 @@ static int run_loop(struct prof_state *st)
 			reap(r);
 			if (r->exited)
 				break;
-			if (!over_budget(st))
-				prof_snapshot(st, false);
+			if (!over_budget(st, true))
+				snapshot_now(st, false);
 			after_timer(st, clock_now(st));
 		}
 	}
@@ -504,7 +520,7 @@ int prof_exit_code(const struct prof_run *r)
 int prof_run_program(struct prof_run *r, const char *lib)
 {
 	struct prof_opts *o = r->o;
-	struct prof_state st = { .r = r, .guard_fd = -1 };
+	struct prof_state st = { .r = r, .guard_fd = -1, .clock_taken = -1 };
 	char shm[64];
 	sigset_t mask, old;
 	int fd;
