@@ -189,13 +189,7 @@ static size_t *alloc_slot(struct prof_run *r, int proc, uint64_t addr,
 
 static void alloc_rehash(struct prof_run *r)
 {
-	free(r->seq_idx);
-	r->seq_cap = r->seq_cap ? 2 * r->seq_cap : 1024;
-	r->seq_idx = calloc(r->seq_cap, sizeof(size_t));
-	if (!r->seq_idx) {
-		prof_err("out of memory");
-		exit(1);
-	}
+	prof_seq_grow(r);
 	for (size_t i = 0; i < r->nallocs; i++) {
 		const struct prof_alloc *a = &r->allocs[i];
 
@@ -762,19 +756,12 @@ static char *find_pkg(void)
 {
 	const char *env = getenv("BUDDY_PYTHONPATH");
 	static const char *const rel[] = { "/../python" };
-	char exe[PATH_MAX], path[PATH_MAX + 64], *slash;
-	ssize_t n;
+	char exe[PATH_MAX], path[PATH_MAX + 64];
 
 	if (env && *env)
 		return realpath(env, NULL);
-	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-	if (n <= 0)
+	if (prof_exe_dir(exe))
 		return NULL;
-	exe[n] = 0;
-	slash = strrchr(exe, '/');
-	if (!slash)
-		return NULL;
-	*slash = 0;
 	for (size_t i = 0; i < sizeof(rel) / sizeof(rel[0]); i++) {
 		snprintf(path, sizeof(path), "%s%s/buddy/cuda/__main__.py", exe,
 			 rel[i]);

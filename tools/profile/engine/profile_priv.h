@@ -169,6 +169,9 @@ void prof_free_rep(struct prof_rep *rp);
 double prof_ratio_of(uint64_t logical, uint64_t stored);
 int prof_rep_make(struct prof_run *r, int proc, struct prof_rep *rp);
 
+/* profile_snapshot.c */
+void prof_seq_grow(struct prof_run *r);
+
 /* profile_text.c */
 void prof_fmt_cmd(char *buf, size_t len, char **argv);
 void prof_fmt_ratio(char *buf, size_t len, double v);

@@ -114,24 +114,32 @@ static uint64_t first_bytes(const struct prof_opts *o)
 
 /* ---- starting the program ---------------------------------------------------- */
 
+int prof_exe_dir(char *dir)
+{
+	ssize_t n = readlink("/proc/self/exe", dir, PATH_MAX - 1);
+	char *slash;
+
+	if (n <= 0)
+		return -1;
+	dir[n] = 0;
+	slash = strrchr(dir, '/');
+	if (!slash)
+		return -1;
+	*slash = 0;
+	return 0;
+}
+
 char *prof_find_lib(const char *lib)
 {
-	char exe[PATH_MAX], path[PATH_MAX + 64], *slash, *res;
+	char exe[PATH_MAX], path[PATH_MAX + 64], *res;
 	const char *env = getenv("BUDDYPROF_LIB");
-	ssize_t n;
 
 	if (lib)
 		return realpath(lib, NULL);
 	if (env && *env)
 		return realpath(env, NULL);
-	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-	if (n <= 0)
+	if (prof_exe_dir(exe))
 		return NULL;
-	exe[n] = 0;
-	slash = strrchr(exe, '/');
-	if (!slash)
-		return NULL;
-	*slash = 0;
 	snprintf(path, sizeof(path), "%s/libbuddyprof.so", exe);
 	if ((res = realpath(path, NULL)) && !access(res, R_OK))
 		return res;

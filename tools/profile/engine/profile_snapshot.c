@@ -285,10 +285,9 @@ static size_t seq_slot(struct prof_run *r, uint64_t seq)
 	return (seq * 0x9e3779b97f4a7c15ULL >> 20) & (r->seq_cap - 1);
 }
 
-static void seq_rehash(struct prof_run *r)
+/* The allocation index, empty and twice as large (1024 at first). */
+void prof_seq_grow(struct prof_run *r)
 {
-	size_t i;
-
 	free(r->seq_idx);
 	r->seq_cap = r->seq_cap ? 2 * r->seq_cap : 1024;
 	r->seq_idx = calloc(r->seq_cap, sizeof(size_t));
@@ -296,6 +295,13 @@ static void seq_rehash(struct prof_run *r)
 		prof_err("out of memory");
 		exit(1);
 	}
+}
+
+static void seq_rehash(struct prof_run *r)
+{
+	size_t i;
+
+	prof_seq_grow(r);
 	for (i = 0; i < r->nallocs; i++) {
 		size_t k = seq_slot(r, r->allocs[i].seq);
 

@@ -253,6 +253,13 @@ int prof_mkdir_p(const char *dir);
  * running executable, or ../lib/buddy/ from it.  Malloc'd, or NULL.
  */
 char *prof_find_lib(const char *lib);
+
+/**
+ * prof_exe_dir() - the folder of the running executable, into @dir (room
+ * for PATH_MAX bytes): 0, or -1 when /proc/self/exe cannot be read.
+ */
+int prof_exe_dir(char *dir);
+
 /*
  * prof_run_program() - run r->o->argv with @lib preloaded until it exits,
  * taking the snapshots r->o asks for; r->final holds the interposer's
