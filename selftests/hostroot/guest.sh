@@ -100,7 +100,10 @@ sort_input() {
 step sort-input sort_input
 step sort-plain chroot /host /bin/sh -c "/usr/bin/sort -S 16M \
 	'$out/sort-in.txt' >'$out/sort-plain.txt'"
-step run-sort chroot /host /bin/sh -c "$BRUN \
+# sort's 16 MiB buffer is larger than this guest's device takes: most of
+# the tracked bytes fall back, which run reports with exit 1 unless told
+# (what is checked here is that the 8 MiB in buddy memory read right)
+step run-sort chroot /host /bin/sh -c "$BRUN --allow-fallback \
 	--json-out '$out/run-sort.json' -o '$out/run-sort.rep' \
 	-- /usr/bin/sort -S 16M '$out/sort-in.txt' >'$out/sort-run.txt'"
 # nothing stays mapped once they exited: the module unloads.  The last
