@@ -64,8 +64,6 @@ struct prof_state {
 	double delta;			/* adaptive interval */
 	double next;			/* next timer snapshot, s since start */
 	unsigned int timer_taken;	/* fixed/at: timer snapshots taken */
-	double clock_taken;		/* timer clock at the last snapshot
-					 * taken, -1: none yet */
 	uint8_t *scratch;		/* immediate mode buffer */
 	uint64_t scratch_len;
 	pid_t guard;			/* profile_guard.c */

@@ -70,6 +70,16 @@ double prof_max_stopped(const struct prof_opts *o)
 	return prof_adaptive(o) ? PROF_DEF_MAX_STOPPED : 0;
 }
 
+static double clock_now(struct prof_state *st);
+
+/* The timer's clock when the last snapshot was taken (r->nsnaps > 0). */
+static double last_snap_clock(const struct prof_run *r)
+{
+	const struct prof_snap *sn = &r->snaps[r->nsnaps - 1];
+
+	return timer_clock(r->o) == PROF_CLOCK_CPU ? sn->cpu : sn->t;
+}
+
 /*
  * The program has been stopped its share of the run so far, or would be
  * after one more snapshot as long as the longest yet: the automatic one
@@ -79,8 +89,6 @@ double prof_max_stopped(const struct prof_opts *o)
  * still gets snapshots of the later run, a few more of them the longer it
  * runs, or its figures would describe only its start.
  */
-static double clock_now(struct prof_state *st);
-
 static bool over_budget(struct prof_state *st, bool timer_point)
 {
 	struct prof_run *r = st->r;
@@ -88,8 +96,8 @@ static bool over_budget(struct prof_state *st, bool timer_point)
 
 	if (!share || !r->nsnaps)
 		return false;
-	if (timer_point && st->clock_taken > 0 &&
-	    clock_now(st) >= 2 * st->clock_taken)
+	if (timer_point && last_snap_clock(r) > 0 &&
+	    clock_now(st) >= 2 * last_snap_clock(r))
 		return false;
 	for (unsigned int s = 0; s < r->nsnaps; s++)
 		if (r->snaps[s].stopped_ms > longest)
@@ -98,13 +106,6 @@ static bool over_budget(struct prof_state *st, bool timer_point)
 		return false;
 	r->nskipped++;
 	return true;
-}
-
-/* A snapshot, and the timer clock it was taken at. */
-static void snapshot_now(struct prof_state *st, bool requested)
-{
-	prof_snapshot(st, requested);
-	st->clock_taken = clock_now(st);
 }
 
 static uint64_t first_bytes(const struct prof_opts *o)
@@ -491,7 +492,7 @@ static int run_loop(struct prof_state *st)
 					st->progress_seen = ps;
 					if (!r->exited &&
 					    !(prog && over_budget(st, false)))
-						snapshot_now(st, !prog);
+						prof_snapshot(st, !prog);
 					if (prog && prof_adaptive_progress(r->o))
 						thin(st);
 					answer_requests(r, req);
@@ -509,7 +510,7 @@ static int run_loop(struct prof_state *st)
 			if (r->exited)
 				break;
 			if (!over_budget(st, true))
-				snapshot_now(st, false);
+				prof_snapshot(st, false);
 			after_timer(st, clock_now(st));
 		}
 	}
@@ -528,7 +529,7 @@ int prof_exit_code(const struct prof_run *r)
 int prof_run_program(struct prof_run *r, const char *lib)
 {
 	struct prof_opts *o = r->o;
-	struct prof_state st = { .r = r, .guard_fd = -1, .clock_taken = -1 };
+	struct prof_state st = { .r = r, .guard_fd = -1 };
 	char shm[64];
 	sigset_t mask, old;
 	int fd;
