@@ -6,6 +6,29 @@
  */
 #include "core/alloc.h"
 
+void buddy_alloc_core_init(struct buddy_alloc_core *a,
+			   const struct buddy_alloc *req, bool found,
+			   unsigned int ptarget, unsigned int pcodec,
+			   unsigned int auto_target)
+{
+	a->size = req->size;
+	a->nr_entries = DIV_ROUND_UP(req->size, BUDDY_ENTRY_BYTES);
+	buddy_alloc_resolve(req, found, ptarget, pcodec, auto_target,
+			    &a->target, &a->codec_id, &a->target_source);
+	a->codec = buddy_codec_by_id(a->codec_id);
+	a->codec_id = a->codec->id;
+	memcpy(a->label, req->label, BUDDY_LABEL_LEN);
+}
+
+void buddy_alloc_reply_fill(const struct buddy_alloc_core *a,
+			    struct buddy_alloc *req)
+{
+	req->target = a->target;
+	req->codec = a->codec_id;
+	req->id = a->id;
+	req->target_source = a->target_source;
+}
+
 void buddy_stat_fill(const struct buddy_alloc_core *a,
 		     struct buddy_alloc_stat *st)
 {

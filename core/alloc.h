@@ -68,6 +68,21 @@ struct buddy_alloc_core {
 	}
 
 /*
+ * A new allocation's core fields from BUDDY_IOC_ALLOC's @req (checked by
+ * buddy_alloc_check()): size, entries, label, and target and codec as
+ * buddy_alloc_resolve() decides them from the backend's profile lookup
+ * (@found, @ptarget, @pcodec) and its AUTO default @auto_target.
+ */
+void buddy_alloc_core_init(struct buddy_alloc_core *a,
+			   const struct buddy_alloc *req, bool found,
+			   unsigned int ptarget, unsigned int pcodec,
+			   unsigned int auto_target);
+
+/* BUDDY_IOC_ALLOC's reply fields (the fd is the backend's): what @a got. */
+void buddy_alloc_reply_fill(const struct buddy_alloc_core *a,
+			    struct buddy_alloc *req);
+
+/*
  * The ALLOC_STAT fields the core holds (@st zeroed by the caller); the
  * backend adds owner, histogram, counters, link_ns and the window.
  */

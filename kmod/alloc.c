@@ -374,21 +374,16 @@ static struct buddy_allocation *alloc_init(const struct buddy_alloc *req)
 	if (!a)
 		return NULL;
 	kref_init(&a->ref);
-	a->size = req->size;
-	a->nr_entries = DIV_ROUND_UP(req->size, BUDDY_ENTRY_BYTES);
 	found = req->target == BUDDY_TARGET_AUTO &&
 		buddy_profile_lookup(current_uid(), req->label, &ptarget,
 				     &pcodec);
-	buddy_alloc_resolve(req, found, ptarget, pcodec, buddy_auto_target,
-			    &a->target, &a->codec_id, &a->target_source);
-	a->codec = buddy_codec_by_id(a->codec_id);
-	a->codec_id = a->codec->id;
+	buddy_alloc_core_init(&a->core, req, found, ptarget, pcodec,
+			      buddy_auto_target);
 	a->uid = current_uid();
 	a->pid = get_task_pid(current, PIDTYPE_TGID);
 	/* an io_uring worker (URING_CMD) stands for its process */
 	get_task_comm(a->comm, current->flags & PF_IO_WORKER ?
 		      current->group_leader : current);
-	memcpy(a->label, req->label, BUDDY_LABEL_LEN);
 	init_rwsem(&a->rt_sem);
 	seqlock_init(&a->codes_seq);
 	a->codes[BUDDY_CODE_ZERO] = a->nr_entries;
@@ -567,10 +562,7 @@ long buddy_ioctl_alloc(struct buddy_alloc *req, struct file **filep)
 		return ret;
 	}
 
-	req->target = a->target;
-	req->codec = a->codec_id;
-	req->id = a->id;
-	req->target_source = a->target_source;
+	buddy_alloc_reply_fill(&a->core, req);
 	*filep = file;
 	return 0;
 

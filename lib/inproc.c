@@ -515,20 +515,15 @@ long inproc_dev_alloc(struct dev *d, struct buddy_alloc *req)
 	if (!a)
 		return -ENOMEM;
 	a->d = d;
-	a->size = req->size;
-	a->nr_entries = DIV_ROUND_UP(req->size, BUDDY_ENTRY_BYTES);
 	a->uid = getuid();
 	a->pid = getpid();
 	pthread_mutex_lock(&d->lock);
 	found = req->target == BUDDY_TARGET_AUTO &&
 		profile_lookup(d, a->uid, req->label, &ptarget, &pcodec);
 	pthread_mutex_unlock(&d->lock);
-	buddy_alloc_resolve(req, found, ptarget, pcodec, d->auto_target,
-			    &a->target, &a->codec_id, &a->target_source);
-	a->codec = buddy_codec_by_id(a->codec_id);
-	a->codec_id = a->codec->id;
+	buddy_alloc_core_init(&a->core, req, found, ptarget, pcodec,
+			      d->auto_target);
 	strncpy(a->comm, comm_name(), sizeof(a->comm) - 1);
-	memcpy(a->label, req->label, BUDDY_LABEL_LEN);
 	pthread_rwlock_init(&a->rt, NULL);
 	pthread_mutex_init(&a->stat_lock, NULL);
 	for (i = 0; i < NR_LOCKS; i++)
@@ -581,10 +576,7 @@ long inproc_dev_alloc(struct dev *d, struct buddy_alloc *req)
 		return fd;
 	}
 	req->fd = fd;
-	req->target = a->target;
-	req->codec = a->codec_id;
-	req->id = a->id;
-	req->target_source = a->target_source;
+	buddy_alloc_reply_fill(&a->core, req);
 	return 0;
 
 err_unreserve:
