@@ -20,7 +20,7 @@ run() {
 	tap_run "$rw" "$rd" "$BUDDYCTL" calibrate "$@"
 }
 
-SMALL="-s 4096,16384 -p 0.2,0.8 -r 1"
+SMALL="--sizes 4096,16384 --sparsities 0.2,0.8 --repeat 1"
 
 run 0 "small run of three codecs to a file" $SMALL -c zvc,csr,dpr8 -o "$T/m.json"
 if "$PY" - "$T/m.json" <<'PYEOF'
@@ -47,7 +47,7 @@ assert all(s[4] == s[0] // 4 for s in dpr["samples"]), dpr["samples"]
 PYEOF
 then ok "model file is valid JSON with a model per codec"; else nok "model file is valid JSON with a model per codec"; fi
 
-run 0 "CSWAP's sub-models: --bins 2" -s 4096,16384 -p 0.2,0.3,0.8,0.9 -r 1 -c csr -b 2
+run 0 "CSWAP's sub-models: --bins 2" --sizes 4096,16384 --sparsities 0.2,0.3,0.8,0.9 --repeat 1 -c csr -b 2
 if "$PY" -c "
 import json, sys
 d = json.load(open('$T/out'))
@@ -62,7 +62,7 @@ assert all(x['rae'] < 0.05 for x in d['codecs'][0]['bytes']['bins'])
 assert d['codecs'][0]['bytes']['bins_rae'] < 0.05
 assert all(d['codecs'][0][k]['bins_rae'] >= 0 for k in ('compress', 'decompress'))
 "; then ok "one sub-model per sparsity range"; else nok "one sub-model per sparsity range"; diag "$T/out"; fi
-run 2 "a sub-model without two sparsities" -s 4096,8192 -p 0.2,0.3,0.8 -b 2
+run 2 "a sub-model without two sparsities" --sizes 4096,8192 --sparsities 0.2,0.3,0.8 -b 2
 err_has "the empty sub-model is named" "sub-model 1 of sparsities 0.5-0.8"
 run 2 "bins zero" $SMALL -b 0
 err_has "bad bins is named" "--bins: '0'"
@@ -77,19 +77,19 @@ if grep -qx "dpr10 (lossy)" "$T/out" && grep -qx "binarize (mask only)" "$T/out"
 
 run 2 "unknown codec" $SMALL -c zvc,nosuch
 err_has "unknown codec is named" "unknown codec 'nosuch'"
-run 2 "size not a multiple of 4" -s 4096,4098 -p 0.2,0.8
+run 2 "size not a multiple of 4" --sizes 4096,4098 --sparsities 0.2,0.8
 err_has "bad size is named" "--sizes: '4098'"
-run 2 "size zero" -s 0,4096
+run 2 "size zero" --sizes 0,4096
 err_has "size zero is named" "--sizes: '0'"
-run 2 "sparsity above 1" -s 4096,8192 -p 0.2,1.5
+run 2 "sparsity above 1" --sizes 4096,8192 --sparsities 0.2,1.5
 err_has "bad sparsity is named" "--sparsities: '1.5'"
-run 2 "sparsity not a number" -s 4096,8192 -p 0.2,abc
+run 2 "sparsity not a number" --sizes 4096,8192 --sparsities 0.2,abc
 err_has "sparsity not a number is named" "--sparsities: 'abc'"
-run 2 "one size only" -s 4096,4096 -p 0.2,0.5
+run 2 "one size only" --sizes 4096,4096 --sparsities 0.2,0.5
 err_has "one size is refused with the reason" "need two different sizes"
-run 2 "one sparsity only" -s 4096,8192 -p 0.5
+run 2 "one sparsity only" --sizes 4096,8192 --sparsities 0.5
 err_has "one sparsity is refused with the reason" "need two different sparsities"
-run 2 "repeat zero" $SMALL -r 0
+run 2 "repeat zero" $SMALL --repeat 0
 err_has "bad repeat is named" "--repeat: '0'"
 run 2 "unknown option" --bogus
 run 2 "stray argument" $SMALL extra
@@ -110,7 +110,7 @@ for k in range(10):
     open(f"{sys.argv[1]}/{k:03d}.f32", "wb").write(struct.pack(f"{n}f", *v))
 open(f"{sys.argv[1]}/notes.txt", "w").write("not a tensor")
 PYEOF
-run 0 "--tensors: ten real tensors" -c csr,zvc -r 1 -t "$T/acts" -o "$T/t.json"
+run 0 "--tensors: ten real tensors" -c csr,zvc --repeat 1 --tensors "$T/acts" -o "$T/t.json"
 if "$PY" - "$T/t.json" <<'PYEOF'
 import json, sys
 d = json.load(open(sys.argv[1]))
@@ -128,14 +128,14 @@ PYEOF
 then ok "--tensors: samples are the files' sizes and sparsities"; else nok "--tensors: samples are the files' sizes and sparsities"; diag "$T/t.json"; fi
 mkdir -p "$T/few"
 cp "$T/acts/000.f32" "$T/acts/001.f32" "$T/few/"
-run 1 "--tensors: too few tensors" -c zvc -t "$T/few"
+run 1 "--tensors: too few tensors" -c zvc --tensors "$T/few"
 err_has "too few tensors says how many are needed" "2 *.f32 files, need at least 8"
 printf 'abc' >"$T/acts/bad.f32"
-run 1 "--tensors: a file that is not float32" -c zvc -t "$T/acts"
+run 1 "--tensors: a file that is not float32" -c zvc --tensors "$T/acts"
 err_has "the odd-sized file is named" "$T/acts/bad.f32: 3 bytes"
-run 1 "--tensors: no such directory" -c zvc -t "$T/nosuch"
+run 1 "--tensors: no such directory" -c zvc --tensors "$T/nosuch"
 err_has "the missing directory is named" "--tensors $T/nosuch"
-run 2 "--tensors with --sizes" -s 4096,8192 -t "$T/acts"
+run 2 "--tensors with --sizes" --sizes 4096,8192 --tensors "$T/acts"
 err_has "--tensors with --sizes is refused" "not with --sizes"
 
 run 0 "--help" --help

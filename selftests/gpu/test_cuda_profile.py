@@ -262,7 +262,7 @@ def check_cuda_cli(tap, out):
         return
     js = os.path.join(out, "cli.json")
     os.environ["BUDDY_PYTHON"] = sys.executable   # the hook's Python
-    rc, so, se = run([b, "profile", "--cuda", "--every-backward", "2", "-n",
+    rc, so, se = run([b, "profile", "--cuda", "--every-backward", "2", "-N",
                       "0", "--json-out", js, "-o",
                       os.path.join(out, "cli.txt"), "--", sys.executable,
                       TRAIN, "--model", "tiny", "--iters", "6"],

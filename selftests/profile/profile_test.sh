@@ -162,7 +162,7 @@ assert d["nr_labels"] == 4 and all(len(l["stack"]) == 1 for l in d["labels"]), d
 
 # --- threads -----------------------------------------------------------------
 ./threaded 1.5 4 >"$W/tplain.out" 2>/dev/null
-prof --max-stopped 0 -n 20 --first 0.1 -k "$W/td" -j -o "$W/t.json" -- ./threaded 1.5 4 \
+prof --max-stopped 0 -N 20 --first 0.1 -k "$W/td" -j -o "$W/t.json" -- ./threaded 1.5 4 \
 	>"$W/tprof.out" 2>/dev/null
 rc=$?
 check "threaded: 4 allocating threads snapshotted every 0.1 s or so exit 0" test $rc -eq 0
@@ -336,7 +336,7 @@ assert h["c8"] == 16384 and sum(h.values()) == 16384, h
 '
 
 # --- timer, signals, errors --------------------------------------------------
-prof --max-stopped 0 -n 4 --first 0.05 -j -o "$W/a.json" -- ./threaded 1.2 1 >/dev/null 2>&1
+prof --max-stopped 0 -N 4 --first 0.05 -j -o "$W/a.json" -- ./threaded 1.2 1 >/dev/null 2>&1
 check "adaptive: at most N=4 snapshots kept, spread over the run" pyj "$W/a.json" '
 kept = [s for s in d["snapshots"] if s["kept"]]
 assert 2 <= len(kept) <= 4, d["snapshots"]
@@ -436,7 +436,7 @@ check "one path for two outputs is a usage error" sh -c "test $? -eq 2 && grep -
 # threaded's report of some 30 KiB) never truncates the one there was
 head -c 3000 /dev/zero | tr '\0' x >"$W/big.txt"
 cp "$W/big.txt" "$W/big.ref"
-(trap '' XFSZ; ulimit -f 16; "$BUDDYCTL" profile -q --max-stopped 0 -n 3 --first 0.1 --processes 1 --slots 64 -j -o "$W/big.txt" -- ./threaded 0.5 2) >/dev/null 2>"$W/big.err"
+(trap '' XFSZ; ulimit -f 16; "$BUDDYCTL" profile -q --max-stopped 0 -N 3 --first 0.1 --processes 1 --slots 64 -j -o "$W/big.txt" -- ./threaded 0.5 2) >/dev/null 2>"$W/big.err"
 rc=$?
 check "a report write that fails: exit 1, the error named" sh -c "test $rc -eq 1 && grep -q '$W/big.txt: File too large' '$W/big.err'"
 check "... and the old report is intact, no temporary file left" sh -c "cmp -s '$W/big.txt' '$W/big.ref' && ! ls '$W' | grep -q 'big.txt.tmp'"
@@ -512,11 +512,11 @@ check "--free-bytes 129K: none of the 128 KiB frees takes one" \
 	sh -c "! test -s '$W/pf3.json' || $PY -c 'import json,sys; d=json.load(open(sys.argv[1])); assert not d[\"snapshots\"]' '$W/pf3.json'"
 # The default schedule: adaptive on tracked bytes allocated.  progress 200
 # allocates 25 MiB in 128 KiB buffers; with a first step of 512K (4 buffers)
-# and -n 4 it snapshots at buffers 4, 8, ... 32 (8 held: every other one
+# and -N 4 it snapshots at buffers 4, 8, ... 32 (8 held: every other one
 # dropped, the step doubles to 1M), 40 ... 64 (2M), 80 ... 128 (4M), 160,
 # 192: 18 taken; of the 6 held at the end, 64, 96, 160 and 192 are kept.
-prof --max-stopped 0 --first-bytes 512K -n 4 -j -o "$W/pa1.json" -- ./progress 200 >/dev/null 2>&1
-check "default schedule (progress, --first-bytes 512K -n 4): 18 taken, 4 kept, the step doubling" pyj "$W/pa1.json" '
+prof --max-stopped 0 --first-bytes 512K -N 4 -j -o "$W/pa1.json" -- ./progress 200 >/dev/null 2>&1
+check "default schedule (progress, --first-bytes 512K -N 4): 18 taken, 4 kept, the step doubling" pyj "$W/pa1.json" '
 s = d["snapshots"]
 assert len(s) == 18, len(s)
 k = [x for x in s if x["kept"]]
@@ -526,7 +526,7 @@ assert all(x["allocations"] == 6 for x in k), [x["allocations"] for x in k]
 '
 busy & b1=$!
 busy & b2=$!
-prof --max-stopped 0 --first-bytes 512K -n 4 -j -o "$W/pa2.json" -- ./progress 200 >/dev/null 2>&1
+prof --max-stopped 0 --first-bytes 512K -N 4 -j -o "$W/pa2.json" -- ./progress 200 >/dev/null 2>&1
 kill $b1 $b2; wait $b1 $b2 2>/dev/null
 snaps "$W/pa1.json" >"$W/pa1.snaps"
 snaps "$W/pa2.json" >"$W/pa2.snaps"
@@ -535,7 +535,7 @@ check "... beside two CPU-bound loops: the same snapshots, figures and labels" \
 prof -o "$W/pa3.txt" -- ./progress >/dev/null 2>"$W/pa3.err"
 check "... 5 MiB allocated, less than the first step of 16M: no snapshot, and says why" \
 	grep -q 'no snapshot: .* totalled 5242880 bytes, less than the first progress step' "$W/pa3.err"
-prof --clock cpu -i 0.05 -n 0 -j -o "$W/cpu.json" -- ./threaded 1.5 1 >/dev/null 2>&1
+prof --clock cpu -i 0.05 -N 0 -j -o "$W/cpu.json" -- ./threaded 1.5 1 >/dev/null 2>&1
 check "--clock cpu -i 0.05: snapshots at most one per 0.05 s of the program's CPU time" pyj "$W/cpu.json" '
 s = d["snapshots"]
 assert 1 <= len(s) <= d["cpu_s"] / 0.05 + 1, (len(s), d["cpu_s"])
@@ -600,8 +600,8 @@ check "eval: agree.py judges two runs against the stated bounds (eval_agree_test
 check "--threshold 150: exit 2, 'buddyctl: profile: --threshold: 150 is not in 0..100'" \
 	sh -c "test $? -eq 2 && grep -q -- '^buddyctl: profile: --threshold: 150 is not in 0..100' '$W/opt.err'"
 check "... and no whole usage text after it" sh -c "test \$(wc -l <'$W/opt.err') -eq 1"
-"$BUDDYCTL" profile -n x -- true >/dev/null 2>"$W/opt.err"
-check "-n x names --points and its range" grep -q -- "--points: x is not in 0..100000" "$W/opt.err"
+"$BUDDYCTL" profile -N x -- true >/dev/null 2>"$W/opt.err"
+check "-N x names --points and its range" grep -q -- "--points: x is not in 0..100000" "$W/opt.err"
 "$BUDDYCTL" profile --bogus -- true >/dev/null 2>"$W/opt.err"
 check "an unknown option: getopt's message with the buddyctl: prefix" \
 	grep -q "^buddyctl: profile: unrecognized option '--bogus'" "$W/opt.err"

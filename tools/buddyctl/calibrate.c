@@ -60,17 +60,17 @@ static void usage(FILE *f)
 "\n"
 "  -c, --codecs LIST      codecs to time (default: every lossless one;\n"
 "                         naming a lossy one opts in to it)\n"
-"  -s, --sizes LIST       tensor sizes in bytes, multiples of 4, at least\n"
+"      --sizes LIST       tensor sizes in bytes, multiples of 4, at least\n"
 "                         two (default %s)\n"
-"  -p, --sparsities LIST  fractions of zeros in [0, 1], at least two\n"
+"      --sparsities LIST  fractions of zeros in [0, 1], at least two\n"
 "                         (default %s)\n"
-"  -r, --repeat N         timed repetitions per run, the fastest kept\n"
+"      --repeat N         timed repetitions per run, the fastest kept\n"
 "                         (default 5)\n"
-"  -t, --tensors DIR      time real tensors instead: every DIR/ *.f32 (raw\n"
+"      --tensors DIR      time real tensors instead: every DIR/ *.f32 (raw\n"
 "                         float32, e.g. activations numpy's tofile()\n"
 "                         wrote), once each; the even-numbered by name fit,\n"
-"                         the odd-numbered measure the RAE (not with -s,\n"
-"                         -p, -b)\n"
+"                         the odd-numbered measure the RAE (not with\n"
+"                         --sizes, --sparsities, --bins)\n"
 "  -b, --bins N           also fit CSWAP's N sub-models, one per equal\n"
 "                         range of sparsity, each of two or more of the\n"
 "                         sparsities (default 1: the whole range only)\n"
@@ -690,15 +690,23 @@ out:
 
 int cmd_calibrate(int argc, char **argv)
 {
-	enum { OPT_LIST = 256 };	/* -l is --label in buddyctl */
+	/*
+	 * Letters mean one thing across buddyctl (-l --label, -p a profile
+	 * file, -r --max-rows, -s --sample-mib, -S --scale, -t --target):
+	 * these options of a rarely typed command have none.
+	 */
+	enum {
+		OPT_LIST = 256, OPT_SIZES, OPT_SPARSITIES, OPT_REPEAT,
+		OPT_SEED, OPT_TENSORS,
+	};
 	static const struct option longopts[] = {
 		{ "codecs", required_argument, NULL, 'c' },
-		{ "sizes", required_argument, NULL, 's' },
-		{ "sparsities", required_argument, NULL, 'p' },
-		{ "repeat", required_argument, NULL, 'r' },
-		{ "seed", required_argument, NULL, 'S' },
+		{ "sizes", required_argument, NULL, OPT_SIZES },
+		{ "sparsities", required_argument, NULL, OPT_SPARSITIES },
+		{ "repeat", required_argument, NULL, OPT_REPEAT },
+		{ "seed", required_argument, NULL, OPT_SEED },
 		{ "bins", required_argument, NULL, 'b' },
-		{ "tensors", required_argument, NULL, 't' },
+		{ "tensors", required_argument, NULL, OPT_TENSORS },
 		{ "output", required_argument, NULL, 'o' },
 		{ "list", no_argument, NULL, OPT_LIST },
 		{ "help", no_argument, NULL, 'h' },
@@ -713,18 +721,18 @@ int cmd_calibrate(int argc, char **argv)
 	int c, ret;
 
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "c:s:p:r:b:t:o:h", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "c:b:o:h", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'c':
 			codecs = optarg;
 			break;
-		case 's':
+		case OPT_SIZES:
 			sizes = optarg;
 			break;
-		case 'p':
+		case OPT_SPARSITIES:
 			sps = optarg;
 			break;
-		case 'r':
+		case OPT_REPEAT:
 			if (parse_u64(optarg, &v) || !v || v > 1000) {
 				buddyctl_err("calibrate: --repeat: '%s' is not a count from 1 to 1000",
 					     optarg);
@@ -740,14 +748,14 @@ int cmd_calibrate(int argc, char **argv)
 			}
 			o.bins = v;
 			break;
-		case 'S':
+		case OPT_SEED:
 			if (parse_u64(optarg, &o.seed)) {
 				buddyctl_err("calibrate: --seed: '%s' is not a number",
 					     optarg);
 				return EXIT_USAGE;
 			}
 			break;
-		case 't':
+		case OPT_TENSORS:
 			o.dir = optarg;
 			break;
 		case 'o':

@@ -64,7 +64,7 @@ static void heatmap_usage(FILE *f)
 		"  -w, --width=N        cells per row (default %d, as in the paper)\n"
 		"  -r, --max-rows=N     at most N rows (default %d for a PNG, %d\n"
 		"                       for the terminal)\n"
-		"  -s, --scale=PX       PNG: pixels per cell side (default %d)\n"
+		"  -S, --scale=PX       PNG: pixels per cell side (default %d)\n"
 		"  -L, --legend         PNG: a legend strip below the grid;\n"
 		"                       text: a legend line at the end\n"
 		"      --color[=WHEN]   auto (default: colour when stdout is a\n"
@@ -362,7 +362,7 @@ static int heatmap_opts(int argc, char **argv, struct heatmap_opts *o,
 		{ "output",	required_argument,	NULL, 'o' },
 		{ "width",	required_argument,	NULL, 'w' },
 		{ "max-rows",	required_argument,	NULL, 'r' },
-		{ "scale",	required_argument,	NULL, 's' },
+		{ "scale",	required_argument,	NULL, 'S' },
 		{ "legend",	no_argument,		NULL, 'L' },
 		{ "color",	optional_argument,	NULL, OPT_COLOR },
 		{ "colour",	optional_argument,	NULL, OPT_COLOR },
@@ -376,7 +376,7 @@ static int heatmap_opts(int argc, char **argv, struct heatmap_opts *o,
 	int c;
 
 	o->mode = HMAP_PLAIN;
-	while ((c = getopt_long(argc, argv, "o:w:r:s:Lc:jh", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "o:w:r:S:Lc:jh", opts, NULL)) != -1) {
 		switch (c) {
 		case 'o':
 			o->out = optarg;
@@ -391,7 +391,7 @@ static int heatmap_opts(int argc, char **argv, struct heatmap_opts *o,
 				       &o->max_rows))
 				return EXIT_USAGE;
 			break;
-		case 's':
+		case 'S':
 			if (parse_uint("scale", optarg, 1, HMAP_MAX_SCALE, &v))
 				return EXIT_USAGE;
 			o->scale = v;

@@ -114,8 +114,8 @@ static void list_usage(FILE *f)
 		"Filters take comma lists and may be repeated.  An allocation is\n"
 		"listed when it matches one of the values of each filter given:\n"
 		"OR within an option, AND across options.\n"
-		"  -i, --id=LIST       allocation ids, numactl ranges (\"3,5-7\")\n"
-		"  -p, --pid=LIST      owner (creator) process ids, ranges allowed\n"
+		"  -I, --id=LIST       allocation ids, numactl ranges (\"3,5-7\")\n"
+		"  -P, --pid=LIST      owner (creator) process ids, ranges allowed\n"
 		"  -U, --uid=LIST      owner user ids (numbers), ranges allowed\n"
 		"  -l, --label=LIST    labels, exact (\"\\,\" is a comma in a label)\n"
 		"  -t, --target=LIST   targets now in force: 1x 4/3x 2x 4x 16x\n"
@@ -142,8 +142,8 @@ static int add_num(struct numset *s, const char *opt, const char *arg)
 int cmd_list(int argc, char **argv)
 {
 	static const struct option opts[] = {
-		{ "id",		required_argument,	NULL, 'i' },
-		{ "pid",	required_argument,	NULL, 'p' },
+		{ "id",		required_argument,	NULL, 'I' },
+		{ "pid",	required_argument,	NULL, 'P' },
 		{ "uid",	required_argument,	NULL, 'U' },
 		{ "label",	required_argument,	NULL, 'l' },
 		{ "target",	required_argument,	NULL, 't' },
@@ -161,13 +161,13 @@ int cmd_list(int argc, char **argv)
 	int c, fd, ret = EXIT_USAGE;
 
 	memset(&f, 0, sizeof(f));
-	while ((c = getopt_long(argc, argv, "i:p:U:l:t:c:ujh", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "I:P:U:l:t:c:ujh", opts, NULL)) != -1) {
 		switch (c) {
-		case 'i':
+		case 'I':
 			if (add_num(&f.id, "id", optarg))
 				goto out;
 			break;
-		case 'p':
+		case 'P':
 			if (add_num(&f.pid, "pid", optarg))
 				goto out;
 			break;

@@ -41,7 +41,7 @@ static void profile_usage(FILE *f)
 "  the same points on every run, however loaded the machine is.  A marker\n"
 "  the program places (buddyprof_snapshot(), e.g. at fixed training steps)\n"
 "  or SIGUSR2 to buddyctl adds one, always kept.\n"
-"  -n, --points N         snapshots kept (default 10)\n"
+"  -N, --points N         snapshots kept (default 10)\n"
 "      --first-bytes SIZE the progress schedule's first step (default 16M)\n"
 "      --clock CLOCK      progress (default), wall (seconds since the start)\n"
 "                         or cpu (the program's CPU time, all its threads:\n"
@@ -95,7 +95,7 @@ static void profile_usage(FILE *f)
 "Decisions:\n"
 "  -c, --codec NAME       codec of the main figures: bpc (default), zvc, bdi,\n"
 "                         fpc; all four are measured for the best-codec ones\n"
-"  -t, --threshold PCT    Buddy Threshold (default 30)\n"
+"  -T, --threshold PCT    Buddy Threshold (default 30)\n"
 "      --zero PCT         mostly-zero share for 16x (default 90)\n"
 "      --max-ratio R      overall ratio cap of the carve-out (default 4; 0 off)\n"
 "Output:\n"
@@ -414,7 +414,7 @@ enum {
 };
 
 static const struct eng_option profile_options[] = {
-	{ "points", 'n', true, set_points, "in 0..100000" },
+	{ "points", 'N', true, set_points, "in 0..100000" },
 	{ "interval", 'i', true, set_interval, SPAN },
 	{ "first", OPT_FIRST, true, set_first, SPAN },
 	{ "at", OPT_AT, true, set_at,
@@ -433,7 +433,7 @@ static const struct eng_option profile_options[] = {
 	{ "slots", OPT_SLOTS, true, set_slots, "a power of two in 64..16777216" },
 	{ "processes", OPT_PROCS, true, set_processes, "in 1..1024" },
 	{ "codec", 'c', true, set_codec, "a codec: bpc, zvc, bdi or fpc" },
-	{ "threshold", 't', true, set_threshold, PCT },
+	{ "threshold", 'T', true, set_threshold, PCT },
 	{ "zero", OPT_ZERO, true, set_zero, PCT },
 	{ "max-ratio", OPT_MAX_RATIO, true, set_max_ratio,
 	  "0 (no cap) or a ratio of at least 1" },
@@ -617,7 +617,7 @@ static int check_cuda_opts(struct prof_opts *o)
 		return 0;
 	}
 	if (bad) {
-		buddyctl_err("profile: %s: not with --cuda or --cuda-records (the hook takes the snapshots: -n, --every-backward, --codecs)",
+		buddyctl_err("profile: %s: not with --cuda or --cuda-records (the hook takes the snapshots: --points, --every-backward, --codecs)",
 			     bad);
 		return EXIT_USAGE;
 	}

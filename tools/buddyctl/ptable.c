@@ -86,7 +86,10 @@ static void show_profiles_usage(FILE *f)
 		"Print the kernel's profile table, in installation order, as a JSON\n"
 		"array of {uid, label, target, target_bytes, codec}: what an AUTO\n"
 		"allocation by that user with that label gets.  Always JSON (an\n"
-		"array, also when empty); --json is accepted.  Needs CAP_SYS_ADMIN.\n"
+		"array, also when empty).  Needs CAP_SYS_ADMIN.\n"
+		"\n"
+		"  -j, --json    accepted; the output is always JSON\n"
+		"  -h, --help    this text\n"
 		"\n"
 		"Exit status: 0 success, 1 runtime error, 2 usage error.\n");
 }
@@ -119,6 +122,9 @@ static void clear_profiles_usage(FILE *f)
 		"entries).  Live allocations keep their targets.  Needs\n"
 		"CAP_SYS_ADMIN.  A running buddyd installs its table again when it\n"
 		"next decides or reloads.\n"
+		"\n"
+		"  -j, --json    accepted; nothing is printed on stdout\n"
+		"  -h, --help    this text\n"
 		"\n"
 		"Exit status: 0 success, 1 runtime error, 2 usage error.\n");
 }
@@ -166,7 +172,7 @@ static void load_profiles_usage(FILE *f)
 		"nothing (exit 1) unless --replace.  What the load replaced is\n"
 		"said on stderr.  Needs CAP_SYS_ADMIN.\n"
 		"\n"
-		"  -m, --merge     keep the installed entries; the file's replace\n"
+		"  -M, --merge     keep the installed entries; the file's replace\n"
 		"                  those with the same uid and label\n"
 		"      --replace   replace the table even by an empty FILE\n"
 		"  -n, --dry-run   check FILE and print what would be installed\n"
@@ -259,9 +265,9 @@ static void load_summary(const char *path, const struct buddy_profile_table *t,
 
 int cmd_load_profiles(int argc, char **argv)
 {
-	enum { OPT_REPLACE = 256 };	/* no letter: -r is --max-rows, --repeat */
+	enum { OPT_REPLACE = 256 };	/* no letter: -r is heatmap's --max-rows */
 	static const struct option opts[] = {
-		{ "merge",	no_argument,	NULL, 'm' },
+		{ "merge",	no_argument,	NULL, 'M' },
 		{ "replace",	no_argument,	NULL, OPT_REPLACE },
 		{ "dry-run",	no_argument,	NULL, 'n' },
 		{ "json",	no_argument,	NULL, 'j' },
@@ -274,9 +280,9 @@ int cmd_load_profiles(int argc, char **argv)
 	unsigned int before;
 	int c, fd, r, ret = 1;
 
-	while ((c = getopt_long(argc, argv, "mnjh", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "Mnjh", opts, NULL)) != -1) {
 		switch (c) {
-		case 'm':
+		case 'M':
 			merge = true;
 			break;
 		case OPT_REPLACE:

@@ -73,7 +73,7 @@ eval-dnn: $(BUDDYCTL) $(PROFILE_LIB) lib
 	    --calibration - --out $(B)/eval/dnn-acts $(EVAL_DNN_ARGS)
 	for d in $(B)/eval/dnn-acts/*/; do \
 		m=$$(basename $$d); \
-		$(BUDDYCTL) calibrate -c zvc,rle,csr,lz4 -r 3 -t $$d \
+		$(BUDDYCTL) calibrate -c zvc,rle,csr,lz4 --repeat 3 --tensors $$d \
 		    -o $(B)/eval/dnn-calibration-$$m.json || exit 1; \
 	done
 	BUDDY_DEVICE=$(EVAL_DNN_DEVICE) $(BUDDYCTL) profile --no-timer \

@@ -72,7 +72,7 @@ struct eng_command {
 	bool (*command_optional)(const void *o);
 };
 
-/* --min-size --depth --no-unwind -u -o -j --json-out -l --lib -q */
+/* -m --depth --no-unwind -U -o -j --json-out --labels --lib -q */
 extern const struct eng_option eng_common_options[];
 
 /*
