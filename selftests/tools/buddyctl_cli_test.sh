@@ -57,30 +57,76 @@ grep -q '^  set-target ' "$T/out" && ok "set-target in the command table" ||
 	nok "set-target in the command table"
 
 # ---- one meaning per option letter, from every command's --help -----------
+cmds="analyze profile run info stats list show heatmap set-target show-profiles
+      load-profiles clear-profiles calibrate"
 : >"$T/letters"
-for c in analyze profile run info stats list show heatmap set-target \
-	 show-profiles load-profiles clear-profiles calibrate; do
+for c in $cmds; do
 	"$BUDDYCTL" "$c" --help 2>/dev/null |
 		sed -n "s/^ *-\([A-Za-z]\), --\([a-z-]*\).*/$c \1 \2/p" >>"$T/letters"
 done
-# the admin conventions: these letters mean this wherever they appear
+# A letter has one long name in every command that has it.  Two names
+# of one thing count as one: calibrate's --codecs (it times several) and
+# profile's --profile-out (the profile file run's --profile reads).  Each
+# letter's long names are those of the table of buddyctl.rst's "Option
+# letters", and each of the table's letters is in some command's --help.
+RST=$(dirname "$0")/../../Documentation/buddyctl.rst
 bad=$(awk '
-	BEGIN { want["c"] = "codec"; want["h"] = "help"; want["j"] = "json";
-		want["l"] = "label"; want["o"] = "output"; want["u"] = "human";
-		want["U"] = "uid" }
+	FNR == 1 { file++ }
+	file == 1 && /^  letter  long option/ { table = 1; next }
+	file == 1 && table && /^  ======/ { if (++rule == 2) table = 0; next }
+	file == 1 && table {
+		if ($1 ~ /^-[A-Za-z]$/) cur = substr($1, 2)
+		for (i = 1; i <= NF; i++)
+			if (match($i, /--[a-z-]+/))
+				doc[cur] = doc[cur] " " substr($i, RSTART + 2, RLENGTH - 2) " "
+		next }
+	file == 1 { next }
+	{ seen[$2] = 1; long = ($3 in same) ? same[$3] : $3 }
 	$2 == "d" { print $1 " -d --" $3 " (the device is --device)"; next }
-	$2 == "c" && $3 == "codecs" { next }	# calibrate times several
-	($2 in want) && $3 != want[$2] {
-		print $1 " -" $2 " --" $3 " (-" $2 " is --" want[$2] ")" }' "$T/letters")
+	!($2 in doc) { print $1 " -" $2 " --" $3 " (not in buddyctl.rst)"; next }
+	index(doc[$2], " " $3 " ") == 0 {
+		print $1 " -" $2 " --" $3 " (buddyctl.rst: -" $2 " is" doc[$2] ")"
+		next }
+	($2 in first) && long != first[$2] {
+		print $1 " -" $2 " --" $3 " (" who[$2] " -" $2 " is --" first[$2] ")"
+		next }
+	!($2 in first) { first[$2] = long; who[$2] = $1 }
+	END { for (x in doc) if (!(x in seen))
+		print "buddyctl.rst: -" x " is in no command'"'"'s --help"
+	      if (!length(doc)) print "no table in buddyctl.rst" }
+	BEGIN { same["codecs"] = "codec"; same["profile-out"] = "profile" }
+	' "$RST" "$T/letters")
 if [ -s "$T/letters" ] && [ -z "$bad" ]; then
-	ok "-c -h -j -l -o -u -U mean one thing in every command, no -d"
+	ok "every option letter means one thing in every command, as buddyctl.rst says, no -d"
 else
-	nok "-c -h -j -l -o -u -U mean one thing in every command, no -d"
+	nok "every option letter means one thing in every command, as buddyctl.rst says, no -d"
 	echo "$bad" | sed 's/^/# /'
 fi
 grep -q '^calibrate h help$' "$T/letters" && grep -q '^profile U uid$' "$T/letters" &&
 	ok "the letters were read from the --help texts" ||
 	{ nok "the letters were read from the --help texts"; diag "$T/letters"; }
+# The parser takes exactly the letters --help lists.  A letter taken
+# stops at a missing argument, COMMAND, ID or FILE, or at the device,
+# which does not exist: nothing is changed.
+miss=
+for c in $cmds; do
+	for x in a b c d e f g h i j k l m n o p q r s t u v w x y z \
+		 A B C D E F G H I J K L M N O P Q R S T U V W X Y Z; do
+		BUDDY_DEVICE="$T/no-such-device" "$BUDDYCTL" "$c" "-$x" \
+			</dev/null >/dev/null 2>"$T/err"
+		taken=yes listed=no
+		grep -q "invalid option -- '$x'" "$T/err" && taken=no
+		grep -q "^$c $x " "$T/letters" && listed=yes
+		[ $taken = $listed ] ||
+			miss="$miss $c -$x (taken: $taken, in --help: $listed);"
+	done
+done
+if [ -z "$miss" ] && [ -s "$T/letters" ]; then
+	ok "every command's parser takes exactly the letters its --help lists"
+else
+	nok "every command's parser takes exactly the letters its --help lists"
+	echo "#$miss"
+fi
 run 0 "calibrate --help" calibrate --help
 grep -q '^Exit status: 0 success, 1 runtime error' "$T/out" &&
 	ok "calibrate --help has the exit-status line" ||
