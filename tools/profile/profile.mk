@@ -22,10 +22,15 @@ $(PROFILE_ENGINE_A): $(PROFILE_ENGINE_OBJS)
 # buddyctl run's half (run_alloc.c) makes its allocations with libbuddy,
 # linked in statically and kept hidden (--exclude-libs), so that a program
 # that links libbuddy.so itself is not confused.
+# Python sites (python_site.c) need CPython 3.11's internal headers
+# (libpython3.11-dev); without them the library is built without them.
 INTERPOSER_SRCS := $(wildcard tools/profile/interposer/*.c)
+PYSITE_INCLUDE ?= /usr/include/python3.11
+PYSITE_CPPFLAGS := $(if $(wildcard $(PYSITE_INCLUDE)/internal/pycore_frame.h),\
+	-DPYSITE_CPYTHON -I$(PYSITE_INCLUDE))
 $(PROFILE_LIB): $(INTERPOSER_SRCS) $(PROFILE_HDRS) $(USER_HDRS) $(LIBBUDDY_A)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) $(WARN) $(CPPFLAGS) -fPIC -shared \
+	$(CC) $(CFLAGS) $(WARN) $(CPPFLAGS) $(PYSITE_CPPFLAGS) -fPIC -shared \
 	    -fvisibility=hidden -ftls-model=initial-exec -Wl,-z,now \
 	    -Wl,-z,nodelete -Wl,--exclude-libs,ALL -o $@ $(INTERPOSER_SRCS) \
 	    $(LIBBUDDY_A) -luring -lpthread -ldl -lgcc_s
@@ -33,7 +38,8 @@ $(PROFILE_LIB): $(INTERPOSER_SRCS) $(PROFILE_HDRS) $(USER_HDRS) $(LIBBUDDY_A)
 tools: $(PROFILE_ENGINE_A) $(PROFILE_LIB)
 
 # --- tests ---------------------------------------------------------------------
-PROFILE_TESTS     := known threaded forker family progress runprog hpcprog labels
+PROFILE_TESTS     := known threaded forker family progress runprog hpcprog labels \
+		     fakepy
 PROFILE_TEST_BINS := $(PROFILE_TESTS:%=$(PROFILE_TEST_DIR)/%)
 
 $(PROFILE_TEST_DIR)/%: selftests/profile/%.c selftests/profile/test_data.h
@@ -44,6 +50,11 @@ $(PROFILE_TEST_DIR)/%: selftests/profile/%.c selftests/profile/test_data.h
 $(PROFILE_TEST_DIR)/labels: selftests/profile/labels.c
 	@mkdir -p $(dir $@)
 	$(CC) -O1 -g $(WARN) $(CPPFLAGS) -o $@ $< -ldl -lstdc++
+
+# fakepy exports the names the interposer looks CPython up by
+$(PROFILE_TEST_DIR)/fakepy: selftests/profile/fakepy.c
+	@mkdir -p $(dir $@)
+	$(CC) -O1 -g $(WARN) $(CPPFLAGS) -rdynamic -o $@ $< -ldl
 
 # known, statically linked: it never loads the interposer (LD_PRELOAD is
 # the dynamic loader's), and the report must say so.
@@ -62,6 +73,7 @@ $(PROFILE_TEST_DIR)/stateload: selftests/profile/stateload.c daemon/state.c \
 check-profile: $(BUDDYCTL) $(PROFILE_LIB) $(PROFILE_TEST_BINS) \
 		$(PROFILE_TEST_DIR)/stateload $(PROFILE_TEST_DIR)/known-static
 	@export RESULTS=$${RESULTS:-$(B)/results}; rc=0; \
+	export PYSITES=$(if $(PYSITE_CPPFLAGS),yes,no); \
 	scripts/run-native-tests.sh --name profile selftests/profile/profile_test.sh \
 	    $(BUDDYCTL) $(PROFILE_LIB) $(PROFILE_TEST_DIR) || rc=1; \
 	scripts/run-native-tests.sh --name run selftests/profile/run_test.sh \

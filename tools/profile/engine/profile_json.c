@@ -79,7 +79,9 @@ static void json_labels(struct json_object *root, struct prof_rep *rp)
 		}
 		json_object_object_add(x, "stack", st);
 		json_object_object_add(x, "site_frame",
-			json_object_new_int(prof_site(r, l, sym, sizeof(sym))));
+			json_object_new_int(prof_native_site(r, l, sym, sizeof(sym))));
+		json_object_object_add(x, "native_site", json_object_new_string(sym));
+		prof_site(r, l, sym, sizeof(sym));
 		json_object_object_add(x, "site", json_object_new_string(sym));
 		for (s = 0; s < rp->nsnap; s++) {
 			size_t q = (size_t)li * rp->nsnap + s;
@@ -271,6 +273,7 @@ int prof_report_json(FILE *f, struct prof_run *r)
 	json_object_object_add(o, "owner_pid", json_object_new_int(m >= 0 ? r->procs[m].pid : 0));
 	json_object_object_add(o, "not_followed", json_object_new_int64(h->nr_not_followed));
 	json_object_object_add(o, "forked", json_object_new_int64(h->nr_forked));
+	json_object_object_add(o, "pysite_full", json_object_new_int64(h->nr_pysite_full));
 	{
 		char first[sizeof(h->not_followed) + 1], why[512];
 

@@ -152,11 +152,20 @@ void prof_free_raw(struct prof_raw *raw, bool keep_buf);
 void prof_symbolize(struct prof_run *r, const struct prof_frame *f, char *buf,
 		      size_t len);
 /*
- * prof_site() - label @l's site into @buf: its first frame outside the
- * allocator libraries (libc, libstdc++, libc10, numpy's and libtorch's
- * allocation functions), symbolized; frame 0 when all are in them.
- * Returns the frame's index, -1 without frames.
+ * prof_native_site() - label @l's native site into @buf: its first frame
+ * outside the allocator libraries (libc, libstdc++, libc10, numpy's and
+ * libtorch's allocation functions), symbolized; frame 0 when all are in
+ * them.  Returns the frame's index, -1 without frames.
  */
+int prof_native_site(struct prof_run *r, const struct prof_label *l,
+		     char *buf, size_t len);
+/*
+ * prof_site() - label @l's site into @buf: the Python site recorded
+ * ("file.py:LINE function"; returns PROF_SITE_PYTHON), --cuda's site of
+ * a label without frames (returns 0), else the native site, as
+ * prof_native_site().
+ */
+#define PROF_SITE_PYTHON	(-2)
 int prof_site(struct prof_run *r, const struct prof_label *l, char *buf,
 	      size_t len);
 /* prof_short_sym() - a symbolized frame without its parameter list. */

@@ -224,10 +224,34 @@ static int intern_module(struct prof_run *r, const char *path)
 }
 
 /*
+ * The Python site slot @s names (profile_shm.h) into @buf (BPROF_PYSITE_LEN
+ * bytes); 0 when it has none or the entry is not a valid one.
+ */
+static size_t pysite_of(struct prof_run *r, const struct bprof_slot *s,
+			char *buf)
+{
+	const struct bprof_pysite *e;
+	size_t n;
+
+	if (!s->pysite || s->pysite > BPROF_NPYSITES(r->hdr->nslots))
+		return 0;
+	e = &BPROF_PYSITES_AT(r->hdr)[s->pysite - 1];
+	if (__atomic_load_n(&e->state, __ATOMIC_ACQUIRE) != BPROF_LIVE)
+		return 0;
+	memcpy(buf, e->site, BPROF_PYSITE_LEN);
+	n = strnlen(buf, BPROF_PYSITE_LEN);
+	if (n == BPROF_PYSITE_LEN)
+		return 0;
+	return n;
+}
+
+/*
  * The label of an allocation: a hash of its call stack, each return address
  * as (module basename, file offset), so that it is the same in every run
- * whatever the address-space layout, and of its size, so that tensors of
- * different shapes made by one framework function get different labels.
+ * whatever the address-space layout, of its Python site when it has one
+ * (the interpreter's native frames are the same for every line of a
+ * script), and of its size, so that tensors of different shapes made by
+ * one framework function get different labels.
  */
 static int label_of(struct prof_run *r, const struct bprof_slot *s,
 		    struct prof_map *maps, size_t nmaps)
@@ -235,6 +259,8 @@ static int label_of(struct prof_run *r, const struct bprof_slot *s,
 	struct prof_label l = { 0 };
 	uint64_t h = BPROF_FNV_INIT;
 	unsigned int i, n = s->depth > BPROF_FRAMES ? BPROF_FRAMES : s->depth;
+	char site[BPROF_PYSITE_LEN];
+	size_t ns = pysite_of(r, s, site);
 
 	for (i = 0; i < n; i++) {
 		uint64_t a = s->frames[i];
@@ -254,6 +280,8 @@ static int label_of(struct prof_run *r, const struct bprof_slot *s,
 		}
 		h = bprof_fnv(h, &l.frames[i].off, sizeof(uint64_t));
 	}
+	if (ns)
+		h = bprof_fnv(h, site, ns + 1);
 	h = bprof_fnv(h, &s->size, sizeof(s->size));
 	for (i = 0; i < r->nlabels; i++)
 		if (r->labels[i].key == h)
@@ -271,6 +299,13 @@ static int label_of(struct prof_run *r, const struct bprof_slot *s,
 	l.size = s->size;
 	l.kind = s->kind;
 	l.nframes = n;
+	if (ns) {
+		l.site = strdup(site);
+		if (!l.site) {
+			prof_err("out of memory");
+			exit(1);
+		}
+	}
 	/* 0-31 printable bytes without '/': "bp-" and 12 hex digits. */
 	snprintf(l.name, sizeof(l.name), BPROF_LABEL_FMT, BPROF_LABEL_ARG(h));
 	GROW(r->labels, r->nlabels, r->caplabels);

@@ -3,7 +3,8 @@
  * profile_symbols.c - a label's return addresses (module, file offset) as
  * symbols, from the modules' ELF symbol tables, C++ names demangled (here,
  * at report time: the interposer only records addresses), and a label's
- * site: its first frame outside the allocator libraries.
+ * site: the Python line the interposer recorded, else its first frame
+ * outside the allocator libraries.
  */
 #define _GNU_SOURCE
 #include <elf.h>
@@ -243,12 +244,18 @@ static bool in_allocator(struct prof_run *r, const struct prof_frame *f,
 int prof_site(struct prof_run *r, const struct prof_label *l, char *buf,
 	      size_t len)
 {
+	if (l->site) {
+		snprintf(buf, len, "%s", l->site);
+		return l->nframes ? PROF_SITE_PYTHON : 0;
+	}
+	return prof_native_site(r, l, buf, len);
+}
+
+int prof_native_site(struct prof_run *r, const struct prof_label *l,
+		     char *buf, size_t len)
+{
 	unsigned int k;
 
-	if (l->site && !l->nframes) {
-		snprintf(buf, len, "%s", l->site);
-		return 0;
-	}
 	for (k = 0; k < l->nframes; k++) {
 		prof_symbolize(r, &l->frames[k], buf, len);
 		if (!in_allocator(r, &l->frames[k], buf))

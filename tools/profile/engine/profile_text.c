@@ -196,6 +196,10 @@ static void report_head(FILE *f, struct prof_rep *rp, bool multi)
 		fprintf(f, "  not followed: %u process%s found no process slot left (%u: --processes), the first pid %d (%.63s)\n",
 			h->nr_no_slot, h->nr_no_slot == 1 ? "" : "es",
 			h->nprocs, (int)h->no_slot_pid, h->no_slot);
+	if (h->nr_pysite_full)
+		fprintf(f, "  %llu allocations without their Python site: the table of %u Python sites was full\n",
+			(unsigned long long)h->nr_pysite_full,
+			BPROF_NPYSITES(h->nslots));
 	if (multi)
 		fprintf(f, "  labels of all processes: %zu (allocations %zu)\n",
 			rp->nlab_used, rp->n);

@@ -114,8 +114,9 @@ struct prof_label {
 	unsigned int kind;
 	unsigned int nframes;
 	struct prof_frame frames[BPROF_FRAMES];
-	char *site;			/* without frames: the site recorded
-					 * (--cuda: "file.py:LINE function") */
+	char *site;			/* the Python site recorded, or
+					 * without frames --cuda's site:
+					 * "file.py:LINE function" */
 	/* filled by the report */
 	unsigned int nallocs;
 	unsigned int target;

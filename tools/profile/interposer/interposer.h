@@ -8,6 +8,7 @@
  *                    allocations in the shared region (profile_shm.h)
  *   run_alloc.c      `buddyctl run`'s half: allocations in buddy memory
  *                    (run_shm.h)
+ *   python_site.c    the Python line that made an allocation
  */
 #ifndef BUDDY_INTERPOSER_H
 #define BUDDY_INTERPOSER_H
@@ -48,6 +49,16 @@ extern size_t hook_min_size;
  */
 unsigned int bp_backtrace(uint64_t *frames, unsigned int max, uintptr_t ra,
 			  bool unwind, bool *short_walk);
+
+/*
+ * py_site() - in a CPython program (the version of the headers the library
+ * was built with), the calling thread's Python site: "basename:line
+ * function" of its innermost Python frame outside the interpreter's and
+ * installed packages' directories (else of its innermost frame), into
+ * @buf, cut to @len - 1 bytes.  Allocates nothing.  Returns its length,
+ * 0 (an empty @buf) when there is none.
+ */
+size_t py_site(char *buf, size_t len);
 
 /*
  * shm_region_attach() - map the shared region whose path is in $@env, as

@@ -43,6 +43,19 @@
  * memory is always allocated; a reader sees only LIVE slots, so a thread
  * stopped in the middle of an insert is simply not seen yet.  Lock-free, no
  * allocation, async-signal-safe.
+ *
+ * Python sites: in a CPython program (the version the interposer was built
+ * for, python_site.c), a tracked allocation made under Python code also
+ * records the Python line that made it, "basename:line function", in the
+ * table of Python sites after the process tables: BPROF_NPYSITES(nslots)
+ * entries (as many as one process's table slots, at most
+ * BPROF_PYSITES_MAX), shared by all processes, an open-addressing hash
+ * keyed by the string.  An entry goes EMPTY -> BUSY (compare-and-swap) ->
+ * LIVE (release store after the string) and is never freed, so that a
+ * slot keeps only the entry's index (@pysite).  A BUSY entry is passed
+ * over (a twin of its string may then be made: readers compare strings,
+ * not indices); when no entry is left the allocation gets no Python site,
+ * counted in @nr_pysite_full.
  */
 #ifndef BUDDY_PROFILE_SHM_H
 #define BUDDY_PROFILE_SHM_H
@@ -50,7 +63,7 @@
 #include <stdint.h>
 
 #define BPROF_MAGIC		0x464f525059444442ULL	/* "BDDYPROF" */
-#define BPROF_VERSION		3
+#define BPROF_VERSION		4
 #define BPROF_FRAMES		12	/* return addresses kept per slot */
 #define BPROF_MAX_PROBE		4096	/* slots probed before giving up */
 #define BPROF_HDR_BYTES		4096
@@ -59,6 +72,8 @@
 #define BPROF_DEF_PROCS		16	/* process slots */
 #define BPROF_MAX_PROCS		1024
 #define BPROF_NO_SLOT_PIDS	64
+#define BPROF_PYSITES_MAX	4096	/* Python sites, all processes */
+#define BPROF_PYSITE_LEN	120	/* bytes of one, with its NUL */
 
 /* Environment of the profiled program. */
 #define BPROF_ENV_SHM		"BUDDYPROF_SHM"	/* path of the region */
@@ -84,6 +99,7 @@ enum bprof_kind {
  * @state:	enum bprof_state.
  * @depth:	return addresses in @frames.
  * @kind:	enum bprof_kind.
+ * @pysite:	1 + the index of its Python site, 0: none.
  * @seq:	allocation number, unique for the run (1, 2, ...).
  * @addr:	first byte.
  * @size:	bytes asked for.
@@ -92,12 +108,25 @@ enum bprof_kind {
  */
 struct bprof_slot {
 	uint32_t state;
-	uint16_t depth;
-	uint16_t kind;
+	uint8_t depth;
+	uint8_t kind;
+	uint16_t pysite;
 	uint64_t seq;
 	uint64_t addr;
 	uint64_t size;
 	uint64_t frames[BPROF_FRAMES];
+};
+
+/**
+ * struct bprof_pysite - one Python site (128 bytes).
+ * @state:	enum bprof_state (EMPTY, BUSY, LIVE).
+ * @hash:	bprof_fnv() of @site, for the probe.
+ * @site:	"basename:line function", NUL-terminated.
+ */
+struct bprof_pysite {
+	uint32_t state;
+	uint32_t hash;
+	char site[BPROF_PYSITE_LEN];
 };
 
 /**
@@ -184,9 +213,10 @@ struct bprof_hdr {
 	int32_t no_slot_pids[BPROF_NO_SLOT_PIDS];	/* counted in
 					 * @nr_no_slot (the first ones), so
 					 * that an exec does not count again */
+	uint64_t nr_pysite_full;	/* Python sites not kept: table full */
 };
 
-/* The process slots, then each process's table. */
+/* The process slots, each process's table, then the Python sites. */
 #define BPROF_PROCS(h)	((struct bprof_proc *)((char *)(h) + BPROF_HDR_BYTES))
 #define BPROF_PROCS_BYTES(nprocs) \
 	(((uint64_t)(nprocs) * sizeof(struct bprof_proc) + 4095) & ~4095ULL)
@@ -196,9 +226,17 @@ struct bprof_hdr {
 	((struct bprof_slot *)((char *)(h) + BPROF_HDR_BYTES + \
 			       BPROF_PROCS_BYTES((h)->nprocs) + \
 			       (uint64_t)(i) * BPROF_TABLE_BYTES((h)->nslots)))
+#define BPROF_PYSITES_AT(h) \
+	((struct bprof_pysite *)((char *)(h) + BPROF_HDR_BYTES + \
+				 BPROF_PROCS_BYTES((h)->nprocs) + \
+				 (uint64_t)(h)->nprocs * \
+				 BPROF_TABLE_BYTES((h)->nslots)))
+#define BPROF_NPYSITES(nslots) \
+	((nslots) < BPROF_PYSITES_MAX ? (uint32_t)(nslots) : BPROF_PYSITES_MAX)
 #define BPROF_REGION_BYTES(nprocs, nslots) \
 	((uint64_t)BPROF_HDR_BYTES + BPROF_PROCS_BYTES(nprocs) + \
-	 (uint64_t)(nprocs) * BPROF_TABLE_BYTES(nslots))
+	 (uint64_t)(nprocs) * BPROF_TABLE_BYTES(nslots) + \
+	 BPROF_NPYSITES(nslots) * sizeof(struct bprof_pysite))
 
 static inline uint32_t bprof_hash(uint64_t addr, uint32_t mask)
 {
@@ -208,9 +246,10 @@ static inline uint32_t bprof_hash(uint64_t addr, uint32_t mask)
 /*
  * A label's key: FNV-1a over, per frame, the module's basename with its NUL
  * and the frame's file offset (or "?" and the address outside any file),
- * then the size.  The profiler (profile_snapshot.c) and `buddyctl run`'s
- * interposer (run_alloc.c) both label with it, so that a profile
- * written by one selects targets in the other.
+ * then the Python site with its NUL when there is one, then the size.  The
+ * profiler (profile_snapshot.c) and `buddyctl run`'s interposer
+ * (run_alloc.c) both label with it, so that a profile written by one
+ * selects targets in the other.
  */
 #define BPROF_FNV_INIT		0xcbf29ce484222325ULL
 
@@ -231,6 +270,8 @@ static inline uint64_t bprof_fnv(uint64_t h, const void *p, unsigned long n)
 
 _Static_assert(sizeof(struct bprof_slot) == 128, "slot is 128 bytes");
 _Static_assert(sizeof(struct bprof_hdr) <= BPROF_HDR_BYTES, "header fits");
+_Static_assert(sizeof(struct bprof_pysite) == 128, "Python site is 128 bytes");
+_Static_assert(BPROF_PYSITES_MAX < 65536, "a slot's @pysite holds 1 + an index");
 _Static_assert(sizeof(struct bprof_proc) == 256, "process slot is 256 bytes");
 
 #endif /* BUDDY_PROFILE_SHM_H */

@@ -18,6 +18,10 @@
  * stops after the configured depth.  Nothing is symbolised here: the
  * profiler maps the addresses through /proc/PID/maps while the program is
  * stopped, and to symbols from the ELF files after the run.
+ *
+ * Python sites.  In a CPython program the Python line that made the
+ * allocation (python_site.c) goes into the region's table of Python sites,
+ * entered once per distinct string; the slot keeps its index.
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -382,8 +386,50 @@ static unsigned int capture(uint64_t *frames, uintptr_t ra)
 	return n;
 }
 
+/*
+ * 1 + the index of Python site @site in the region's table (profile_shm.h),
+ * entered when new; 0 when the table has no room (counted).
+ */
+static uint16_t pysite_index(const char *site, size_t n)
+{
+	struct bprof_pysite *t = BPROF_PYSITES_AT(hdr);
+	uint32_t h = (uint32_t)bprof_fnv(BPROF_FNV_INIT, site, n), i;
+	uint32_t nsites = BPROF_NPYSITES(hdr->nslots);
+
+	for (i = 0; i < nsites; i++) {
+		uint32_t k = (h + i) % nsites;
+		struct bprof_pysite *e = &t[k];
+		uint32_t st = __atomic_load_n(&e->state, __ATOMIC_ACQUIRE);
+
+		if (st == BPROF_LIVE && e->hash == h && !strcmp(e->site, site))
+			return k + 1;
+		if (st != BPROF_EMPTY)
+			continue;	/* another string, or one being written */
+		if (!__atomic_compare_exchange_n(&e->state, &st, BPROF_BUSY,
+						 false, __ATOMIC_ACQ_REL,
+						 __ATOMIC_RELAXED))
+			continue;
+		e->hash = h;
+		memcpy(e->site, site, n + 1);
+		__atomic_store_n(&e->state, BPROF_LIVE, __ATOMIC_RELEASE);
+		return k + 1;
+	}
+	__atomic_add_fetch(&hdr->nr_pysite_full, 1, __ATOMIC_RELAXED);
+	return 0;
+}
+
+/* The calling thread's Python site, as pysite_index(); 0: none. */
+static uint16_t capture_pysite(void)
+{
+	char site[BPROF_PYSITE_LEN];
+	size_t n = py_site(site, sizeof(site));
+
+	return n ? pysite_index(site, n) : 0;
+}
+
 static void insert(uint64_t addr, uint64_t size, unsigned int kind,
-		   const uint64_t *frames, unsigned int nframes)
+		   const uint64_t *frames, unsigned int nframes,
+		   uint16_t pysite)
 {
 	uint32_t h = bprof_hash(addr, slot_mask), i;
 
@@ -399,6 +445,7 @@ static void insert(uint64_t addr, uint64_t size, unsigned int kind,
 			continue;
 		s->depth = nframes;
 		s->kind = kind;
+		s->pysite = pysite;
 		s->seq = __atomic_add_fetch(&hdr->seq, 1, __ATOMIC_RELAXED);
 		s->addr = addr;
 		s->size = size;
@@ -505,6 +552,7 @@ void track(void *p, size_t size, unsigned int kind, uintptr_t ra)
 {
 	uint64_t frames[BPROF_FRAMES], t0;
 	unsigned int n;
+	uint16_t pysite;
 
 	if (!p || size < hook_min_size || in_hook || !hdr)
 		return;
@@ -515,7 +563,8 @@ void track(void *p, size_t size, unsigned int kind, uintptr_t ra)
 	}
 	t0 = now_ns();
 	n = capture(frames, ra);
-	insert((uintptr_t)p, size, kind, frames, n);
+	pysite = capture_pysite();
+	insert((uintptr_t)p, size, kind, frames, n, pysite);
 	__atomic_add_fetch(&me->hook_ns, now_ns() - t0, __ATOMIC_RELAXED);
 	progress(size);
 	in_hook--;
@@ -617,7 +666,7 @@ void track_munmap(void *addr, size_t len)
 		if (cut < old.size && old.size - cut >= hook_min_size && owner()) {
 			in_hook++;
 			insert(old.addr + cut, old.size - cut, old.kind,
-			       old.frames, old.depth);
+			       old.frames, old.depth, old.pysite);
 			__atomic_add_fetch(&me->nr_partial_unmap, 1,
 					   __ATOMIC_RELAXED);
 			in_hook--;
@@ -642,10 +691,10 @@ void *track_mremap(void *old_addr, size_t old_len, size_t new_len, int flags,
 		if (p != MAP_FAILED) {
 			if (new_len >= hook_min_size)
 				insert((uintptr_t)p, new_len, old.kind,
-				       old.frames, old.depth);
+				       old.frames, old.depth, old.pysite);
 		} else {
 			insert(old.addr, old.size, old.kind, old.frames,
-			       old.depth);
+			       old.depth, old.pysite);
 		}
 		in_hook--;
 	}
@@ -665,6 +714,7 @@ void track_restore(const struct bprof_slot *old)
 	if (!owner())
 		return;
 	in_hook++;
-	insert(old->addr, old->size, old->kind, old->frames, old->depth);
+	insert(old->addr, old->size, old->kind, old->frames, old->depth,
+	       old->pysite);
 	in_hook--;
 }

@@ -8,8 +8,9 @@
  * hooks.c see is made here instead:
  *
  *   - the call stack is labelled exactly as `buddyctl profile` labels it
- *     (bprof_fnv() over module basename and file offset per frame, and the
- *     size), so a profile file written by `profile -p` picks its target;
+ *     (bprof_fnv() over module basename and file offset per frame, the
+ *     Python site in a CPython program, and the size), so a profile file
+ *     written by `profile -p` picks its target;
  *   - BUDDY_IOC_ALLOC with that label and target (AUTO: the kernel looks
  *     the label up in buddyd's table), rounded up to whole pages, and
  *     mmap(MAP_SHARED) of the allocation fd: the program runs on the
@@ -166,8 +167,10 @@ out:
 static void label_of(size_t size, uintptr_t ra, char *name)
 {
 	uint64_t frames[BPROF_FRAMES], h = BPROF_FNV_INIT, sz = size;
+	char site[BPROF_PYSITE_LEN];
 	unsigned int n, i;
 	bool short_walk;
+	size_t ns;
 
 	n = bp_backtrace(frames, rh->depth, ra, rh->flags & BRUN_F_UNWIND,
 			 &short_walk);
@@ -183,6 +186,9 @@ static void label_of(size_t size, uintptr_t ra, char *name)
 		}
 		h = bprof_fnv(h, &off, sizeof(off));
 	}
+	ns = py_site(site, sizeof(site));
+	if (ns)
+		h = bprof_fnv(h, site, ns + 1);
 	h = bprof_fnv(h, &sz, sizeof(sz));
 	snprintf(name, BUDDY_LABEL_LEN, BPROF_LABEL_FMT, BPROF_LABEL_ARG(h));
 }
