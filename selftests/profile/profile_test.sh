@@ -7,7 +7,8 @@
 #   profile_test.sh BUDDYCTL LIBBUDDYPROF TESTDIR
 #
 # TESTDIR holds the test programs (known, threaded, forker, family; stateload when
-# the daemon is in the tree).
+# the daemon is in the tree).  PYSITES=no: the interposer was built without
+# Python sites (no CPython 3.11 headers), their checks are skipped.
 set -u
 BUDDYCTL=$(realpath "$1")
 LIB=$(realpath "$2")
@@ -15,6 +16,7 @@ PROGS=$(realpath "$3")
 HERE=$(dirname "$(realpath "$0")")
 export BUDDYPROF_LIB=$LIB
 PY=${PYTHON:-python3}
+PYSITES=${PYSITES:-yes}
 
 . "$(dirname "$(realpath "$0")")/../lib/tap.sh"
 tap_init profile-test
@@ -431,12 +433,13 @@ prof --no-timer -k "$W/newk/sub" -o /dev/null -- sh -c "test -d '$W/newk/sub' &&
 check "-k DIR is created before the program runs" test -e "$W/ran"
 "$BUDDYCTL" profile -q -o "$W/same" --json-out "$W/same" -- true >/dev/null 2>"$W/same.err"
 check "one path for two outputs is a usage error" sh -c "test $? -eq 2 && grep -q 'given to both -o and --json-out' '$W/same.err'"
-# a report that cannot be written whole (file size limit: EFBIG; 16 KiB
-# leave room for the region of one process slot of 64 table slots, not for
-# threaded's report of some 30 KiB) never truncates the one there was
+# a report that cannot be written whole (file size limit: EFBIG; 24 KiB
+# leave room for the region of one process slot of 64 table slots and 64
+# Python sites, not for threaded's report of some 100 KiB) never truncates
+# the one there was
 head -c 3000 /dev/zero | tr '\0' x >"$W/big.txt"
 cp "$W/big.txt" "$W/big.ref"
-(trap '' XFSZ; ulimit -f 16; "$BUDDYCTL" profile -q --max-stopped 0 -N 3 --first 0.1 --processes 1 --slots 64 -j -o "$W/big.txt" -- ./threaded 0.5 2) >/dev/null 2>"$W/big.err"
+(trap '' XFSZ; ulimit -f 24; "$BUDDYCTL" profile -q --max-stopped 0 -N 3 --first 0.1 --processes 1 --slots 64 -j -o "$W/big.txt" -- ./threaded 0.5 2) >/dev/null 2>"$W/big.err"
 rc=$?
 check "a report write that fails: exit 1, the error named" sh -c "test $rc -eq 1 && grep -q '$W/big.txt: File too large' '$W/big.err'"
 check "... and the old report is intact, no temporary file left" sh -c "cmp -s '$W/big.txt' '$W/big.ref' && ! ls '$W' | grep -q 'big.txt.tmp'"
@@ -627,6 +630,46 @@ assert len(dup) == 1 and "!copy+" in dup[0]["site"] and dup[0]["site_frame"] == 
 check "the text report's site column: the program's functions, without parameter lists" \
 	sh -c "grep -q '  labels!app::grid+0x' '$W/lb.txt' && grep -q '  labels!copy+0x' '$W/lb.txt' &&
 	       ! grep -q '  libstdc++' '$W/lb.txt'"
+
+# --- Python sites -------------------------------------------------------------------
+# a C program that exports CPython's names: the interposer asks for the
+# thread state of the version it was built for only (3.11: 0x030b....)
+prof --no-timer -j -o "$W/fp11.json" -- ./fakepy 030b02f0 >"$W/fp11.out" 2>&1
+prof --no-timer -j -o "$W/fp12.json" -- ./fakepy 030c01f0 >"$W/fp12.out" 2>&1
+check "fakepy: Py_Version 3.12, another frame layout: never asked, native site" \
+	sh -c "grep -q 'fakepy: thread state asked 0 times' '$W/fp12.out' &&
+	       $PY -c 'import json, sys; L = json.load(open(sys.argv[1]))[\"labels\"]
+assert len(L) == 1 and L[0][\"site\"] == L[0][\"native_site\"], L' '$W/fp12.json'"
+
+if [ "$PYSITES" = yes ]; then
+	check "fakepy: Py_Version 3.11 found in the executable, its thread state asked for; NULL: no Python site" \
+		sh -c "grep -q 'fakepy: thread state asked [1-9][0-9]* times' '$W/fp11.out' &&
+		       $PY -c 'import json, sys; L = json.load(open(sys.argv[1]))[\"labels\"]
+assert len(L) == 1 and L[0][\"site\"] == L[0][\"native_site\"] and \"main\" in L[0][\"site\"], L' '$W/fp11.json'"
+
+	# Debian's CPython 3.11 (numpy is its package): the interposer reads the
+	# allocating thread's Python frame; the lines are found, not written here
+	PYS=$HERE/pysites.py
+	LF=$(grep -n '# pysites: f$' "$PYS" | cut -d: -f1)
+	LG=$(grep -n '# pysites: g$' "$PYS" | cut -d: -f1)
+	prof --no-timer --labels 0 -j -o "$W/py.json" -- /usr/bin/python3 "$PYS" >"$W/py.out" 2>&1
+	prof --no-timer --labels 0 -o "$W/py.txt" -- /usr/bin/python3 "$PYS" >/dev/null 2>&1
+	check "python: one size on two lines is two labels, sites pysites.py:$LF f and pysites.py:$LG g" \
+		pyj "$W/py.json" 'L = [l for l in d["labels"] if l["size"] == 8 * (4 << 20)]
+assert sorted(l["site"] for l in L) == ["pysites.py:'"$LF"' f", "pysites.py:'"$LG"' g"], L
+assert L[0]["stack"] == L[1]["stack"] and L[0]["native_site"] == L[1]["native_site"], L
+assert "_multiarray_umath" in L[0]["native_site"], L[0]'
+	check "... the text report's site column names the Python lines" \
+		sh -c "grep -q '  pysites.py:$LF f\$' '$W/py.txt' && grep -q '  pysites.py:$LG g\$' '$W/py.txt'"
+	check "... a label made before the interpreter runs Python code keeps its native site" \
+		pyj "$W/py.json" 'N = [l for l in d["labels"] if any("Py_InitializeFromConfig" in f for f in l["stack"])]
+assert N and all(l["site"] == l["native_site"] and ".py:" not in l["site"] for l in N), N'
+else
+	skp "Python sites" "the interposer was built without CPython 3.11's internal headers"
+fi
+check "a C program: no Python site, every label's site is its native site" \
+	pyj "$W/k.json" 'assert d["labels"] and all(l["site"] == l["native_site"] and
+           "!" in l["site"] for l in d["labels"]), [l["site"] for l in d["labels"]]'
 
 # --- short programs are not slowed down much -----------------------------------------
 # progress 6000 asks for a snapshot every few allocations early on: without

@@ -8,10 +8,14 @@
 # TAP on stdout, closing "# Totals:" line.
 #
 #   run_test.sh BUDDYCTL LIBBUDDYPROF TESTDIR
+#
+# PYSITES=no: the interposer was built without Python sites (no CPython
+# 3.11 headers), their check is skipped.
 set -u
 BUDDYCTL=$(realpath "$1")
 LIB=$(realpath "$2")
 PROGS=$(realpath "$3")
+HERE=$(dirname "$(realpath "$0")")
 export BUDDYPROF_LIB=$LIB
 PY=/usr/bin/python3
 
@@ -134,6 +138,33 @@ for w in want:
 others = [l for l in d["labels"] if l["label"] not in want]
 assert all(l["target"] == "4x" and not l["from_profile"] for l in others), others
 EOF
+
+# --- a Python program: profile's Python sites label run's allocations too ---
+if [ "${PYSITES:-yes}" = yes ]; then
+	PYS=$HERE/pysites.py
+	"$BUDDYCTL" profile -q --no-timer -m 16M -j -o "$W/py.json" -p "$W/py.prof" -- \
+		$PY "$PYS" >/dev/null 2>&1
+	# every label gets 2x, a target run would not pick itself
+	$PY -c 'import sys
+for l in open(sys.argv[1]):
+    f = l.split("\t")
+    if len(f) == 4 and not l.startswith("#"):
+        print("\t".join(f[:2] + ["2x"] + f[3:]), end="")' "$W/py.prof" >"$W/py2.prof"
+	run --device inproc:device_mb=256 -m 16M -t 4x -p "$W/py2.prof" \
+		--json-out "$W/pyr.json" -o /dev/null -- $PY "$PYS" >/dev/null 2>&1
+	check "python: the two labels profile names by Python line are run's, with the profile's target" \
+		$PY - "$W/py.json" "$W/pyr.json" <<'EOF'
+import json, sys
+p = json.load(open(sys.argv[1]))
+want = {l["label"] for l in p["labels"] if l["site"].startswith("pysites.py:")}
+assert len(want) == 2, [l["site"] for l in p["labels"]]
+got = {l["label"]: l for l in json.load(open(sys.argv[2]))["labels"]}
+for w in want:
+    assert w in got and got[w]["from_profile"] and got[w]["target"] == "2x", (w, sorted(got))
+EOF
+else
+	skp "python: profile's Python sites label run's allocations" "the interposer was built without CPython 3.11's internal headers"
+fi
 
 # --- usage and runtime errors --------------------------------------------------------
 "$BUDDYCTL" run --min-size 0 -- true >/dev/null 2>"$W/e1"
