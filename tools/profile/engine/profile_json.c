@@ -134,6 +134,7 @@ static void json_figures(struct json_object *root, struct prof_rep *rp)
 		x = json_object_new_object();
 		json_object_object_add(x, "index", json_object_new_int(rp->final_of[s]));
 		json_object_object_add(x, "t_s", bjson_num(sn->t, "%.6f"));
+		json_object_object_add(x, "cpu_s", bjson_num(sn->cpu, "%.6f"));
 		json_object_object_add(x, "kept", json_object_new_boolean(rp->final_of[s] >= 0));
 		json_object_object_add(x, "requested", json_object_new_boolean(sn->requested));
 		json_object_object_add(x, "allocations", json_object_new_int64(pp.allocs));
