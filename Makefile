@@ -64,7 +64,7 @@ PROFILE_TEST_DIR := $(B)/profile-tests
 # Every header a userspace program may include: a change to one rebuilds
 # what depends on it (a superset, kept simple).
 CORE_SRCS := core/codec.c core/stripe.c core/chunk.c core/alloc.c $(wildcard core/codecs/*.c)
-CORE_HDRS := $(wildcard core/*.h) uapi/linux/buddy.h
+CORE_HDRS := $(wildcard core/*.h core/codecs/*.h) uapi/linux/buddy.h
 USER_HDRS := $(CORE_HDRS) $(wildcard lib/*.h tools/common/*.h tools/policy/*.h)
 JSONC_LIBS := $(shell pkg-config --libs json-c 2>/dev/null || echo -ljson-c)
 JSONC_STATIC := $(firstword $(wildcard /usr/lib/x86_64-linux-gnu/libjson-c.a \
