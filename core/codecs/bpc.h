@@ -319,23 +319,21 @@ static __always_inline void bpc_put_ramp(u8 *dst, s64 w, s64 d)
 /*
  * The stream in the 64 bits @v, of which @end are the stream's (the rest
  * zero), if it holds only runs, 001, 00000 and 00001 (ramps and
- * constants, the entries whose deltas are all equal): its 32 words to
- * @dst and *@ret 0, or -EINVAL where the stream is malformed.  False,
- * with nothing written, at the first other symbol.  Bit 0 of DBP[k] is
- * bit k of every delta: the planes' DBP bits 0 go into ones, plane 32
- * first, and make the delta.
+ * constants, the entries whose deltas are all equal): *@ret 0 and the
+ * base and the delta of its words in *@w and *@d, or *@ret -EINVAL where
+ * the stream is malformed.  False, with *@ret untouched, at the first
+ * other symbol.  Bit 0 of DBP[k] is bit k of every delta: the planes' DBP
+ * bits 0 go into ones, plane 32 first, and make the delta.
  */
-static __always_inline bool bpc_ramp(u64 v, unsigned int end, u8 *dst,
-				     int *ret)
+static __always_inline bool bpc_ramp_of(u64 v, unsigned int end, s64 *w,
+					s64 *d, int *ret)
 {
 	unsigned int pos, n, top;
 	int k = BPC_PLANES, l;
 	u64 win, ones = 0, up = 0;
-	s64 w, d;
 
-	pos = bpc_get_base(v, &w);
+	pos = bpc_get_base(v, w);
 	win = v << pos;
-	*ret = -EINVAL;
 	while (k > 0 && pos <= end) {
 		top = win >> 59;			/* its first 5 bits */
 		if (top >= 16 || (top >> 1) == 1)	/* 1 DBX, 0001x */
@@ -347,8 +345,10 @@ static __always_inline bool bpc_ramp(u64 v, unsigned int end, u8 *dst,
 			l = 1;
 			n = top >= 4 ? 3 : 5;		/* 001, 0000x */
 			if (top == 1) {			/* 00001 */
-				if (k == BPC_PLANES)
+				if (k == BPC_PLANES) {
+					*ret = -EINVAL;
 					return true;
+				}
 				up = 0;
 			} else if (!top) {		/* 00000 */
 				up ^= 1;
@@ -359,13 +359,24 @@ static __always_inline bool bpc_ramp(u64 v, unsigned int end, u8 *dst,
 		pos += n;
 		k -= l;
 	}
-	if (k || pos > end)
-		return true;
-	d = (s64)(ones << 31) >> 31;		/* bit 32 is the sign */
-	if (bpc_ramp_ok(w, d))
-		return true;
-	bpc_put_ramp(dst, w, d);
-	*ret = 0;
+	*d = (s64)(ones << 31) >> 31;		/* bit 32 is the sign */
+	*ret = k || pos > end ? -EINVAL : bpc_ramp_ok(*w, *d);
+	return true;
+}
+
+/*
+ * bpc_ramp_of() and the words: 32 of them to @dst where *@ret is 0;
+ * nothing written where it returns false.
+ */
+static __always_inline bool bpc_ramp(u64 v, unsigned int end, u8 *dst,
+				     int *ret)
+{
+	s64 w, d;
+
+	if (!bpc_ramp_of(v, end, &w, &d, ret))
+		return false;
+	if (!*ret)
+		bpc_put_ramp(dst, w, d);
 	return true;
 }
 

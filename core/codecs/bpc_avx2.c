@@ -762,6 +762,18 @@ static BPC_AVX2 __always_inline bool bpc_constant(u64 v, unsigned int end,
 	return true;
 }
 
+/* 32 words from @w, each @d more than the one before, eight at a time. */
+static BPC_AVX2 __always_inline void put_ramp(u8 *dst, s64 w, s64 d)
+{
+	const v8u steps = { 0, 1, 2, 3, 4, 5, 6, 7 };
+	v8u v = bcast((u32)w) + steps * bcast((u32)d);
+	int j;
+
+#pragma GCC unroll 4
+	for (j = 0; j < 4; j++, v += bcast(8 * (u32)d))
+		st8(dst + 32 * j, v);
+}
+
 /* @x shifted by @n mod 64, as the instructions do. */
 static BPC_AVX2 __always_inline u64 shl_any(u64 x, u64 n)
 {
@@ -860,7 +872,7 @@ static BPC_AVX2 int bpc_avx2_decompress(const u8 *src, unsigned int srclen,
 			   BUDDY_STREAM_MAX, end = 8 * len, pos, i, j;
 	v8u zero = { 0 }, pl[4];
 	u64 win, a;
-	s64 w;
+	s64 w, d;
 	int ret;
 
 	if (len >= 8) {
@@ -868,8 +880,11 @@ static BPC_AVX2 int bpc_avx2_decompress(const u8 *src, unsigned int srclen,
 		/* a constant entry: base and a run of 33 */
 		if (bpc_constant(win, end, dst, &ret))
 			return ret;
-		if (len == 8 && bpc_ramp(win, end, dst, &ret))
+		if (len == 8 && bpc_ramp_of(win, end, &w, &d, &ret)) {
+			if (!ret)
+				put_ramp(dst, w, d);
 			return ret;
+		}
 	}
 	if (len == 8) {
 		v4q v = { get_unaligned_le64(src), 0, 0, 0 };
