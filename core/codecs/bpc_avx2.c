@@ -688,8 +688,7 @@ static BPC_AVX2 __always_inline v8u lane7(v8u v)
 static BPC_AVX2 __always_inline int bpc_avx2_words(u8 *dst, s64 w, v8u *pl, u32 sg)
 {
 	const v8u steps = { 0, 1, 2, 3, 4, 5, 6, 7 };
-	v8u zero = { 0 }, d[4], prev, ovf;
-	u32 dbp31;
+	v8u zero = { 0 }, d[4], sign[4], prev, bad;
 	int j;
 
 	/*
@@ -701,45 +700,37 @@ static BPC_AVX2 __always_inline int bpc_avx2_words(u8 *dst, s64 w, v8u *pl, u32 
 		pl[j] <<= 1;
 	bpc_transpose(pl);
 	sg <<= 1;
-	dbp31 = 0;
 #pragma GCC unroll 4
 	for (j = 0; j < 4; j++) {
 		v8u bit = bcast(1) << (steps + 8 * j);
-		v8u sign = (v8u)((bcast(sg) & bit) == bit);
 
-		d[j] = suffix_xor(pl[j]) ^ sign;	/* bits 0..31 */
-		dbp31 |= signs(d[j]) << 8 * j;
-	}
-	if (dbp31 != sg) {
-		/* a delta needs bit 32 of its own: bpc.c's 64-bit sums */
-		u32 lo[40] __aligned(32);
-		u64 x64[16];
-
-#pragma GCC unroll 4
-		for (j = 0; j < 4; j++)
-			st8(lo + 8 * j, d[j]);
-		lo[32] = 0;
-		memcpy(x64, lo + 1, sizeof(x64));
-		return bpc_words(dst, (s32)w, x64, sg >> 1, dbp31 >> 1);
+		sign[j] = (v8u)((bcast(sg) & bit) == bit);
+		d[j] = suffix_xor(pl[j]) ^ sign[j];	/* bits 0..31 */
 	}
 
 	/*
-	 * Each delta fits 32 bits: a word is out of range exactly when a
-	 * 32-bit sum overflows, (a ^ r) & (b ^ r) < 0 for r = a + b.
+	 * The words mod 2^32 are the prefix sums of the deltas' low 32
+	 * bits.  A delta is those bits as a signed number, plus 2^32 where
+	 * its bit 31 is set and its sign (bit 32) is not, minus 2^32 where
+	 * the sign is set and bit 31 is not.  With word i - 1 in range,
+	 * word i is in range exactly when the 32-bit sum overflows where
+	 * bit 31 and the sign of delta i differ (the overflow makes up for
+	 * the 2^32) and does not where they agree; a 32-bit sum r = a + b
+	 * overflows where (a ^ r) & (b ^ r) < 0.
 	 */
 	prev = bcast((u32)w);
-	ovf = zero;
+	bad = zero;
 #pragma GCC unroll 4
 	for (j = 0; j < 4; j++) {
 		v8u r = prefix_sum(d[j]) + lane7(prev);
 		v8u a = __builtin_shufflevector(prev, r, 7, 8, 9, 10, 11, 12,
 						13, 14);
 
-		ovf |= (a ^ r) & (d[j] ^ r);
+		bad |= ((a ^ r) & (d[j] ^ r)) ^ d[j] ^ sign[j];
 		st8(dst + 32 * j, r);
 		prev = r;
 	}
-	return signs(ovf) ? -EINVAL : 0;
+	return signs(bad) ? -EINVAL : 0;
 }
 
 /*
