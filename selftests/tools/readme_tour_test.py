@@ -30,7 +30,8 @@ EXPECT = [
     ("analyze --per-file", ["per file, ratio-buddy of each codec:",
                             "files 2, bytes"]),
     ("heatmap --file", ["(bpc, as buddy.ko sizes it)"]),
-    ("profile --", ["Fig. 7  design steps", "Fig. 10 Buddy Threshold sweep"]),
+    ("profile --", ["Fig. 7  design steps", "Fig. 10 Buddy Threshold sweep",
+                    "<string>:1 <module>"]),
     ("run -t 4x", ["buddyctl run: /usr/bin/python3"]),
     ("import buddy.torch", ["loss ", "activations,"]),
 ]
