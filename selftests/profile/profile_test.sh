@@ -672,6 +672,27 @@ assert "_multiarray_umath" in L[0]["native_site"], L[0]'
 	check "... a label made before the interpreter runs Python code keeps its native site" \
 		pyj "$W/py.json" 'N = [l for l in d["labels"] if any("Py_InitializeFromConfig" in f for f in l["stack"])]
 assert N and all(l["site"] == l["native_site"] and ".py:" not in l["site"] for l in N), N'
+
+	# a full table of Python sites (as many as --slots: 64): 100 lines
+	# that each allocate and free, then two arrays kept from lines of their
+	# own; the sites that find no room are counted, their labels keep the
+	# native site, and the program runs on
+	$PY - "$W/pyfull.py" <<'EOF2'
+import sys
+with open(sys.argv[1], "w") as f:
+    f.write("import ctypes\nimport numpy as np\nt = 0\n")
+    for i in range(100):
+        f.write(f"t += np.ones(1 << 14).sum()  # {i}\n")
+    f.write("a = np.ones(1 << 15)  # kept a\nb = np.zeros(1 << 16)  # kept b\n")
+    f.write("print('pyfull', ctypes.CDLL(None).buddyprof_snapshot(), int(t + a.sum() + b.sum()))\n")
+EOF2
+	prof --no-timer --slots 64 --labels 0 -j -o "$W/pyfull.json" -- /usr/bin/python3 "$W/pyfull.py" >"$W/pyfull.out" 2>&1
+	check "python: a full table of Python sites: counted, those labels keep their native site, the program runs on" \
+		pyj "$W/pyfull.json" 'assert open("'"$W/pyfull.out"'").read() == "pyfull 0 1671168\n"
+assert d["interposer"]["pysite_full"] >= 100 + 2 - 64, d["interposer"]
+for size in (8 << 15, 8 << 16):
+    L = [l for l in d["labels"] if l["size"] == size]
+    assert L and all(l["site"] == l["native_site"] and ".py:" not in l["site"] for l in L), L'
 else
 	skp "Python sites" "the interposer was built without CPython 3.11's internal headers"
 fi
