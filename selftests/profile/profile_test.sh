@@ -655,6 +655,10 @@ if [ "$PYSITES" = yes ]; then
 		       $PY -c 'import json, sys; L = json.load(open(sys.argv[1]))[\"labels\"]
 assert len(L) == 1 and L[0][\"site\"] == L[0][\"native_site\"] and \"main\" in L[0][\"site\"], L' '$W/fp11.json'"
 
+	prof --no-timer -o /dev/null -- ./fakepy late 030b02f0 >"$W/fpl.out" 2>&1
+	check "fakepy: CPython's names looked up again only once the program has loaded another object" \
+		grep -qx 'fakepy: late: asked 0 before the dlopen, [1-9][0-9]* after' "$W/fpl.out"
+
 	# Debian's CPython 3.11 (numpy is its package): the interposer reads the
 	# allocating thread's Python frame; the lines are found, not written here
 	PYS=$HERE/pysites.py
