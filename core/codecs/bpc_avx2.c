@@ -107,16 +107,6 @@ static BPC_AVX2 __always_inline bool all_zero(v8u v)
 	return __builtin_ia32_ptestz256(BPC_AS(long long, v), BPC_AS(long long, v));
 }
 
-/*
- * The position of the one bit of each lane, set below bit 31: the exponent
- * of the lane converted to a float, which is exact for a power of two.
- */
-static BPC_AVX2 __always_inline v8u log2_pow2(v8u x)
-{
-	return ((v8u)__builtin_convertvector((v8s)x,
-			float __attribute__((vector_size(32)))) >> 23) - 127;
-}
-
 /* The halves, the 64-bit pairs and the 32-bit pairs of lanes swapped. */
 static BPC_AVX2 __always_inline v8u swap128(v8u v)
 {
@@ -360,48 +350,50 @@ static BPC_AVX2 __always_inline unsigned int bpc_plan(const u8 *src, struct bpc_
 			   p->m.nz ^ BPC_ALL_PLANES);
 }
 
-/* Bit @k of @m in every lane k of the result: all ones or zero. */
-static BPC_AVX2 __always_inline v8u lane_bits(u32 m, v8u k)
+/* Lanes of @b where the sign of @sel is set, else of @a. */
+static BPC_AVX2 __always_inline v8u sign_blend(v8u a, v8u b, v8u sel)
 {
-	return (v8u)((v8s)(bcast(m) << (bcast(31) - k)) >> 31);
-}
-
-/* Lanes of @b where @sel is all ones, else of @a. */
-static BPC_AVX2 __always_inline v8u blend(v8u a, v8u b, v8u sel)
-{
-	return (v8u)__builtin_ia32_pblendvb256(BPC_AS(char, a), BPC_AS(char, b),
-					       BPC_AS(char, sel));
+	return (v8u)__builtin_ia32_blendvps256(BPC_AS(float, a),
+					       BPC_AS(float, b),
+					       BPC_AS(float, sel));
 }
 
 /*
  * The symbol of each non-zero plane 0..31 of @pl, as bpc_put_plane()
- * picks it, without a branch: code[k] and its length len[k]: a literal
- * 1 DBX, 00000 or 00001, or 0001x and the position of the single one or
- * the lower of two adjacent ones (the exponent of the lowest one as a
- * float).
+ * picks it, without a branch, in stream order: code[32 - k] and its
+ * length len[32 - k] (slot 0 is plane 32's): a literal 1 DBX, 00000 or
+ * 00001, or 0001x and the position of the single one or the lower of two
+ * adjacent ones.  The masks' bits are tested as the lanes' signs (a
+ * shift each), which is all vblendvps looks at.
  */
 static BPC_AVX2 __always_inline void bpc_symbols(const v8u *pl,
 						 const struct bpc_plan *p,
 						 u32 *code, u32 *len)
 {
 	const v8u steps = { 0, 1, 2, 3, 4, 5, 6, 7 };
+	v8u lit = bcast((u32)p->lit), s5 = bcast((u32)p->s5);
+	v8u nall = bcast(~(u32)p->m.all);
+	const v8u rev = { 7, 6, 5, 4, 3, 2, 1, 0 };
 	int j;
 
 #pragma GCC unroll 4
 	for (j = 0; j < 4; j++) {
 		v8u v = pl[j], k = steps + 8 * j, low = v & -v;
-		v8u is_lit = lane_bits((u32)p->lit, k);
-		v8u is5 = lane_bits((u32)p->s5, k);
-		v8u not_all = ~lane_bits((u32)p->m.all, k);
-		v8u c = ((v8u)(v == low) & bcast(1u << 5)) | bcast(2u << 5) |
-			log2_pow2(low);
-		v8u n = blend(bcast(10), bcast(5), is5);
+		v8u is_lit = lit << (bcast(31) - k), is5 = s5 << (bcast(31) - k);
+		/*
+		 * 0001x p from the exponent e of the lowest one as a float,
+		 * e = 127 + p: 00010 p = e - 63, 00011 p 32 more.
+		 */
+		v8u c = ((v8u)__builtin_convertvector((v8s)low,
+				float __attribute__((vector_size(32)))) >> 23) -
+			63 + ((v8u)(v == low) & bcast(32));
+		v8u n = sign_blend(bcast(10), bcast(5), is5);
 
-		c = blend(c, not_all & bcast(1), is5);
-		c = blend(c, v | bcast(1u << 31), is_lit);
-		n = blend(n, bcast(32), is_lit);
-		st8(code + 8 * j, c);
-		st8(len + 8 * j, n);
+		c = sign_blend(c, (nall >> k) & bcast(1), is5);
+		c = sign_blend(c, v | bcast(1u << 31), is_lit);
+		n = sign_blend(n, bcast(32), is_lit);
+		st8(code + 25 - 8 * j, perm(c, rev));
+		st8(len + 25 - 8 * j, perm(n, rev));
 	}
 }
 
@@ -418,12 +410,23 @@ static const u8 bpc_run_len[BPC_PLANES + 1] = {
 	7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7,
 };
 
+/* Bit i of @x at bit 31 - i. */
+static BPC_AVX2 __always_inline u64 bpc_reverse32(u32 x)
+{
+	x = __builtin_bswap32(x);
+	x = (x & 0x0f0f0f0fu) << 4 | (x >> 4 & 0x0f0f0f0fu);
+	x = (x & 0x33333333u) << 2 | (x >> 2 & 0x33333333u);
+	return (x & 0x55555555u) << 1 | (x >> 1 & 0x55555555u);
+}
+
 /* Up to this many non-zero planes above the bottom stretch: one by one. */
 #define BPC_FEW_PLANES	6
 
 /*
  * The stream bpc_put_planes() writes: the base, then one put per
- * non-zero plane from plane 32 down, with the run before it, then the
+ * non-zero plane from plane 32 down, with the run before it (the planes
+ * taken lowest bit first from a reversed mask: one op to find the next,
+ * one to clear it), then the
  * run down to the bottom stretch and the stretch of literal pairs as
  * 64-bit words (x[j] = DBX[2j] | DBX[2j + 1] << 32, x[16] = DBX[32], as
  * that one takes them).  The symbols come from bpc_put_plane() where few
@@ -435,7 +438,8 @@ static BPC_AVX2 __always_inline unsigned int bpc_vec_put_planes(struct bitw *o, 
 	u32 code[BPC_PLANES + 7] __aligned(32), len[BPC_PLANES + 7] __aligned(32);
 	u64 lit2 = p->lit & (p->lit >> 1) & 0x55555555ull, m;
 	unsigned int low = __builtin_ctzll(~lit2 & 0x155555555ull) / 2;
-	unsigned int last = BPC_PLANES, r, k;
+	unsigned int last = BPC_PLANES, r, k, i0;
+	u64 rm;
 	int j;
 
 	bitw_put(o, p->base >> 6, p->base & 63);
@@ -452,22 +456,29 @@ static BPC_AVX2 __always_inline unsigned int bpc_vec_put_planes(struct bitw *o, 
 		bpc_symbols(pl, p, code, len);
 		/* plane 32, from DBX[32], as the others */
 		k = __builtin_ctz(p->sg | 1u << 31);
-		code[32] = (p->sg >> k == 1 ? 3u << 5 : 2u << 5) | k;
-		len[32] = 10;
+		code[0] = (p->sg >> k == 1 ? 3u << 5 : 2u << 5) | k;
+		len[0] = 10;
 		if (p->s5 >> 32 & 1) {
-			code[32] = !(p->m.all >> 32 & 1);
-			len[32] = 5;
+			code[0] = !(p->m.all >> 32 & 1);
+			len[0] = 5;
 		}
 		if (p->lit >> 32 & 1) {
-			code[32] = 1u << 31 | p->sg;
-			len[32] = 32;
+			code[0] = 1u << 31 | p->sg;
+			len[0] = 32;
 		}
-		for (; m; last = k, m ^= 1ull << k) {
-			k = 63 - __builtin_clzll(m);
-			r = last - 1 - k;
+		/*
+		 * In stream order, i = 32 - k, lowest bit first: bit i of
+		 * rm is plane 32 - i; the last plane put is plane 33 - i0.
+		 */
+		rm = bpc_reverse32((u32)m) << 1 | m >> 32;
+		for (i0 = 0; rm; rm &= rm - 1) {
+			k = __builtin_ctzll(rm);
+			r = k - i0;
+			i0 = k + 1;
 			bitw_put(o, (u64)bpc_run_code[r] << len[k] | code[k],
 				 len[k] + bpc_run_len[r]);
 		}
+		last = BPC_PLANES - i0;
 	}
 	r = last - 2 * low;
 	bpc_put_run(o, &r);
