@@ -7,7 +7,10 @@
 # Fashion-MNIST test images, about 100 MiB of large arrays) runs on the host,
 # then in the QEMU guest (scripts/guest/run.sh --host-root) under
 # `buddyctl run -t 4x` with buddy.ko's device pool at DEMO_RUN_DEVICE_MB
-# (16 MiB: 64 MiB of data at 4x) and a 4 MiB resident window, and in the
+# (64 MiB, 256 MiB of data at 4x: the program's 229 MiB of live large
+# allocations, OpenBLAS's 128 MiB buffer among them, are over three times
+# the device pool; a smaller pool leaves most of them in ordinary memory,
+# which `run` rightly fails) and a 4 MiB resident window, and in the
 # guest in ordinary memory.  The two guest outputs must be identical (the
 # host's may differ in the last digits: TCG's CPU model lacks the vector
 # extensions OpenBLAS picks its kernels by); the per-label table, the
@@ -21,7 +24,7 @@ set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 root=$(cd "$here/../.." && pwd)
 out=$root/build/demo/run
-device_mb=${DEMO_RUN_DEVICE_MB:-16}
+device_mb=${DEMO_RUN_DEVICE_MB:-64}
 timeout_s=${DEMO_TIMEOUT:-600}
 
 die() { echo "run-demo-run.sh: error: $*" >&2; exit 2; }
