@@ -102,7 +102,8 @@ static bool over_budget(struct prof_state *st, bool timer_point)
 	for (unsigned int s = 0; s < r->nsnaps; s++)
 		if (r->snaps[s].stopped_ms > longest)
 			longest = r->snaps[s].stopped_ms;
-	if (r->stopped_s + longest / 1e3 <= share * (prof_now() - r->t_start))
+	if (r->stopped_s + longest / 1e3 <=
+	    share * fmax(prof_now() - r->t_start, PROF_STOP_MIN_RUN_S))
 		return false;
 	r->nskipped++;
 	return true;

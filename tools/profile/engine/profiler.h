@@ -95,6 +95,15 @@ struct prof_opts {
 /* The adaptive schedules keep the program stopped this share of its run. */
 #define PROF_DEF_MAX_STOPPED	0.10
 
+/*
+ * The share is of the run so far, counted as this long at least: a
+ * program of a fraction of a second may be stopped that share of a
+ * second, enough for the snapshots that see its data once it has made
+ * them (its first is taken at its start), at most a tenth of a second
+ * more than its share with the default.
+ */
+#define PROF_STOP_MIN_RUN_S	1.0
+
 /* One module (mapped file) frames resolve into. */
 struct prof_module {
 	char *path;
