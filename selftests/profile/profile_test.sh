@@ -705,19 +705,25 @@ check "a C program: no Python site, every label's site is its native site" \
            "!" in l["site"] for l in d["labels"]), [l["site"] for l in d["labels"]]'
 
 # --- short programs are not slowed down much -----------------------------------------
-# progress 6000 asks for a snapshot every few allocations early on: without
-# a limit the program is stopped a third of its run or more
-prof -j -o "$W/ms.json" -- ./progress 6000 >/dev/null 2>&1
-# the rule's bound: 10% of the run, counted as 1 s at least, plus one stop
+# progress 6000 asks for a snapshot every few allocations early on, 30 ms
+# or more of stops in a run of a fraction of a second: past 1% of a run
+# counted as 1 s at least (10 ms), so some are skipped
+prof --max-stopped 1 -j -o "$W/ms.json" -- ./progress 6000 >/dev/null 2>&1
+# the rule's bound: 1% of the run, counted as 1 s at least, plus one stop
 # (the first is always taken, and a stop longer than all before it
 # overshoots by its excess)
-check "the adaptive schedule keeps the program stopped under 10% of its run (of 1 s at least, plus one stop) by default, skipping snapshots" \
+check "--max-stopped 1: the program stopped under 1% of its run (of 1 s at least, plus one stop), snapshots skipped" \
 	pyj "$W/ms.json" 'top = max(s["stopped_ms"] for s in d["snapshots"]) / 1e3
-assert d["stopped_s"] <= 0.10 * max(d["duration_s"], 1.0) + top, (d["stopped_s"], d["duration_s"], top)
-assert d["skipped_snapshots"] > 0 and d["max_stopped"] == 0.1, d["skipped_snapshots"]'
-prof -o "$W/ms.txt" -- ./progress 6000 >/dev/null 2>&1
+assert d["stopped_s"] <= 0.01 * max(d["duration_s"], 1.0) + top, (d["stopped_s"], d["duration_s"], top)
+assert d["skipped_snapshots"] > 0 and d["max_stopped"] == 0.01, d["skipped_snapshots"]'
+prof --max-stopped 1 -o "$W/ms.txt" -- ./progress 6000 >/dev/null 2>&1
 check "... and the text report says so" \
-	grep -q 'stopped at most 10% of the run (--max-stopped): [1-9][0-9]* automatic snapshots* skipped' "$W/ms.txt"
+	grep -q 'stopped at most 1% of the run (--max-stopped): [1-9][0-9]* automatic snapshots* skipped' "$W/ms.txt"
+prof -j -o "$W/msd.json" -- ./progress 6000 >/dev/null 2>&1
+check "by default: the program stopped under 10% of its run (of 1 s at least, plus one stop)" \
+	pyj "$W/msd.json" 'top = max(s["stopped_ms"] for s in d["snapshots"]) / 1e3
+assert d["max_stopped"] == 0.1, d["max_stopped"]
+assert d["stopped_s"] <= 0.10 * max(d["duration_s"], 1.0) + top, (d["stopped_s"], d["duration_s"], top)'
 prof --max-stopped 0 -j -o "$W/ms0.json" -- ./progress 6000 >/dev/null 2>&1
 check "--max-stopped 0: no limit, no snapshot skipped" \
 	pyj "$W/ms0.json" 'assert d["skipped_snapshots"] == 0 and d["max_stopped"] == 0, d'
