@@ -114,6 +114,7 @@ include selftests/gpu/gpu.mk
 include selftests/hostroot/hostroot.mk
 include selftests/ci/ci.mk
 include tools/codeclib/codeclib.mk
+include tools/profile/cuda_driver/cuda_driver.mk
 include packaging/install.mk
 
 module:

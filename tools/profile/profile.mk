@@ -8,7 +8,8 @@
 #   make check-profile    native end-to-end tests (no QEMU, ~50 s): TAP and
 #                         totals in $(B)/results/native-profile.log (profile)
 #                         and native-run.log (buddyctl run on the in-process
-#                         device); the "profile" stage of `make check`
+#                         device), native-cuda-driver.log (--cuda=driver on
+#                         a fake libcuda); the "profile" stage of `make check`
 
 PROFILE_ENGINE_SRCS := $(wildcard tools/profile/engine/*.c)
 PROFILE_ENGINE_OBJS := $(PROFILE_ENGINE_SRCS:%.c=$(B)/opt/%.o)
@@ -78,4 +79,7 @@ check-profile: $(BUDDYCTL) $(PROFILE_LIB) $(PROFILE_TEST_BINS) \
 	    $(BUDDYCTL) $(PROFILE_LIB) $(PROFILE_TEST_DIR) || rc=1; \
 	scripts/run-native-tests.sh --name run selftests/profile/run_test.sh \
 	    $(BUDDYCTL) $(PROFILE_LIB) $(PROFILE_TEST_DIR) || rc=1; \
+	scripts/run-native-tests.sh --name cuda-driver \
+	    selftests/profile/cuda_driver_test.sh $(BUDDYCTL) $(CUDA_PROF_LIB) \
+	    $(PROFILE_TEST_DIR) || rc=1; \
 	exit $$rc
