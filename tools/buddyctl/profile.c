@@ -98,6 +98,18 @@ static void profile_usage(FILE *f)
 "  -T, --threshold PCT    Buddy Threshold (default 30)\n"
 "      --zero PCT         mostly-zero share for 16x (default 90)\n"
 "      --max-ratio R      overall ratio cap of the carve-out (default 4; 0 off)\n"
+"CUDA (the device memory instead of the heap):\n"
+"      --cuda[=torch]     a PyTorch program, through python/buddy/cuda's\n"
+"                         hook: snapshots at the start of backward passes\n"
+"      --cuda=driver      any CUDA program, through libbuddycudaprof.so, an\n"
+"                         interposer of the driver API's allocation calls:\n"
+"                         snapshots on the adaptive wall-clock timer (--first,\n"
+"                         --no-timer, --points) and at buddy_cuda_snapshot()\n"
+"      --cuda-records DIR keep the record files in DIR (without --cuda:\n"
+"                         report DIR's records, no COMMAND)\n"
+"      --cuda-unit UNIT   block (default) or segment\n"
+"      --every-backward K --cuda=torch: a snapshot every K backward passes\n"
+"      --codecs LIST      the codecs sized (default bpc,zvc,bdi,fpc)\n"
 "Output:\n"
 "  -j, --json             the report as JSON\n"
 "  -o, --output FILE      the report to FILE instead of stdout\n"
@@ -338,9 +350,13 @@ static int set_dumps(void *o, const char *arg)
 	return 0;
 }
 
+/* --cuda, --cuda=torch: the PyTorch hook; --cuda=driver: any CUDA program. */
 static int set_cuda(void *o, const char *arg)
 {
+	if (arg && strcmp(arg, "torch") && strcmp(arg, "driver"))
+		return -1;
 	PO(o)->cuda = true;
+	PO(o)->cuda_driver = arg && !strcmp(arg, "driver");
 	return 0;
 }
 
@@ -442,7 +458,7 @@ static const struct eng_option profile_options[] = {
 	{ "nice", OPT_NICE, true, set_nice, "in -20..19" },
 	{ "orphan", OPT_ORPHAN, true, set_orphan, "continue or kill" },
 	{ "max-stopped", OPT_MAX_STOPPED, true, set_max_stopped, PCT },
-	{ "cuda", OPT_CUDA, false, set_cuda, NULL },
+	{ "cuda", OPT_CUDA, ENG_ARG_OPTIONAL, set_cuda, "torch or driver" },
 	{ "cuda-records", OPT_CUDA_RECORDS, true, set_cuda_records,
 	  "a directory" },
 	{ "cuda-unit", OPT_CUDA_UNIT, true, set_cuda_unit, "block or segment" },
@@ -590,19 +606,22 @@ static int check_outputs(const struct prof_opts *o)
 static int check_cuda_opts(struct prof_opts *o)
 {
 	static char *none[] = { NULL };
+	/* the driver interposer's timer: --first, --no-timer; its --lib */
+	bool drv = o->cuda_driver;
 	const char *bad = o->interval ? "--interval" : o->nat ? "--at" :
-		timed ? "--first" : clock_set ? "--clock" :
+		timed && !drv ? "--first" : clock_set ? "--clock" :
 		o->first_bytes != PROF_DEF_FIRST_BYTES ? "--first-bytes" :
 		o->every_allocs ? "--every-allocs" :
 		o->every_bytes ? "--every-bytes" :
-		o->free_bytes ? "--free-bytes" : !o->timer ? "--no-timer" :
+		o->free_bytes ? "--free-bytes" :
+		!o->timer && !drv ? "--no-timer" :
 		o->min_size != BPROF_DEF_MIN ? "--min-size" :
 		o->depth != 8 ? "--depth" : !o->unwind ? "--no-unwind" :
 		o->sample_bytes != 16ULL << 20 ? "--sample-mib" :
 		o->match ? "--match" : o->nexclude ? "--exclude" :
 		o->slots != BPROF_DEF_SLOTS ? "--slots" :
 		o->procs != BPROF_DEF_PROCS ? "--processes" :
-		o->lib ? "--lib" : o->dumps ? "--keep-dumps" :
+		o->lib && !drv ? "--lib" : o->dumps ? "--keep-dumps" :
 		o->max_stopped >= 0 ? "--max-stopped" :
 		o->orphan_kill ? "--orphan" : NULL;
 
@@ -624,6 +643,10 @@ static int check_cuda_opts(struct prof_opts *o)
 	if (!o->cuda && o->argv && o->argv[0]) {
 		buddyctl_err("profile: --cuda-records DIR without --cuda reports DIR's records: no COMMAND (%s); with --cuda, COMMAND's records go to DIR",
 			     o->argv[0]);
+		return EXIT_USAGE;
+	}
+	if (drv && o->cuda_every) {
+		buddyctl_err("profile: --every-backward: only with --cuda=torch (the driver interposer snapshots on its timer: --first, --no-timer, --points)");
 		return EXIT_USAGE;
 	}
 	if (!o->cuda && (o->cuda_every || o->cuda_codecs)) {

@@ -153,7 +153,7 @@ static void getopt_tables(const struct eng_command *cmd, struct option **lo,
 	char *s;
 
 	*lo = calloc(n + 2, sizeof(**lo));
-	*so = s = calloc(2 * n + 3, 1);
+	*so = s = calloc(3 * n + 3, 1);
 	if (!*lo || !s) {
 		msg_err("buddyctl", "%s: out of memory", cmd->name);
 		exit(1);
@@ -162,11 +162,14 @@ static void getopt_tables(const struct eng_command *cmd, struct option **lo,
 	for (size_t t = 0; t < 2; t++) {
 		for (const struct eng_option *e = tables[t]; e->name; e++) {
 			(*lo)[i++] = (struct option){ e->name,
+				e->arg == ENG_ARG_OPTIONAL ? optional_argument :
 				e->arg ? required_argument : no_argument,
 				NULL, e->key };
 			if (e->key < 256) {
 				*s++ = e->key;
 				if (e->arg)
+					*s++ = ':';
+				if (e->arg == ENG_ARG_OPTIONAL)
 					*s++ = ':';
 			}
 		}

@@ -41,7 +41,9 @@ struct engine_opts {
  * struct eng_option - one option.
  * @name:	its long name, without "--".
  * @key:	its short letter, or a number from 256 up.
- * @arg:	whether it takes an argument.
+ * @arg:	whether it takes an argument: false, true, or
+ *		ENG_ARG_OPTIONAL (--name alone, or --name=ARG: @set gets NULL
+ *		without one).
  * @set:	stores it into the command's option struct @o (whose first
  *		member is ENGINE_OPTS()); 0, or -1 when @arg is not @valid.
  * @valid:	what a valid argument is, for the message.
@@ -49,10 +51,12 @@ struct engine_opts {
 struct eng_option {
 	const char *name;
 	int key;
-	bool arg;
+	unsigned char arg;
 	int (*set)(void *o, const char *arg);
 	const char *valid;
 };
+
+#define ENG_ARG_OPTIONAL	2
 
 /*
  * struct eng_command - a command line.

@@ -285,6 +285,8 @@ static int rec_proc(struct rd *d, char **f, int n)
 	cp->rank = atoi(f[3]);
 	snprintf(cp->torch, sizeof(cp->torch), "%s", f[7]);
 	snprintf(cp->backend, sizeof(cp->backend), "%s", f[8]);
+	if (!strcmp(f[8], "driver"))
+		r->cuda->driver = true;
 	snprintf(cp->history, sizeof(cp->history), "%s", f[9]);
 	snprintf(p->final.exe, sizeof(p->final.exe), "%s", f[11]);
 	p->final.pid = pid;
@@ -822,18 +824,112 @@ static int spawn(struct prof_run *r, const char *pkg, char **argv, bool ours)
 	return status;
 }
 
+/* The records' directory: --cuda-records DIR, else a new one in @tmpl. */
+static char *records_dir(const struct prof_opts *o, char *tmpl)
+{
+	char *dir = (char *)o->cuda_records;
+
+	if (!dir) {
+		dir = mkdtemp(tmpl);
+		if (!dir)
+			prof_err("--cuda: %s: %s", tmpl, strerror(errno));
+	} else if (prof_mkdir_p(dir)) {
+		prof_err("--cuda-records %s: %s", dir, strerror(errno));
+		dir = NULL;
+	}
+	return dir;
+}
+
+/* The program's wait status @st: ingest @dir, remove it when it was ours. */
+static int ingest_run(struct prof_run *r, const char *dir, int st)
+{
+	int ret;
+
+	if (st < 0)
+		return -1;
+	r->status = st;
+	r->exited = true;
+	ret = prof_cuda_ingest(r, dir);
+	if (!r->o->cuda_records) {
+		/* our own temporary records: gone with the run */
+		char cmd[PATH_MAX + 16];
+		struct dirent **ents;
+		int m = scandir(dir, &ents, NULL, NULL);
+
+		for (int i = 0; i < m; i++) {
+			snprintf(cmd, sizeof(cmd), "%s/%s", dir, ents[i]->d_name);
+			if (ents[i]->d_name[0] != '.')
+				unlink(cmd);
+			free(ents[i]);
+		}
+		if (m >= 0)
+			free(ents);
+		rmdir(dir);
+	}
+	return ret;
+}
+
+/*
+ * --cuda=driver: COMMAND with libbuddycudaprof.so preloaded (its settings
+ * in the environment, inherited by every process of the run).
+ */
+static int run_driver(struct prof_run *r)
+{
+	struct prof_opts *o = r->o;
+	char *lib = prof_find_preload(o->lib, "BUDDYCUDA_LIB",
+				      "libbuddycudaprof.so");
+	char tmpl[] = "/tmp/buddyctl-cuda-XXXXXX", num[32], *pre, *dir;
+	const char *old = getenv("LD_PRELOAD");
+	int st;
+
+	if (!lib) {
+		prof_err("--cuda=driver: libbuddycudaprof.so not found (build it with make, or give --lib PATH or $BUDDYCUDA_LIB)");
+		return -1;
+	}
+	dir = records_dir(o, tmpl);
+	if (!dir) {
+		free(lib);
+		return -1;
+	}
+	if (asprintf(&pre, "%s%s%s", lib, old && *old ? ":" : "",
+		     old && *old ? old : "") < 0)
+		exit(1);
+	setenv("LD_PRELOAD", pre, 1);
+	setenv("BUDDY_CUDA_DIR", dir, 1);
+	snprintf(num, sizeof(num), "%u", o->points);
+	setenv("BUDDY_CUDA_POINTS", num, 1);
+	snprintf(num, sizeof(num), "%.0f", o->timer ? o->first * 1e3 : 0);
+	setenv("BUDDY_CUDA_FIRST_MS", num, 1);
+	if (o->cuda_codecs)
+		setenv("BUDDY_CUDA_CODECS", o->cuda_codecs, 1);
+	prof_msg(r, "--cuda=driver: %s with %s preloaded, records in %s",
+		 o->argv[0], lib, dir);
+	r->t_start = prof_now();
+	st = spawn(r, NULL, o->argv, false);
+	r->t_end = prof_now();
+	unsetenv("LD_PRELOAD");
+	if (old)
+		setenv("LD_PRELOAD", old, 1);
+	free(pre);
+	free(lib);
+	return ingest_run(r, dir, st);
+}
+
 int prof_cuda_run(struct prof_run *r)
 {
 	struct prof_opts *o = r->o;
 	const char *env = getenv("BUDDY_PYTHON");
 	char *py = env && *env ? (char *)env : "python3";
-	char *pkg = find_pkg(), tmpl[] = "/tmp/buddyctl-cuda-XXXXXX";
-	char points[16], every[16], *dir = (char *)o->cuda_records;
+	char *pkg, tmpl[] = "/tmp/buddyctl-cuda-XXXXXX";
+	char points[16], every[16], *dir;
 	char *probe[] = { py, "-m", "buddy.cuda", "probe", NULL };
 	char **argv;
 	size_t n = 0, k = 0;
-	int st, ret;
+	int st;
 
+	if (o->cuda_driver)
+		return run_driver(r);
+	pkg = find_pkg();
 	st = spawn(r, pkg, probe, true);
 	if (st < 0 || !WIFEXITED(st) || WEXITSTATUS(st)) {
 		free(pkg);
@@ -843,15 +939,8 @@ int prof_cuda_run(struct prof_run *r)
 			 py);
 		return -1;
 	}
+	dir = records_dir(o, tmpl);
 	if (!dir) {
-		dir = mkdtemp(tmpl);
-		if (!dir) {
-			prof_err("--cuda: %s: %s", tmpl, strerror(errno));
-			free(pkg);
-			return -1;
-		}
-	} else if (prof_mkdir_p(dir)) {
-		prof_err("--cuda-records %s: %s", dir, strerror(errno));
 		free(pkg);
 		return -1;
 	}
@@ -887,28 +976,7 @@ int prof_cuda_run(struct prof_run *r)
 	r->t_end = prof_now();
 	free(argv);
 	free(pkg);
-	if (st < 0)
-		return -1;
-	r->status = st;
-	r->exited = true;
-	ret = prof_cuda_ingest(r, dir);
-	if (!o->cuda_records) {
-		/* our own temporary records: gone with the run */
-		char cmd[PATH_MAX + 16];
-		struct dirent **ents;
-		int m = scandir(dir, &ents, NULL, NULL);
-
-		for (int i = 0; i < m; i++) {
-			snprintf(cmd, sizeof(cmd), "%s/%s", dir, ents[i]->d_name);
-			if (ents[i]->d_name[0] != '.')
-				unlink(cmd);
-			free(ents[i]);
-		}
-		if (m >= 0)
-			free(ents);
-		rmdir(dir);
-	}
-	return ret;
+	return ingest_run(r, dir, st);
 }
 
 /* ---- what the report says of the hook ----------------------------------------------- */
@@ -919,9 +987,12 @@ void prof_cuda_text(FILE *f, const struct prof_run *r)
 
 	if (!cu)
 		return;
-	fprintf(f, "  cuda: PyTorch's caching allocator, snapshots at the start of backward passes; unit: %s\n",
-		r->o->cuda_segments ? "segment (every block of a cudaMalloc region, cached ones too)" :
-		"storage block (live blocks)");
+	if (cu->driver)
+		fprintf(f, "  cuda: the driver API's allocations (libbuddycudaprof.so), snapshots on a wall-clock timer and the program's requests; unit: allocation; the program is not stopped, stop-ms is how long its allocation calls could wait\n");
+	else
+		fprintf(f, "  cuda: PyTorch's caching allocator, snapshots at the start of backward passes; unit: %s\n",
+			r->o->cuda_segments ? "segment (every block of a cudaMalloc region, cached ones too)" :
+			"storage block (live blocks)");
 	for (unsigned int p = 0; p < r->nprocs; p++) {
 		const struct prof_cuda_proc *cp = &cu->procs[p];
 		char rank[24] = "";
@@ -949,6 +1020,8 @@ struct json_object *prof_cuda_json(const struct prof_run *r)
 
 	json_object_object_add(j, "unit", json_object_new_string(
 		r->o->cuda_segments ? "segment" : "block"));
+	json_object_object_add(j, "source", json_object_new_string(
+		cu->driver ? "driver" : "torch"));
 	for (unsigned int p = 0; p < r->nprocs; p++) {
 		struct json_object *x = json_object_new_object();
 

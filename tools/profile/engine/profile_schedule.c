@@ -131,10 +131,13 @@ int prof_exe_dir(char *dir)
 	return 0;
 }
 
-char *prof_find_lib(const char *lib)
+char *prof_find_preload(const char *lib, const char *env_name,
+			const char *name)
 {
+	static const char *const where[] = { "%s/%s", "%s/../lib/buddy/%s",
+					     "%s/../%s" };
 	char exe[PATH_MAX], path[PATH_MAX + 64], *res;
-	const char *env = getenv("BUDDYPROF_LIB");
+	const char *env = getenv(env_name);
 
 	if (lib)
 		return realpath(lib, NULL);
@@ -142,15 +145,19 @@ char *prof_find_lib(const char *lib)
 		return realpath(env, NULL);
 	if (prof_exe_dir(exe))
 		return NULL;
-	snprintf(path, sizeof(path), "%s/libbuddyprof.so", exe);
-	if ((res = realpath(path, NULL)) && !access(res, R_OK))
-		return res;
-	free(res);
-	snprintf(path, sizeof(path), "%s/../lib/buddy/libbuddyprof.so", exe);
-	if ((res = realpath(path, NULL)) && !access(res, R_OK))
-		return res;
-	free(res);
+	/* next to buddyctl, installed, or above a static build/static/ */
+	for (size_t i = 0; i < sizeof(where) / sizeof(where[0]); i++) {
+		snprintf(path, sizeof(path), where[i], exe, name);
+		if ((res = realpath(path, NULL)) && !access(res, R_OK))
+			return res;
+		free(res);
+	}
 	return NULL;
+}
+
+char *prof_find_lib(const char *lib)
+{
+	return prof_find_preload(lib, "BUDDYPROF_LIB", "libbuddyprof.so");
 }
 
 static int make_region(struct prof_run *r, char *path, size_t len)

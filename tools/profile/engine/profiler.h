@@ -82,6 +82,7 @@ struct prof_opts {
 	/* --cuda (profile_cuda.c): the hook's records instead of the
 	 * interposer's tables */
 	bool cuda;			/* run COMMAND under the hook */
+	bool cuda_driver;		/* --cuda=driver: the driver interposer */
 	const char *cuda_records;	/* the records' directory */
 	bool cuda_segments;		/* unit: segments, not blocks */
 	unsigned int cuda_every;	/* a snapshot every K backward passes */
@@ -247,6 +248,7 @@ struct prof_cuda {
 	size_t nnotes, capnotes;
 	unsigned int unsized;		/* codecs the hook did not size */
 	bool expandable;		/* a segment was expandable */
+	bool driver;			/* the driver interposer's records */
 };
 
 double prof_now(void);
@@ -263,6 +265,13 @@ int prof_mkdir_p(const char *dir);
  * running executable, or ../lib/buddy/ from it.  Malloc'd, or NULL.
  */
 char *prof_find_lib(const char *lib);
+/*
+ * prof_find_preload() - the preload library @name: @lib, $@env_name, next
+ * to buddyctl, in ../lib/buddy/ from it, or one directory up (a static
+ * buddyctl in build/static/); malloc'd, NULL when not found.
+ */
+char *prof_find_preload(const char *lib, const char *env_name,
+			const char *name);
 
 /**
  * prof_exe_dir() - the folder of the running executable, into @dir (room
