@@ -38,6 +38,9 @@
 #   $(PREFIX)/lib/buddy/libbuddyprof.so   (buddyctl profile's interposer:
 #                                          buddyctl looks for it in
 #                                          ../lib/buddy/ next to itself)
+#   $(PREFIX)/lib/buddy/libbuddycudaprof.so
+#                                         (--cuda=driver's interposer of
+#                                          the CUDA driver API, likewise)
 #   $(PYTHONDIR)/buddy/*.py, cuda/*.py, cuda/site/sitecustomize.py,
 #   torch/*.py
 #                                         (the Python package, python/buddy/;
@@ -115,7 +118,8 @@ man: $(MAN_PAGES)
 
 # What install-user copies from the build: plain `make` builds all of it
 # (check-install verifies that with make's own --trace of both goals).
-INSTALL_USER_DEPS := $(BUDDYCTL) $(BUDDYD) lib man $(PROFILE_LIB) $(CODECLIB_SO)
+INSTALL_USER_DEPS := $(BUDDYCTL) $(BUDDYD) lib man $(PROFILE_LIB) $(CODECLIB_SO) \
+		     $(CUDA_PROF_LIB)
 all: $(INSTALL_USER_DEPS)
 
 # --- install -----------------------------------------------------------------
@@ -136,6 +140,7 @@ INSTALL_FILES = \
 	$(MANDIR)/man8/buddyd.8 \
 	$(if $(BUDDYD_UNIT),$(SYSTEMDUNITDIR)/buddyd.service) \
 	$(if $(PROFILE_LIB),$(BUDDYPROFDIR)/libbuddyprof.so) \
+	$(BUDDYPROFDIR)/libbuddycudaprof.so \
 	$(UDEVRULESDIR)/60-buddy.rules \
 	$(SYSUSERSDIR)/buddy.conf \
 	$(DOCDIR)/README.md \
@@ -153,6 +158,8 @@ install-user: $(INSTALL_USER_DEPS)
 ifneq ($(PROFILE_LIB),)
 	$(INSTALL) -D -m 755 $(PROFILE_LIB) $(DESTDIR)$(BUDDYPROFDIR)/libbuddyprof.so
 endif
+	$(INSTALL) -D -m 755 $(CUDA_PROF_LIB) \
+	    $(DESTDIR)$(BUDDYPROFDIR)/libbuddycudaprof.so
 	$(INSTALL) -D -m 644 $(LIBBUDDY_A) $(DESTDIR)$(LIBDIR)/libbuddy.a
 	$(INSTALL) -D -m 755 $(LIBBUDDY_SO_REAL) \
 	    $(DESTDIR)$(LIBDIR)/libbuddy.so.$(LIBBUDDY_VERSION)
@@ -247,7 +254,8 @@ endif
 
 # --- tests -------------------------------------------------------------------
 # The expected tree is written out here, independently of INSTALL_FILES.
-check-install: lib man $(BUDDYCTL) $(BUDDYD) $(PROFILE_LIB) $(CODECLIB_SO) module
+check-install: lib man $(BUDDYCTL) $(BUDDYD) $(PROFILE_LIB) $(CODECLIB_SO) \
+		$(CUDA_PROF_LIB) module
 	@B=$(B) RESULTS=$${RESULTS:-$(B)/results} scripts/run-native-tests.sh \
 	    --name install selftests/packaging/check-install.sh \
 	    "$(MAKE) -f $(firstword $(MAKEFILE_LIST))" "$(KVER)" \

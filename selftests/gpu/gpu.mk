@@ -12,7 +12,9 @@
 #                    is $(B)/buddyctl where it runs, else the static
 #                    $(B)/static/buddyctl (`make buddyctl-static codeclib`
 #                    on a machine with the -dev packages, carried to a GPU
-#                    machine that has no json-c).  TAP in
+#                    machine that has no json-c; codeclib builds
+#                    libbuddycodec.so.1 and libbuddycudaprof.so, both
+#                    glibc only).  TAP in
 #                    $(B)/results/native-gpu.log.
 GPU_PYTHON ?= python3
 GPU_TIMEOUT ?= 300

@@ -53,6 +53,7 @@ $p/lib/libbuddy.so.1.0.0
 $p/lib/libbuddy.so.1
 $p/lib/libbuddy.so
 $p/lib/libbuddycodec.so.1
+$p/lib/buddy/libbuddycudaprof.so
 $p/lib/pkgconfig/libbuddy.pc
 $p/include/buddy/libbuddy.h
 $p/include/linux/buddy.h

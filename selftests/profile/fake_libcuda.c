@@ -58,9 +58,9 @@ static __thread int depth;		/* stack[depth - 1] is current */
 static void report(void)
 {
 	const char *log = getenv("FAKE_CUDA_LOG");
-	FILE *f;
+	FILE *f = log ? fopen(log, "a") : NULL;
 
-	if (!log || !(f = fopen(log, "a")))
+	if (!f)
 		return;
 	fprintf(f, "pid %d copies %lu spans %lu errors %lu\n", (int)getpid(),
 		ncopies, nspans, nerrors);

@@ -52,6 +52,18 @@ record's type; numbers decimal unless said, addresses hexadecimal with
 A snapshot's blocks follow its snap line and its segments; a later snap
 line ends it.  Without an end line the process did not exit normally:
 every snapshot not dropped counts.
+
+The driver API interposer (tools/profile/cuda_driver/, `buddyctl profile
+--cuda=driver`) writes the same records for any CUDA program, with these
+values: proc's torch "-", backend "driver", history "native"; label kind
+"native", site "object+0xOFFSET symbol"; snap's progress the allocation
+calls made so far, stop_ms the snapshot's duration (the program is not
+stopped: only its allocation calls could wait that long); one seg per
+allocation, its type the call that made it (cuMemAlloc,
+cuMemAllocPitch, cuMemAllocManaged, cuMemAllocAsync,
+cuMemAllocFromPoolAsync, cuMemMap), stream 0, pool "0,0", with one blk
+at offset 0 in state a; end's backward 0, allocations the tracked calls,
+record_s the seconds spent labelling them.
 """
 import os
 

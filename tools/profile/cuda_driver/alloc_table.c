@@ -290,8 +290,11 @@ static uint64_t fnv(uint64_t h, const void *p, size_t n)
 	return h;
 }
 
-/* The label of @site and @size (the hook's rule: the site, with the size). */
-static unsigned int label_of(const char *site, uint64_t size)
+/*
+ * The label of @site and @size (the hook's rule: the site, with the size);
+ * -1 without memory for a new one.
+ */
+static int label_of(const char *site, uint64_t size)
 {
 	uint64_t h = fnv(fnv(0xcbf29ce484222325ULL, site, strlen(site)), &size,
 			 sizeof(size));
@@ -307,7 +310,7 @@ static unsigned int label_of(const char *site, uint64_t size)
 		struct cu_label *l = realloc(cu.labels, cap * sizeof(*l));
 
 		if (!l)
-			return 0;	/* label 0 (or none): the first */
+			return -1;
 		cu.labels = l;
 		cu.caplabels = cap;
 	}
@@ -369,7 +372,8 @@ static bool open_file(void)
 	mkdir(cu.dir, 0777);
 	snprintf(path, sizeof(path), "%s/cuda-%d.tsv", cu.dir, cu.pid);
 	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-	if (fd < 0 || !(cu.out = fdopen(fd, "w"))) {
+	cu.out = fd < 0 ? NULL : fdopen(fd, "w");
+	if (!cu.out) {
 		fprintf(stderr, "buddy.cuda: pid %d: %s: %s: not profiling\n",
 			cu.pid, path, strerror(errno));
 		if (fd >= 0)
@@ -409,6 +413,9 @@ void cu_finish(void)
 		char sep = '\t';
 
 		cu_schedule_finish();
+		if (cu.untracked_entries)
+			info("%u entry points were a second driver's: their calls were not tracked",
+			     cu.untracked_entries);
 		for (int p = 0; p < CU_PATH_NR; p++)
 			if (cu.calls[p])
 				info("%s: %llu allocations, %llu bytes", cu_path_name[p],
@@ -450,6 +457,7 @@ void cu_track(CUdeviceptr addr, uint64_t size, enum cu_path path)
 	CUcontext ctx = NULL;
 	CUdevice dev = 0;
 	char site[200];
+	int label;
 	double t;
 
 	if (!cu.enabled || !size)
@@ -483,14 +491,19 @@ void cu_track(CUdeviceptr addr, uint64_t size, enum cu_path path)
 		cu.allocs = a;
 		cu.capallocs = cap;
 	}
+	label = label_of(site, size);
+	if (label < 0) {
+		cu_note_once("nomem", "out of memory: allocations from here on are not tracked");
+		goto out;
+	}
 	a = &cu.allocs[cu.nallocs++];
+	a->label = label;
 	a->addr = addr;
 	a->size = size;
 	a->ctx = ctx;
 	a->device = dev;
 	a->path = path;
 	a->readable = path != CU_PATH_VMM;
-	a->label = label_of(site, size);
 	cu.label_ns += (cu_now() - t) * 1e9;
 out:
 	pthread_mutex_unlock(&cu.lock);

@@ -6,7 +6,9 @@
 # (selftests/profile/cuda_driver_test.sh, with a fake libcuda.so.1 on host
 # memory) run in make check-profile.
 #
-#   make cuda-driver     $(CUDA_PROF_LIB) (also built by make and make tools)
+#   make cuda-driver     $(CUDA_PROF_LIB) (also built by make, make tools
+#                        and make codeclib: the glibc-only libraries a GPU
+#                        machine is given, with make buddyctl-static)
 
 CUDA_PROF_LIB  := $(B)/libbuddycudaprof.so
 CUDA_PROF_SRCS := $(wildcard tools/profile/cuda_driver/*.c)
@@ -26,7 +28,7 @@ $(CUDA_PROF_LIB): $(CUDA_PROF_OBJS) $(CODECLIB_OBJS) \
 	    $(CUDA_PROF_OBJS) $(CODECLIB_OBJS) -ldl
 
 cuda-driver: $(CUDA_PROF_LIB)
-tools: cuda-driver
+tools codeclib: cuda-driver
 
 # The fake driver and the program of the tests.  -Bsymbolic: its
 # cuGetProcAddress hands out its own functions, as libcuda's does, never

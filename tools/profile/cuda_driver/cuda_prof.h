@@ -96,6 +96,7 @@ struct cu_state {
 	uint64_t ncalls;		/* tracked allocations made */
 	uint64_t label_ns;		/* time spent labelling them */
 	uint64_t copy_errors;
+	unsigned int untracked_entries;	/* entry points handed out as is */
 	FILE *out;
 	char dir[4096];
 	unsigned int codecs;		/* mask of the codecs sized */

@@ -8,8 +8,9 @@
  *
  * The schedule is the profiler's adaptive rule (python/buddy/cuda/
  * schedule.py on backward passes, tools/profile/engine/profile_schedule.c
- * on the CPU clock) on wall-clock seconds: points at multiples of a step,
- * the first step BUDDY_CUDA_FIRST_MS; when a snapshot would make 2N of
+ * on the CPU clock) on wall-clock seconds: the first point
+ * BUDDY_CUDA_FIRST_MS after the first allocation, the next ones at
+ * multiples of a step (that much at first) from the process's start; when a snapshot would make 2N of
  * them held the step doubles and every other one is dropped; at the end N
  * evenly spaced ones of those held are kept.  The program's own requests
  * are kept outside that count.
@@ -304,7 +305,9 @@ static void *snapshot_thread(void *arg)
 		double now = cu_now() - cu.t0_mono;
 
 		if (now >= cu.next_s) {
-			cu_snapshot(false);
+			/* none taken (no driver, no memory): the next point */
+			if (cu_snapshot(false) < 0)
+				cu.next_s = now + cu.delta_s;
 			continue;
 		}
 		{
@@ -328,7 +331,7 @@ void cu_thread_start(void)
 	if (!cu.first_s)
 		return;		/* requests only */
 	cu.delta_s = cu.first_s;
-	cu.next_s = cu.first_s;
+	cu.next_s = cu_now() - cu.t0_mono + cu.first_s;
 	cu.stop = false;
 	if (pthread_create(&cu.thread, NULL, snapshot_thread, NULL)) {
 		cu_note("no snapshot thread: %s; snapshots on request only",
