@@ -172,6 +172,9 @@ err_has "its message names the option and the values" "--cuda: bogus is not torc
 tap_run 2 "--every-backward is --cuda=torch's" "$BUDDYCTL" profile --cuda=driver \
 	--every-backward 2 -- true
 err_has "its message says so" "only with --cuda=torch"
+tap_run 0 "--cuda=driver on a program that makes no CUDA allocation" \
+	"$BUDDYCTL" profile -q --cuda=driver -o /dev/null -- true
+err_has "its empty report says why" "no process of true allocated through the CUDA driver API"
 check "libbuddycudaprof.so needs glibc only" sh -c "
 	readelf -d '$LIB' | grep NEEDED |
 	grep -v -e 'libc\.so' -e 'libm\.so' -e 'libdl\.so' -e 'libpthread\.so' \

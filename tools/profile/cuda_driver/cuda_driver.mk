@@ -12,7 +12,8 @@
 
 CUDA_PROF_LIB  := $(B)/libbuddycudaprof.so
 CUDA_PROF_SRCS := $(wildcard tools/profile/cuda_driver/*.c)
-CUDA_PROF_HDRS := $(wildcard tools/profile/cuda_driver/*.h) $(CODECLIB_HDRS)
+CUDA_PROF_HDRS := $(wildcard tools/profile/cuda_driver/*.h) $(CODECLIB_HDRS) \
+		  tools/profile/engine/schedule_rule.h
 CUDA_PROF_OBJS := $(CUDA_PROF_SRCS:%.c=$(B)/codeclib/pic/%.o)
 
 .PHONY: cuda-driver

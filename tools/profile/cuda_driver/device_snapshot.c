@@ -6,9 +6,10 @@
  * pieces, never one copy across two allocations, and sized with the codec
  * core (libbuddycodec's buddy_sizing_ranges(), linked in).
  *
- * The schedule is the profiler's adaptive rule (python/buddy/cuda/
- * schedule.py on backward passes, tools/profile/engine/profile_schedule.c
- * on the CPU clock) on wall-clock seconds: the first point
+ * The schedule is the profiler's adaptive rule (schedule_rule.h, as
+ * python/buddy/cuda/schedule.py applies it to backward passes and
+ * tools/profile/engine/profile_schedule.c to the CPU clock) on wall-clock
+ * seconds: the first point
  * BUDDY_CUDA_FIRST_MS after the first allocation, the next ones at
  * multiples of a step (that much at first) from the process's start; when a snapshot would make 2N of
  * them held the step doubles and every other one is dropped; at the end N
@@ -31,6 +32,7 @@
 #include <unistd.h>
 
 #include "cuda_prof.h"
+#include "tools/profile/engine/schedule_rule.h"
 
 static void hold(unsigned int **arr, size_t *n, unsigned int id)
 {
@@ -45,13 +47,11 @@ static void hold(unsigned int **arr, size_t *n, unsigned int id)
 /* A timer snapshot @id was taken at @t: the adaptive rule. */
 static void timer_taken(unsigned int id, double t)
 {
-	size_t n = cu.points;
-
-	if (n && cu.nheld + 1 >= 2 * n)
+	if (sched_step_doubles(cu.nheld, cu.points))
 		cu.delta_s *= 2;
 	hold(&cu.held, &cu.nheld, id);
 	cu.next_s = ((unsigned long long)(t / cu.delta_s) + 1) * cu.delta_s;
-	if (!n || cu.nheld < 2 * n)
+	if (!sched_thin_now(cu.nheld, cu.points))
 		return;
 	/* drop the first, third, ...: those left stay evenly spaced */
 	for (size_t i = 0, j = 0; i < cu.nheld; i++) {
@@ -66,19 +66,17 @@ static void timer_taken(unsigned int id, double t)
 
 void cu_schedule_finish(void)
 {
-	size_t m = cu.nheld, n = cu.points, k = 0;
+	size_t m = cu.nheld, n = cu.points, k = 0, p = 0;
 
 	if (!n || m <= n)
 		return;
 	for (size_t i = 0; i < m; i++) {
-		bool keep = false;
-
-		for (size_t p = 0; p < n && !keep; p++)
-			keep = ((p + 1) * m + n - 1) / n - 1 == i;
-		if (keep)
+		if (p < n && sched_kept_index(p, m, n) == i) {
 			cu.held[k++] = cu.held[i];
-		else
+			p++;
+		} else {
 			fprintf(cu.out, "drop\t%u\n", cu.held[i]);
+		}
 	}
 	cu.nheld = k;
 }

@@ -151,10 +151,15 @@ const char *prof_empty_reason(const struct prof_run *r, char *buf, size_t len)
 	if (r->cuda) {
 		if (r->nallocs)
 			return NULL;
-		snprintf(buf, len, r->nprocs ?
-			 "the records hold no live CUDA block at a kept snapshot" :
-			 "no record: no Python process of %s ran a backward pass on CUDA (or its Python ignores PYTHONPATH, or runs with -S or -I)",
-			 o->argv && o->argv[0] ? o->argv[0] : "the run");
+		if (o->cuda_driver && !r->nprocs)
+			snprintf(buf, len,
+				 "no record: no process of %s allocated through the CUDA driver API with libbuddycudaprof.so loaded (no CUDA device or driver, or a statically linked or setuid program, which ignores LD_PRELOAD)",
+				 o->argv && o->argv[0] ? o->argv[0] : "the run");
+		else
+			snprintf(buf, len, r->nprocs ?
+				 "the records hold no live CUDA block at a kept snapshot" :
+				 "no record: no Python process of %s ran a backward pass on CUDA (or its Python ignores PYTHONPATH, or runs with -S or -I)",
+				 o->argv && o->argv[0] ? o->argv[0] : "the run");
 		return buf;
 	}
 	if (prof_nr_alloc(r, -1))

@@ -28,6 +28,7 @@
 
 #include "launch.h"
 #include "profile_priv.h"
+#include "schedule_rule.h"
 
 /*
  * The automatic schedule: adaptive on the program's progress (the default),
@@ -228,7 +229,7 @@ void prof_progress_step(struct prof_state *st)
 	struct bprof_hdr *h = st->r->hdr;
 	unsigned int points = st->r->o->points;
 
-	if (points && pending_kept(st) + 1 >= 2 * points)
+	if (sched_step_doubles(pending_kept(st), points))
 		__atomic_store_n(&h->every_bytes, 2 * h->every_bytes,
 				 __ATOMIC_RELAXED);
 }
@@ -292,7 +293,7 @@ static void thin(struct prof_state *st)
 	unsigned int n = pending_kept(st), keep = 0;
 	size_t i, j;
 
-	if (!r->o->points || n < 2 * r->o->points)
+	if (!sched_thin_now(n, r->o->points))
 		return;
 	for (i = 0, j = 0; i < st->npending; i++) {
 		struct prof_raw *p = &st->pending[i];
@@ -365,7 +366,7 @@ static void finish_pending(struct prof_state *st)
 			keep[i] = true;
 	} else {
 		for (i = 0; i < n; i++)
-			keep[((i + 1) * m + n - 1) / n - 1] = true;
+			keep[sched_kept_index(i, m, n)] = true;
 	}
 	for (i = 0, k = 0; i < st->npending; i++) {
 		struct prof_raw *p = &st->pending[i];
