@@ -156,6 +156,19 @@ assert snaps >= 6, snaps
 assert len(kept) <= 3 + 2, kept
 assert f.count("\ndrop\t") == snaps - len(kept), (snaps, kept)
 '
+# The timer every millisecond while the program allocates and frees: a
+# copy of memory freed under it would fail in the fake driver.
+bad=0
+for i in 1 2 3 4 5; do
+	R4=$W/race$i
+	mkdir -p "$R4"
+	FAKE_CUDA_LOG=$R4/fake.log "$BUDDYCTL" profile -q --cuda=driver \
+		--first 1ms --points 50 -o /dev/null -- "$PROG" "$R4" \
+		>/dev/null 2>&1 || bad=$((bad + 1))
+	[ "$(grep -c 'spans 0 errors 0' "$R4/fake.log")" = 2 ] || bad=$((bad + 1))
+done
+check "snapshots on a 1 ms timer beside the program's frees never read freed memory (5 runs)" \
+	test $bad -eq 0
 R3=$W/fail
 mkdir -p "$R3"
 FAKE_CUDA_FAIL_DTOH=1 "$BUDDYCTL" profile -q --cuda=driver --no-timer \
