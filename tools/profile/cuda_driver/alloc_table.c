@@ -163,7 +163,7 @@ static unsigned int env_codecs(void)
 /* The settings, per process (again in a forked child). */
 static void fresh(void)
 {
-	const char *dir = getenv("BUDDY_CUDA_DIR");
+	const char *dir = getenv("BUDDY_CUDA_DRIVER_DIR");
 	struct timespec ts;
 
 	cu.pid = getpid();
@@ -199,6 +199,7 @@ static void forked(void)
 	cu.thread_running = false;
 	cu.stop = false;
 	cu.sizer = NULL;
+	free(cu.staging);
 	cu.staging = NULL;
 	cu.nallocs = 0;
 	for (size_t i = 0; i < cu.nlabels; i++)

@@ -84,7 +84,7 @@ struct cu_label {
  */
 struct cu_state {
 	pthread_mutex_t lock;
-	bool enabled;			/* BUDDY_CUDA_DIR set */
+	bool enabled;			/* BUDDY_CUDA_DRIVER_DIR set */
 	bool started;			/* the file is open, the thread runs */
 	int pid;
 	double t0_mono, t0_unix;
