@@ -12,9 +12,9 @@ hold by its own means.
 torch: a small convolutional model, 6 training iterations, a snapshot at
 the start of backward of iterations 2 and 5; its own walk of the caching
 allocator (torch.cuda.memory_snapshot(): each segment is one cudaMalloc,
-one allocation the interposer must have seen).  cupy: a few arrays of
-known content from cupy's pool (each a cudaMalloc of its rounded size),
-one snapshot.  Each region is copied by itself (cuda_verify.copy_block(),
+one allocation the interposer must have seen, or the cuMemMap ranges of
+an expandable one).  cupy: a few 2 MiB arrays of known content from
+cupy's pool (each a whole chunk, one cudaMalloc), one snapshot.  Each region is copied by itself (cuda_verify.copy_block(),
 one copy, pageable memory), sized per entry with BPC through
 libbuddycodec and rounded to Fig. 3's sizes here (cuda_verify.fig3_bytes).
 OUT.json: {"pid", "snaps": [{"id", "regions": [{"addr", "size",
@@ -94,12 +94,15 @@ def run_torch(rec):
 
 
 def run_cupy(rec):
+    """Arrays of 2 MiB from cupy's pool, no temporary larger: each is a
+    whole chunk of the pool, one cudaMalloc."""
     import cupy
-    arrays = [cupy.zeros(1 << 18, dtype=cupy.float32),
-              cupy.arange(1 << 18, dtype=cupy.float32),
-              cupy.maximum(cupy.sin(cupy.arange(1 << 19, dtype=cupy.float32)
+    n = 1 << 19
+    arrays = [cupy.zeros(n, dtype=cupy.float32),
+              cupy.arange(n, dtype=cupy.float32),
+              cupy.maximum(cupy.sin(cupy.arange(n, dtype=cupy.float32)
                                     / 50), 0),
-              cupy.random.default_rng(1).random(1 << 17, dtype=cupy.float64)]
+              cupy.random.default_rng(1).random(n // 2, dtype=cupy.float64)]
     cupy.cuda.runtime.deviceSynchronize()
     rec.take([(a.data.ptr, a.nbytes) for a in arrays], None)
 
