@@ -421,6 +421,15 @@ CUresult cuGetProcAddress_v2(const char *symbol, void **pfn, int ver,
 			     cuuint64_t flags,
 			     CUdriverProcAddressQueryResult *status);
 
+/*
+ * As in libcuda, an entry point cuGetProcAddress gives need not be the
+ * exported symbol's address: cuMemAlloc's is another function.
+ */
+static CUresult proc_mem_alloc(CUdeviceptr *p, size_t size)
+{
+	return cuMemAlloc_v2(p, size);
+}
+
 #define P(n, f, v) { n, (void *)f, v }
 static const struct proc procs[] = {
 	P("cuInit", cuInit, 0), P("cuDriverGetVersion", cuDriverGetVersion, 0),
@@ -436,7 +445,7 @@ static const struct proc procs[] = {
 	P("cuCtxPopCurrent", cuCtxPopCurrent_v2, 4000),
 	P("cuCtxGetDevice", cuCtxGetDevice, 0),
 	P("cuCtxSynchronize", cuCtxSynchronize, 0),
-	P("cuMemAlloc", cuMemAlloc_v2, 3020), P("cuMemFree", cuMemFree_v2, 3020),
+	P("cuMemAlloc", proc_mem_alloc, 3020), P("cuMemFree", cuMemFree_v2, 3020),
 	P("cuMemAllocPitch", cuMemAllocPitch_v2, 3020),
 	P("cuMemAllocManaged", cuMemAllocManaged, 0),
 	P("cuMemAllocAsync", cuMemAllocAsync, 0),

@@ -90,13 +90,15 @@ enum hook_id {
  * @min_ver, @max_ver: the cudaVersion range for which cuGetProcAddress()
  *		of @base gives this entry point (max 0: no limit).
  * @ptsz:	given for CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM.
+ * @stream:	it takes a stream (the legacy and the per-thread default
+ *		stream's variants differ).
  * @wrap:	the wrapper.
  * @real:	the real function, once known.
  */
 struct hook {
 	const char *sym, *base;
 	int min_ver, max_ver;
-	bool ptsz;
+	bool ptsz, stream;
 	void *wrap;
 	void *real;
 };
@@ -125,8 +127,12 @@ static void *real_of(enum hook_id id)
 
 /*
  * @real was handed out for hook @h: remember it and hand out the wrapper
- * instead; a different real function than the one recorded (another
- * driver loaded beside the first) is handed out untouched and noted.
+ * instead.  A different real function than the one recorded is the same
+ * call reached another way (libcuda's exported symbol and
+ * cuGetProcAddress's entry point need not be one address): the wrapper
+ * serves it with the first, unless the call takes a stream, where the
+ * two may be the legacy and the per-thread default stream's variants:
+ * that one is handed out untouched, its calls not tracked.
  */
 static void *substitute(struct hook *h, void *real)
 {
@@ -136,7 +142,7 @@ static void *substitute(struct hook *h, void *real)
 		return real;
 	if (__atomic_compare_exchange_n(&h->real, &old, real, false,
 					__ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE) ||
-	    old == real)
+	    old == real || !h->stream)
 		return h->wrap;
 	/* not a note: the records are written under the table's lock */
 	fprintf(stderr, "buddy.cuda: pid %d: a second %s (%p, not %p): its calls are not tracked\n",
@@ -413,6 +419,9 @@ EXPORT CUresult cuMemSetAccess(CUdeviceptr ptr, size_t size,
 #define HOOK(id, s, b, lo, hi, pt) \
 	[id] = { .sym = #s, .base = b, .min_ver = lo, .max_ver = hi, \
 		 .ptsz = pt, .wrap = (void *)s }
+#define HOOK_STREAM(id, s, b, pt) \
+	[id] = { .sym = #s, .base = b, .ptsz = pt, .stream = true, \
+		 .wrap = (void *)s }
 
 static struct hook hooks[H_NR] = {
 	HOOK(H_GETPROC, cuGetProcAddress, "cuGetProcAddress", 0, 12000, false),
@@ -423,15 +432,15 @@ static struct hook hooks[H_NR] = {
 	HOOK(H_PITCH, cuMemAllocPitch_v2, "cuMemAllocPitch",
 	     CUDA_V2_API_VERSION, 0, false),
 	HOOK(H_MANAGED, cuMemAllocManaged, "cuMemAllocManaged", 0, 0, false),
-	HOOK(H_ASYNC, cuMemAllocAsync, "cuMemAllocAsync", 0, 0, false),
-	HOOK(H_ASYNC_PTSZ, cuMemAllocAsync_ptsz, "cuMemAllocAsync", 0, 0, true),
-	HOOK(H_POOL, cuMemAllocFromPoolAsync, "cuMemAllocFromPoolAsync", 0, 0,
-	     false),
-	HOOK(H_POOL_PTSZ, cuMemAllocFromPoolAsync_ptsz,
-	     "cuMemAllocFromPoolAsync", 0, 0, true),
-	HOOK(H_FREE_ASYNC, cuMemFreeAsync, "cuMemFreeAsync", 0, 0, false),
-	HOOK(H_FREE_ASYNC_PTSZ, cuMemFreeAsync_ptsz, "cuMemFreeAsync", 0, 0,
-	     true),
+	HOOK_STREAM(H_ASYNC, cuMemAllocAsync, "cuMemAllocAsync", false),
+	HOOK_STREAM(H_ASYNC_PTSZ, cuMemAllocAsync_ptsz, "cuMemAllocAsync", true),
+	HOOK_STREAM(H_POOL, cuMemAllocFromPoolAsync, "cuMemAllocFromPoolAsync",
+		    false),
+	HOOK_STREAM(H_POOL_PTSZ, cuMemAllocFromPoolAsync_ptsz,
+		    "cuMemAllocFromPoolAsync", true),
+	HOOK_STREAM(H_FREE_ASYNC, cuMemFreeAsync, "cuMemFreeAsync", false),
+	HOOK_STREAM(H_FREE_ASYNC_PTSZ, cuMemFreeAsync_ptsz, "cuMemFreeAsync",
+		    true),
 	HOOK(H_CREATE, cuMemCreate, "cuMemCreate", 0, 0, false),
 	HOOK(H_MAP, cuMemMap, "cuMemMap", 0, 0, false),
 	HOOK(H_UNMAP, cuMemUnmap, "cuMemUnmap", 0, 0, false),
