@@ -134,6 +134,12 @@ for p in d["processes"]:
         n += 1
 assert n == 3, n
 '
+mkdir -p "$W/txt"
+"$BUDDYCTL" profile -q --cuda=driver --no-timer -o "$W/text.out" -- \
+	"$PROG" "$W/txt" >/dev/null 2>&1
+check "the text report names the driver interposer and warns of no CPU time the records lack" \
+	sh -c "grep -q 'cuda: the driver API.s allocations' '$W/text.out' &&
+	       ! grep -q 'reach only the first' '$W/text.out'"
 check "the end record counts every allocation call" pyr "$R" '
 for pid in (parent, child):
     ends = [l for l in open(D + "/rec/cuda-%d.tsv" % pid) if l.startswith("end\t")]

@@ -214,6 +214,8 @@ double prof_cpu_cover(const struct prof_rep *rp)
 	const struct prof_run *r = rp->r;
 	double last = -1;
 
+	if (r->cuda)
+		return -1;	/* the CUDA records carry no CPU clock */
 	for (unsigned int s = 0; s < r->nsnaps; s++)
 		if (rp->final_of[s] >= 0 && r->snaps[s].cpu > last)
 			last = r->snaps[s].cpu;
