@@ -73,13 +73,19 @@ static void fail(const char *what, CUresult rc)
 
 #define CK(call) do { CUresult rc_ = (call); if (rc_) fail(#call, rc_); } while (0)
 
-static void get(cu_get_proc_v2_fn gp, const char *name, void *fn)
+static void get_flags(cu_get_proc_v2_fn gp, const char *name, void *fn,
+		      cuuint64_t flags)
 {
 	CUdriverProcAddressQueryResult st;
 
-	CK(gp(name, fn, 12080, CU_GET_PROC_ADDRESS_DEFAULT, &st));
+	CK(gp(name, fn, 12080, flags, &st));
 	if (st != CU_GET_PROC_ADDRESS_SUCCESS)
 		fail(name, st);
+}
+
+static void get(cu_get_proc_v2_fn gp, const char *name, void *fn)
+{
+	get_flags(gp, name, fn, CU_GET_PROC_ADDRESS_DEFAULT);
 }
 
 /* Fill [@p, +@size) with @class, keep a copy in OUTDIR/@name.bin. */
@@ -256,7 +262,9 @@ int main(int argc, char **argv)
 	get(gp, "cuMemFree", &p_free);
 	get(gp, "cuMemAllocPitch", &p_pitch);
 	get(gp, "cuMemAllocManaged", &p_managed);
-	get(gp, "cuMemAllocAsync", &p_async);
+	/* the per-thread default stream's variant */
+	get_flags(gp, "cuMemAllocAsync", &p_async,
+		  CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM);
 	get(gp, "cuMemAllocFromPoolAsync", &p_pool);
 	get(gp, "cuMemFreeAsync", &p_free_async);
 	get(gp, "cuMemAddressReserve", &p_reserve);
