@@ -197,3 +197,18 @@ int buddy_entry_decode(const struct buddy_codec *c, unsigned int code,
 		return -EINVAL;
 	}
 }
+
+int buddy_entries_decode(const struct buddy_codec *c,
+			 const unsigned int *codes, const u8 *const *stored,
+			 u8 *entries, unsigned int n)
+{
+	unsigned int k;
+	int ret = 0;
+
+	if (c->decode_n)
+		return c->decode_n(codes, stored, entries, n);
+	for (k = 0; k < n; k++)
+		ret |= buddy_entry_decode(c, codes[k], stored[k],
+					  entries + (size_t)k * BUDDY_ENTRY_BYTES);
+	return ret;
+}

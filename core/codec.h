@@ -59,6 +59,8 @@
  *		in its registers, and writes no stream for a RAW entry).
  * @classify:	optional: buddy_entry_classify() in one call.
  * @decode:	optional: buddy_entry_decode() in one call.
+ * @decode_n:	optional: buddy_entries_decode() in one call (the vector
+ *		codec decodes several streams side by side).
  */
 struct buddy_codec {
 	const char *name;
@@ -70,6 +72,8 @@ struct buddy_codec {
 	unsigned int (*encode)(const u8 *entry, u8 *out);
 	unsigned int (*classify)(const u8 *entry);
 	int (*decode)(unsigned int code, const u8 *stored, u8 *entry);
+	int (*decode_n)(const unsigned int *codes, const u8 *const *stored,
+			u8 *entries, unsigned int n);
 };
 
 extern const struct buddy_codec buddy_codec_bpc;
@@ -178,5 +182,14 @@ unsigned int buddy_entry_encode(const struct buddy_codec *c, const u8 *entry,
  */
 int buddy_entry_decode(const struct buddy_codec *c, unsigned int code,
 		       const u8 *stored, u8 *entry);
+
+/*
+ * buddy_entry_decode() of @n entries: entry k of size code @codes[k]
+ * from @stored[k] into the 128 bytes at @entries + 128 * k.  Returns 0,
+ * or -EINVAL when any of them does not decode (the others are decoded).
+ */
+int buddy_entries_decode(const struct buddy_codec *c,
+			 const unsigned int *codes, const u8 *const *stored,
+			 u8 *entries, unsigned int n);
 
 #endif /* BUDDY_CORE_CODEC_H */

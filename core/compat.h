@@ -21,6 +21,7 @@
 #include <linux/math64.h>
 #include <linux/bitmap.h>
 #include <asm/unaligned.h>
+#include <linux/percpu.h>
 #ifdef CONFIG_X86_64
 #include <asm/cpufeature.h>
 #include <asm/fpu/api.h>

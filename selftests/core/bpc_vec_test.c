@@ -12,7 +12,15 @@
  *    bytes, each implementation decoding the other's;
  *  - streams that are not BPC (random bytes, valid streams with bits
  *    flipped, truncated or padded): the same verdict, 0 or -EINVAL, and
- *    the same entry where both decode.
+ *    the same entry where both decode;
+ *  - buddy_entries_decode(), which decodes many entries at once (eight
+ *    side by side in the vector codec), against the reference's
+ *    buddy_entry_decode() of each: batches of every size up to 64 of
+ *    every class, clean and with a share of the streams broken, and
+ *    batches of eight for each of the 256 combinations of valid and
+ *    invalid streams; the verdict is -EINVAL exactly where the reference
+ *    rejects one of them, and every entry the reference decodes is the
+ *    same.
  *
  * Entries: every data class of tools/common/datagen.h (mixed included),
  * then random bit patterns of several kinds (uniform words, sparse bits,
@@ -33,6 +41,8 @@
 #include "selftests/core/bpc_ref.h"
 
 #define CHUNK_ENTRIES	4096
+/* The most entries handed to buddy_entries_decode() at once. */
+#define BATCH_MAX	64
 #define SEED		0x42756464790030ull
 
 static unsigned long entries_per_class(void)
@@ -220,6 +230,200 @@ TEST_F_TIMEOUT(vec, datagen_classes, 3600)
 		       done);
 		fflush(stdout);	/* the harness ends each test with _exit() */
 	}
+}
+
+/*
+ * A batch of @n entries of size codes @codes stored at @stored (each in a
+ * heap block of its size) through buddy_entries_decode(), against the
+ * reference decoding each; NULL, or what differed.
+ */
+static const char *check_batch(struct _test_data_vec *self,
+			       const unsigned int *codes, u8 *const *stored,
+			       unsigned int n)
+{
+	static u8 want[BATCH_MAX * BUDDY_ENTRY_BYTES];
+	static u8 got[BATCH_MAX * BUDDY_ENTRY_BYTES];
+	bool ok[BATCH_MAX];
+	unsigned int k;
+	int ret = 0;
+
+	for (k = 0; k < n; k++) {
+		ok[k] = !buddy_entry_decode(self->ref, codes[k], stored[k],
+					    want + k * BUDDY_ENTRY_BYTES);
+		if (!ok[k])
+			ret = -EINVAL;
+	}
+	memset(got, 0x5a, sizeof(got));
+	if (buddy_entries_decode(self->vec, codes,
+				 (const u8 *const *)stored, got, n) != ret)
+		return "buddy_entries_decode() verdict";
+	for (k = 0; k < n; k++)
+		if (ok[k] && memcmp(want + k * BUDDY_ENTRY_BYTES,
+				    got + k * BUDDY_ENTRY_BYTES,
+				    BUDDY_ENTRY_BYTES))
+			return "buddy_entries_decode() entry";
+	return NULL;
+}
+
+/* Entry @e encoded by the reference into a heap block of its size. */
+static u8 *store_entry(struct _test_data_vec *self, const u8 *e,
+		       unsigned int *code)
+{
+	u8 out[BUDDY_STREAM_MAX];
+	unsigned int len;
+	u8 *p;
+
+	*code = buddy_entry_encode(self->ref, e, out);
+	len = buddy_code_bytes(*code);
+	p = malloc(len ? len : 1);
+	if (p && len)
+		memcpy(p, out, len);
+	return p;
+}
+
+/*
+ * Break the stream of a compressed entry: a bit flipped, a byte made
+ * random, all of it random, or its code one size up or down (the block
+ * made that size: the stream cut, or random bytes after it).
+ */
+static u8 *break_entry(struct datagen_rng *r, u8 *p, unsigned int *code)
+{
+	unsigned int len = buddy_code_bytes(*code), j, nlen;
+	u64 x = datagen_next(r);
+	u8 *q;
+
+	switch (x % 4) {
+	case 0:
+		p[(x >> 8) % len] ^= 0x80 >> (x >> 16 & 7);
+		return p;
+	case 1:
+		p[(x >> 8) % len] = x >> 24;
+		return p;
+	case 2:
+		for (j = 0; j < len; j++)
+			p[j] = datagen_next(r);
+		return p;
+	}
+	*code = *code == BUDDY_CODE_C8 ? BUDDY_CODE_C32 :
+		*code == BUDDY_CODE_C96 || x >> 8 & 1 ? *code - 1 : *code + 1;
+	nlen = buddy_code_bytes(*code);
+	q = malloc(nlen);
+	if (!q)
+		return p;
+	for (j = 0; j < nlen; j++)
+		q[j] = j < len ? p[j] : datagen_next(r);
+	free(p);
+	return q;
+}
+
+static void free_stored(u8 **stored, unsigned int n)
+{
+	unsigned int k;
+
+	for (k = 0; k < n; k++)
+		free(stored[k]);
+}
+
+/*
+ * Entries of every class in batches of 1..BATCH_MAX, as they are and then
+ * with about one compressed stream in four broken.
+ */
+TEST_F_TIMEOUT(vec, entries_decode, 3600)
+{
+	unsigned int codes[BATCH_MAX], c, k, n, pass;
+	u8 *stored[BATCH_MAX];
+	struct datagen_rng r;
+	unsigned long done;
+	const char *err;
+
+	datagen_seed(&r, SEED + 2);
+	for (c = 0; c < DATAGEN_NR; c++) {
+		for (done = 0; done < self->n; done += n) {
+			n = 1 + datagen_next(&r) % BATCH_MAX;
+			if (n > self->n - done)
+				n = self->n - done;
+			datagen_fill(c, datagen_mix(SEED, done), self->data,
+				     (size_t)n * BUDDY_ENTRY_BYTES);
+			for (pass = 0; pass < 2; pass++) {
+				for (k = 0; k < n; k++) {
+					stored[k] = store_entry(self,
+						self->data + (size_t)k * BUDDY_ENTRY_BYTES,
+						&codes[k]);
+					ASSERT_NE(NULL, stored[k]);
+					if (pass && codes[k] != BUDDY_CODE_ZERO &&
+					    codes[k] != BUDDY_CODE_RAW &&
+					    datagen_next(&r) % 4 == 0)
+						stored[k] = break_entry(&r, stored[k],
+									&codes[k]);
+				}
+				err = check_batch(self, codes, stored, n);
+				free_stored(stored, n);
+				ASSERT_EQ(NULL, err)
+					TH_LOG("%s, %s entries %lu..%lu%s: %s differs",
+					       buddy_impl_name(self->vec->impl),
+					       datagen_class_name(c), done,
+					       done + n - 1,
+					       pass ? " (some broken)" : "", err);
+			}
+		}
+		printf("# %s, %s: %lu entries agree in batches\n",
+		       buddy_impl_name(self->vec->impl), datagen_class_name(c),
+		       done);
+		fflush(stdout);
+	}
+}
+
+/*
+ * Eight compressed entries at once with the streams of lanes @mask
+ * broken until the reference rejects them, for every @mask: whatever
+ * the others do, each lane's verdict and entry are its own.
+ */
+TEST_F_TIMEOUT(vec, entries_decode_lanes, 3600)
+{
+	unsigned int codes[8], mask, k, tries, rounds, round, i = 0;
+	u8 *stored[8], scratch[BUDDY_ENTRY_BYTES];
+	struct datagen_rng r;
+	const char *err;
+
+	rounds = self->n / 4096 ? self->n / 4096 : 1;
+	datagen_seed(&r, SEED + 3);
+	datagen_fill(DATAGEN_MIXED, SEED, self->data,
+		     (size_t)CHUNK_ENTRIES * BUDDY_ENTRY_BYTES);
+	for (round = 0; round < rounds; round++) {
+		for (mask = 0; mask < 256; mask++) {
+			for (k = 0; k < 8; k++) {
+				/* the next entry with a stream */
+				do {
+					stored[k] = store_entry(self,
+						self->data + (size_t)(i++ % CHUNK_ENTRIES) *
+						BUDDY_ENTRY_BYTES, &codes[k]);
+					ASSERT_NE(NULL, stored[k]);
+					if (codes[k] != BUDDY_CODE_ZERO &&
+					    codes[k] != BUDDY_CODE_RAW)
+						break;
+					free(stored[k]);
+				} while (1);
+				if (!(mask >> k & 1))
+					continue;
+				for (tries = 0; tries < 64; tries++) {
+					stored[k] = break_entry(&r, stored[k],
+								&codes[k]);
+					if (buddy_entry_decode(self->ref, codes[k],
+							       stored[k], scratch))
+						break;
+				}
+			}
+			err = check_batch(self, codes, stored, 8);
+			free_stored(stored, 8);
+			ASSERT_EQ(NULL, err)
+				TH_LOG("%s, round %u, broken lanes %#x: %s differs",
+				       buddy_impl_name(self->vec->impl), round,
+				       mask, err);
+		}
+	}
+	printf("# %s: %u rounds of 256 lane combinations agree\n",
+	       buddy_impl_name(self->vec->impl), rounds);
+	fflush(stdout);
 }
 
 /* Bit patterns the data classes make rarely or never. */

@@ -15,7 +15,13 @@
  *  2. as an entry (its first 128 bytes, zero-padded): compress() gives the
  *     same length and stream, size() the same length, each decoder
  *     decodes the other's stream, and buddy_entry_encode/classify/decode
- *     agree, stored bytes included.
+ *     agree, stored bytes included;
+ *  3. as up to 16 stored entries, each a size code byte (mostly the
+ *     compressed ones, now and then RAW, zero or an invalid code) and its
+ *     stored bytes, each in an exact-size heap block:
+ *     buddy_entries_decode() says -EINVAL exactly where the reference's
+ *     buddy_entry_decode() rejects one of them, and every entry the
+ *     reference decodes comes out the same.
  * Where the CPU lacks the vector code's instructions it checks the scalar
  * one only and says so once.
  */
@@ -90,6 +96,46 @@ static void entry_both(const u8 *e)
 		fail("buddy_entry_decode()");
 }
 
+#define BATCH	16
+
+static void batch_both(const u8 *data, unsigned int len)
+{
+	unsigned int codes[BATCH], n, at = 0, k, bytes;
+	u8 *stored[BATCH], *want = malloc(BATCH * BUDDY_ENTRY_BYTES);
+	u8 *got = malloc(BATCH * BUDDY_ENTRY_BYTES);
+	bool ok[BATCH];
+	int ret = 0;
+
+	for (n = 0; n < BATCH && at < len; n++) {
+		u8 b = data[at++];
+
+		codes[n] = b < 224 ? BUDDY_CODE_C8 + (b & 3) : b % 8;
+		bytes = buddy_code_bytes(codes[n]);
+		stored[n] = malloc(bytes ? bytes : 1);
+		for (k = 0; k < bytes; k++)
+			stored[n][k] = at < len ? data[at++] : 0;
+	}
+	for (k = 0; k < n; k++) {
+		ok[k] = !buddy_entry_decode(ref, codes[k], stored[k],
+					    want + k * BUDDY_ENTRY_BYTES);
+		if (!ok[k])
+			ret = -EINVAL;
+	}
+	memset(got, 0x5a, BATCH * BUDDY_ENTRY_BYTES);
+	if (buddy_entries_decode(vec, codes, (const u8 *const *)stored, got,
+				 n) != ret)
+		fail("buddy_entries_decode() verdict");
+	for (k = 0; k < n; k++) {
+		if (ok[k] && memcmp(want + k * BUDDY_ENTRY_BYTES,
+				    got + k * BUDDY_ENTRY_BYTES,
+				    BUDDY_ENTRY_BYTES))
+			fail("buddy_entries_decode() entry");
+		free(stored[k]);
+	}
+	free(want);
+	free(got);
+}
+
 /* The input as a stream, then as an entry, through @c and the reference. */
 static void check(const struct buddy_codec *c, const uint8_t *data,
 		  unsigned int len)
@@ -105,12 +151,15 @@ static void check(const struct buddy_codec *c, const uint8_t *data,
 	memset(e, 0, sizeof(e));
 	memcpy(e, data, len < sizeof(e) ? len : sizeof(e));
 	entry_both(e);
+
+	/* 3. The input as stored entries. */
+	batch_both(data, len);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	unsigned int len = size > 4 * BUDDY_STREAM_MAX ? 4 * BUDDY_STREAM_MAX :
-							 (unsigned int)size;
+	unsigned int len = size > BATCH * BUDDY_STREAM_MAX ?
+			   BATCH * BUDDY_STREAM_MAX : (unsigned int)size;
 	static bool told;
 
 	check(&buddy_codec_bpc, data, len);

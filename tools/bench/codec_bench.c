@@ -189,6 +189,9 @@ static size_t chunk_classify(const struct buddy_codec *c, struct bufs *b,
 	return out;
 }
 
+/* Entries handed to buddy_entries_decode() at a time. */
+#define DECODE_BATCH	64
+
 /* Decoders return 0, or 1 when an entry or page did not decode. */
 static size_t chunk_decode(const struct buddy_codec *c, struct bufs *b,
 			   size_t k)
@@ -196,14 +199,18 @@ static size_t chunk_decode(const struct buddy_codec *c, struct bufs *b,
 	size_t e = k * (CHUNK / BUDDY_ENTRY_BYTES);
 	size_t end = e + chunk_len(b, k) / BUDDY_ENTRY_BYTES;
 	size_t in = b->pk[k];
+	const u8 *stored[DECODE_BATCH];
+	unsigned int j, n;
 	int err = 0;
 
-	for (; e < end; e++) {
-		unsigned int code = b->meta[e];
-
-		err |= buddy_entry_decode(c, code, b->packed + in,
-					  b->dst + e * BUDDY_ENTRY_BYTES);
-		in += buddy_code_bytes(code);
+	for (; e < end; e += n) {
+		n = end - e < DECODE_BATCH ? end - e : DECODE_BATCH;
+		for (j = 0; j < n; j++) {
+			stored[j] = b->packed + in;
+			in += buddy_code_bytes(b->meta[e + j]);
+		}
+		err |= buddy_entries_decode(c, b->meta + e, stored,
+					    b->dst + e * BUDDY_ENTRY_BYTES, n);
 	}
 	return err != 0;
 }
