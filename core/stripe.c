@@ -313,10 +313,53 @@ static void raw_read(const struct buddy_extent *x, unsigned int i,
 }
 
 /*
+ * Entries @i..@i+@n-1 of a compressed extent, none RAW or zero, into
+ * @dst: each stretch of those stored whole in device memory in one
+ * buddy_entries_decode() (the vector codec decodes eight at a time), the
+ * others one by one.  A stretch that does not decode is fetched again
+ * entry by entry, so that the read stops at the entry that does not
+ * (-EIO), what came before counted.
+ */
+static int span_decode(const struct buddy_extent *x, struct span *s,
+		       unsigned int i, unsigned int n, u8 *dst)
+{
+	unsigned int codes[BUDDY_STRIPE_ENTRIES], k, m, code;
+	const u8 *stored[BUDDY_STRIPE_ENTRIES];
+	int ret;
+
+	for (; n; n -= m, i += m, dst += (size_t)m * BUDDY_ENTRY_BYTES) {
+		for (m = 0; m < n && m < BUDDY_STRIPE_ENTRIES; m++) {
+			code = span_get(s, i + m);
+			if (code >= BUDDY_CODE_NR ||
+			    buddy_code_bytes(code) > x->target)
+				break;
+			codes[m] = code;
+			stored[m] = dev_slot(x, i + m);
+		}
+		if (m && !buddy_entries_decode(x->codec, codes, stored, dst,
+					       m)) {
+			for (k = 0; k < m; k++) {
+				s->n.reads[codes[k]]++;
+				s->n.touched |= 1u << codes[k];
+			}
+			continue;
+		}
+		m = m ? m : 1;
+		for (k = 0; k < m; k++) {
+			ret = span_fetch(x, s, i + k,
+					 dst + (size_t)k * BUDDY_ENTRY_BYTES);
+			if (ret)
+				return ret;
+		}
+	}
+	return 0;
+}
+
+/*
  * Whole entries @i..@i+@n-1 of a compressed extent into @dst: a run of
  * RAW entries is copied without the codec (two fixed-size copies each), a
  * run of zero entries is one clear, the entries of a run of other codes
- * are decoded one by one.  Runs are found on masks of the codes, as
+ * are decoded by span_decode().  Runs are found on masks of the codes, as
  * span_read_plain() does; an invalid code stops the read there with -EIO
  * (span_fetch()), what came before counted.
  */
@@ -332,16 +375,8 @@ static int span_read_split(const struct buddy_extent *x, struct span *s,
 	r1 = nibble_eq(w[1], BUDDY_CODE_RAW);
 	z0 = nibble_eq(w[0], BUDDY_CODE_ZERO);
 	z1 = nibble_eq(w[1], BUDDY_CODE_ZERO);
-	if (!(r0 | r1 | z0 | z1)) {
-		/* no RAW or zero code in the span: all decoded */
-		for (k = 0; k < n; k++) {
-			ret = span_fetch(x, s, i + k,
-					 dst + (size_t)k * BUDDY_ENTRY_BYTES);
-			if (ret)
-				return ret;
-		}
-		return 0;
-	}
+	if (!(r0 | r1 | z0 | z1))	/* no RAW or zero code: all decoded */
+		return span_decode(x, s, i, n, dst);
 	/* bit k for entry 2 * b0 + k */
 	raw = span_mask(r0, r1);
 	zero = span_mask(z0, z1);
@@ -359,12 +394,9 @@ static int span_read_split(const struct buddy_extent *x, struct span *s,
 		} else {
 			j = k + __builtin_ctzll((raw | zero | 1ULL << end) >>
 						k);
-			for (; k < j; k++, i++, dst += BUDDY_ENTRY_BYTES) {
-				ret = span_fetch(x, s, i, dst);
-				if (ret)
-					return ret;
-			}
-			continue;
+			ret = span_decode(x, s, i, j - k, dst);
+			if (ret)
+				return ret;
 		}
 		dst += (size_t)(j - k) * BUDDY_ENTRY_BYTES;
 		i += j - k;

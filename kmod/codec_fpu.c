@@ -149,7 +149,8 @@ static void calib_fill(u8 *p)
 static u64 calib_stripe_ns(const struct buddy_codec *c, bool fpu,
 			   const u8 *src, u8 *st, u8 *dst)
 {
-	u8 codes[CALIB_ENTRIES];
+	unsigned int codes[CALIB_ENTRIES];
+	const u8 *stored[CALIB_ENTRIES];
 	u64 best = U64_MAX, t;
 	unsigned int b, r, e;
 
@@ -158,14 +159,15 @@ static u64 calib_stripe_ns(const struct buddy_codec *c, bool fpu,
 		for (r = 0; r < CALIB_ROUNDS; r++) {
 			if (fpu)
 				kernel_fpu_begin();
-			for (e = 0; e < CALIB_ENTRIES; e++)
+			for (e = 0; e < CALIB_ENTRIES; e++) {
+				stored[e] = st + e * BUDDY_STREAM_MAX;
 				codes[e] = buddy_entry_encode(c,
 					src + e * BUDDY_ENTRY_BYTES,
 					st + e * BUDDY_STREAM_MAX);
-			for (e = 0; e < CALIB_ENTRIES; e++)
-				buddy_entry_decode(c, codes[e],
-						   st + e * BUDDY_STREAM_MAX,
-						   dst + e * BUDDY_ENTRY_BYTES);
+			}
+			/* entries in a row, as a stripe's read decodes them */
+			buddy_entries_decode(c, codes, stored, dst,
+					     CALIB_ENTRIES);
 			if (fpu)
 				kernel_fpu_end();
 		}

@@ -738,4 +738,57 @@ TEST(stripe_rw_stops_at_corrupt_entry)
 	}
 }
 
+/*
+ * Reads decode the compressed entries stored whole in device memory many
+ * at a time (buddy_entries_decode()): at each target where some are, a
+ * stripe of them with the stream of entry p made malformed (all ones:
+ * more literals than the stream holds) stops a read from any entry before
+ * it at p with -EIO, the entries before it read and counted.
+ */
+TEST(stripe_read_stops_at_malformed_stream)
+{
+	const struct buddy_codec *bpc = buddy_codec_by_name("bpc");
+	u8 *model = malloc(NR * 128), *got = malloc(NR * 128);
+	unsigned int t, i, p, code, tried = 0;
+
+	for (t = 1; t < ARRAY_SIZE(targets); t++) {
+		struct chunk ch;
+		u32 s = 77 + t;
+
+		chunk_init(&ch, targets[t], bpc);
+		for (p = 0; p < 32; p++) {
+			struct buddy_io_acct r = {};
+			unsigned int a = p ? rng(&s) % p : 0;
+
+			/* entries 32..63, codes C32..C96 */
+			for (i = 0; i < 32; i++)
+				make_entry(model + (32 + i) * 128, 2 + i % 3,
+					   &s);
+			ASSERT_EQ(0, buddy_stripe_rw(&ch.x, 32, 0,
+						     model + 32 * 128,
+						     32 * 128, true, &r));
+			code = buddy_meta_get(ch.x.meta, 32 + p);
+			if (code == BUDDY_CODE_ZERO || code == BUDDY_CODE_RAW ||
+			    buddy_code_bytes(code) > targets[t])
+				continue;
+			memset(ch.dev + (size_t)(32 + p) * targets[t], 0xff,
+			       buddy_code_bytes(code));
+			memset(&r, 0, sizeof(r));
+			EXPECT_EQ(-EIO, buddy_stripe_rw(&ch.x, 32 + a, 0, got,
+							(32 - a) * 128, false,
+							&r))
+				TH_LOG("t=%u: entry %u, from %u", targets[t],
+				       p, a);
+			EXPECT_EQ(p - a, r.c.entry_reads);
+			EXPECT_EQ(0, memcmp(got, model + (32 + a) * 128,
+					    (p - a) * 128));
+			tried++;
+		}
+		chunk_free(&ch);
+	}
+	EXPECT_LT(32, tried);
+	free(model);
+	free(got);
+}
+
 TEST_HARNESS_MAIN
