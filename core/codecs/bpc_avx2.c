@@ -32,8 +32,8 @@
  * planes go back to rows by the same transpose, the rows to deltas by a
  * suffix XOR, and the deltas to words by a prefix sum whose overflow is
  * checked lane by lane.  Entries in a row (decode_n) go eight at a time,
- * one stream per 32-bit lane, one plane of every lane per step (see
- * bpc_lanes_decode()).
+ * one stream per 32-bit lane, one plane of every lane per step, and
+ * their words come from all eight lanes at once (see bpc_lanes_decode()).
  */
 #include "core/codecs/bpc.h"
 
@@ -79,6 +79,17 @@ static BPC_AVX2 __always_inline v8u bcast(u32 x)
 {
 	v8u v = { x, x, x, x, x, x, x, x };
 
+	return v;
+}
+
+/*
+ * @v, which the compiler then takes for unknown: a loop uses such a
+ * constant from a register or the stack, where GCC would rebuild it
+ * (mov, vmovd, vpbroadcastd) on every pass for want of registers.
+ */
+static BPC_AVX2 __always_inline v8u opaque(v8u v)
+{
+	asm("" : "+x" (v));
 	return v;
 }
 
@@ -694,13 +705,12 @@ static BPC_AVX2 __always_inline v8u lane7(v8u v)
 }
 
 /*
- * The 32 words from the base @w, the planes 0..31 (pl[j] lane l: plane
- * 8j + l, 31 bits each; DBP where @dbp, else DBX) and DBX[32] @sg (which
- * is DBP[32]) into @dst; -EINVAL where a word does not fit 32 bits, as
- * bpc.c decides it.
+ * The 32 words from the base @w, the DBX planes 0..31 (pl[j] lane l:
+ * plane 8j + l, 31 bits each) and DBX[32] @sg (which is DBP[32]) into
+ * @dst; -EINVAL where a word does not fit 32 bits, as bpc.c decides it.
  */
 static BPC_AVX2 __always_inline int bpc_avx2_words(u8 *dst, s64 w, v8u *pl,
-						   u32 sg, const bool dbp)
+						   u32 sg)
 {
 	const v8u steps = { 0, 1, 2, 3, 4, 5, 6, 7 };
 	v8u zero = { 0 }, d[4], sign[4], prev, bad;
@@ -721,7 +731,7 @@ static BPC_AVX2 __always_inline int bpc_avx2_words(u8 *dst, s64 w, v8u *pl,
 
 		sign[j] = (v8u)((bcast(sg) & bit) == bit);
 		/* bits 0..31 */
-		d[j] = dbp ? pl[j] : suffix_xor(pl[j]) ^ sign[j];
+		d[j] = suffix_xor(pl[j]) ^ sign[j];
 	}
 
 	/*
@@ -941,7 +951,7 @@ static BPC_AVX2 int bpc_avx2_decompress(const u8 *src, unsigned int srclen,
 	/* a position past a plane sets bit 31 */
 	if (signs(pl[0] | pl[1] | pl[2] | pl[3] | bcast(q[0])))
 		return -EINVAL;
-	return bpc_avx2_words(dst, w, pl, q[0], false);
+	return bpc_avx2_words(dst, w, pl, q[0]);
 }
 
 static BPC_AVX2 int bpc_avx2_entry_decode(unsigned int code,
@@ -1080,6 +1090,92 @@ static BPC_AVX2 __always_inline void transpose8(v8u v[8])
 	}
 }
 
+/* Bits under @m of @b <-> the bits @sh above them in @a. */
+static BPC_AVX2 __always_inline void swap_bits(v8u *a, v8u *b, unsigned int sh,
+					       v8u m)
+{
+	v8u t = ((*a >> sh) ^ *b) & m;
+
+	*b ^= t;
+	*a ^= t << sh;
+}
+
+/*
+ * The words of the lanes in @okm (of the @n decoded by bpc_lanes_decode())
+ * to their s->dst, all eight lanes at once: s->dbp[32 - p] is plane p of
+ * every lane, whose bit i is bit p of delta i, so each lane's 32x32 bit
+ * matrix is transposed in place (five delta swaps, strides 16 and 8 over
+ * the planes, then 4, 2, 1 within eight of them), after which row i of
+ * every lane is delta i; the words follow by one add a delta, with the
+ * range check of bpc_avx2_words(), and go out eight by eight through
+ * 8x8 transposes.  Returns -EINVAL where a word of such a lane does not
+ * fit 32 bits (its words are stored all the same, as bpc_avx2_words()
+ * does).
+ */
+static BPC_AVX2 __always_inline int bpc_lanes_words(struct bpc_lanes *s,
+						    unsigned int n,
+						    unsigned int okm)
+{
+	v8u d[32], x[8], out[8], prev, sg, bad, r, sign;
+	v8u m16 = opaque(bcast(0x0000ffff)), m8 = opaque(bcast(0x00ff00ff));
+	v8u m4 = opaque(bcast(0x0f0f0f0f)), m2 = opaque(bcast(0x33333333));
+	v8u m1 = opaque(bcast(0x55555555));
+	unsigned int l;
+	int g, m;
+
+#pragma GCC unroll 8
+	for (m = 0; m < 8; m++) {
+		x[0] = ld8(s->dbp[32 - m]);		/* planes m, m + 8.. */
+		x[1] = ld8(s->dbp[24 - m]);
+		x[2] = ld8(s->dbp[16 - m]);
+		x[3] = ld8(s->dbp[8 - m]);
+		swap_bits(&x[0], &x[2], 16, m16);
+		swap_bits(&x[1], &x[3], 16, m16);
+		swap_bits(&x[0], &x[1], 8, m8);
+		swap_bits(&x[2], &x[3], 8, m8);
+		d[m] = x[0];
+		d[m + 8] = x[1];
+		d[m + 16] = x[2];
+		d[m + 24] = x[3];
+	}
+	prev = ld8(s->w);
+	sg = ld8(s->dbp[0]);
+	bad = bcast(0);
+#pragma GCC unroll 4
+	for (g = 0; g < 4; g++) {
+#pragma GCC unroll 8
+		for (m = 0; m < 8; m++)
+			x[m] = d[8 * g + m];
+#pragma GCC unroll 4
+		for (m = 0; m < 4; m++)
+			swap_bits(&x[m], &x[m + 4], 4, m4);
+#pragma GCC unroll 4
+		for (m = 0; m < 4; m++)		/* rows 0, 1, 4, 5 and 2 on */
+			swap_bits(&x[m + (m & 2)], &x[m + (m & 2) + 2], 2, m2);
+#pragma GCC unroll 4
+		for (m = 0; m < 8; m += 2)
+			swap_bits(&x[m], &x[m + 1], 1, m1);
+		/* x[m]: delta 8g + m of every lane (there is none 31) */
+		out[0] = prev;
+#pragma GCC unroll 8
+		for (m = 0; m < 8; m++) {
+			if (8 * g + m == 31)
+				break;
+			sign = (v8u)((v8s)(sg << (31 - 8 * g - m)) >> 31);
+			r = prev + x[m];
+			bad |= ((prev ^ r) & (x[m] ^ r)) ^ x[m] ^ sign;
+			prev = r;
+			if (m < 7)
+				out[m + 1] = r;
+		}
+		transpose8(out);
+		for (l = 0; l < n; l++)
+			if (okm >> l & 1)
+				st8(s->dst[l] + 32 * g, out[l]);
+	}
+	return signs(bad) & okm ? -EINVAL : 0;
+}
+
 /*
  * Per symbol class, by the stream's first bits: length in bits 0..5, the
  * one or two ones of 0001x ppppp in bits 8..9.  hi by the first three bits
@@ -1092,10 +1188,10 @@ static BPC_AVX2 __always_inline void transpose8(v8u v[8])
  * Decode the @n (BPC_LANES_MIN..8) streams s->b[l] (s->len[l] bytes) side by side,
  * one plane of every lane per step, plane 32 first: a lane in a zero run
  * takes no bits, any other takes its next symbol.  The lanes whose
- * streams are valid get their words; the others, and any stream with a
- * doubt (a position past a plane, a run past plane 0, a symbol past the
- * end, 00001 for plane 32), go to bpc_avx2_decompress(), which gives the
- * verdict.  Returns 0 or -EINVAL (any of them).
+ * streams are valid get their words (bpc_lanes_words()); the others, and
+ * any stream with a doubt (a position past a plane, a run past plane 0, a
+ * symbol past the end, 00001 for plane 32), go to bpc_avx2_decompress(),
+ * which gives the verdict.  Returns 0 or -EINVAL (any of them).
  */
 static BPC_AVX2 noinline int bpc_lanes_decode(struct bpc_lanes *s,
 					      unsigned int n)
@@ -1117,7 +1213,8 @@ static BPC_AVX2 noinline int bpc_lanes_decode(struct bpc_lanes *s,
 	const v8u base_n = { 0, 4, 8, 16, 32, 32, 32, 32 };
 	const v8u lanes = { 0, 1, 2, 3, 4, 5, 6, 7 };
 	v8u zero = { 0 }, pos, run = zero, up = zero, bad, end, base;
-	v8u w0, w1, a, b, wi, pl[4], t8[8], top, x, nb, r, q;
+	v8u w0, w1, a, b, wi, t8[8], top, x, nb, r, q;
+	v8u k1, k3, k31, k32, k63, kmask;
 	unsigned int l, k, okm;
 	int ret = 0, j;
 
@@ -1161,40 +1258,46 @@ static BPC_AVX2 noinline int bpc_lanes_decode(struct bpc_lanes *s,
 	/* 00001 for plane 32: it has no DBP above; the lanes past n */
 	bad = (v8u)((w0 >> 27) == 1) | (v8u)(lanes >= bcast(n));
 	base = lanes * bcast(BPC_LANE_BYTES);
+	k1 = opaque(bcast(1));
+	k3 = opaque(bcast(3));
+	k31 = opaque(bcast(31));
+	k32 = opaque(bcast(32));
+	k63 = opaque(bcast(63));
+	kmask = opaque(bcast(BPC_PLANE_MASK));
 	for (k = 0; k < BPC_PLANES; k++) {
 		v8u h, lo, t, len, sym, dbx, pp, rn, wn, next, sh;
 
 		if (!signs((v8u)(run == 0))) {
 			/* every lane in a zero run: no bits taken */
 			st8(s->dbp[k], up);
-			run -= bcast(1);
+			run -= k1;
 			continue;
 		}
 		wn = (pos + bcast(64)) >> 5;
 		sh = pos & 31;
 		a = blendv(b, a, (v8u)(wn == wi));
-		b = word_at((const u8 *)s->b, base, wn + bcast(1));
+		b = word_at((const u8 *)s->b, base, wn + k1);
 		wi = wn;
-		next = shl(a, sh) | shr(b, bcast(32) - sh);
+		next = shl(a, sh) | shr(b, k32 - sh);
 		h = w0 >> 29;
 		lo = w0 >> 27;
 		t = blendv(perm(hi_tab, h), perm(lo_tab, lo), (v8u)(h == 0));
 		/* the lanes in a run take no symbol */
 		sym = (v8u)(run == 0);
-		len = t & 63 & sym;
+		len = t & k63 & sym;
 		pp = (w0 >> 22) & 31;
-		dbx = (w0 & (v8u)((v8s)w0 >> 31) & bcast(BPC_PLANE_MASK)) |
-		      ((v8u)(lo == 0) & bcast(BPC_PLANE_MASK)) |
-		      ((t >> 8 & 3) << pp) | (up & (v8u)(lo == 1));
+		dbx = (w0 & (v8u)((v8s)w0 >> 31) & kmask) |
+		      ((v8u)(lo == 0) & kmask) |
+		      ((t >> 8 & k3) << pp) | (up & (v8u)(lo == 1));
 		dbx &= sym;
 		up ^= dbx;
 		bad |= dbx;
 		st8(s->dbp[k], up);
 		/* 01 LLLLL: w0 >> 25 is 32 + L - 2; L - 1 planes left after */
-		run = blendv(run - bcast(1),
-			     ((w0 >> 25) - bcast(31)) & (v8u)((w0 >> 30) == 1),
+		run = blendv(run - k1,
+			     ((w0 >> 25) - k31) & (v8u)((w0 >> 30) == 1),
 			     sym);
-		rn = bcast(32) - len;
+		rn = k32 - len;
 		w0 = shl(w0, len) | shr(w1, rn);
 		w1 = shl(w1, len) | shr(next, rn);
 		pos += len;
@@ -1203,33 +1306,11 @@ static BPC_AVX2 noinline int bpc_lanes_decode(struct bpc_lanes *s,
 	bad |= ~(v8u)(run == 0) | (v8u)((v8s)pos > (v8s)end);
 	okm = ~signs(bad) & ((1u << n) - 1);
 
-	/*
-	 * In place, by 8x8 transposes of steps 25 - 8j..32 - 8j: planes
-	 * 8j..8j+7 of lane l in dbp[32 - 8j - l] (lane m: plane 8j + m).
-	 */
-#pragma GCC unroll 4
-	for (j = 0; j < 4; j++) {
-		int m;
-
-#pragma GCC unroll 8
-		for (m = 0; m < 8; m++)
-			t8[m] = ld8(s->dbp[32 - 8 * j - m]);
-		transpose8(t8);
-#pragma GCC unroll 8
-		for (m = 0; m < 8; m++)
-			st8(s->dbp[32 - 8 * j - m], t8[m]);
-	}
-	for (l = 0; l < n; l++) {
-		if (okm >> l & 1) {
-#pragma GCC unroll 4
-			for (j = 0; j < 4; j++)
-				pl[j] = ld8(s->dbp[32 - 8 * j - l]);
-			ret |= bpc_avx2_words(s->dst[l], s->w[l], pl,
-					      s->dbp[0][l], true);
-		} else
+	ret = bpc_lanes_words(s, n, okm);
+	for (l = 0; l < n; l++)
+		if (!(okm >> l & 1))
 			ret |= bpc_avx2_decompress(s->src[l], s->len[l],
 						   s->dst[l]);
-	}
 	return ret;
 }
 
