@@ -998,7 +998,8 @@ static BPC_AVX2 int bpc_avx2_entry_decode(unsigned int code,
 
 /*
  * Eight entries decoded side by side, one per 32-bit lane: each lane's
- * stream copied into b[l], zeros after it, the DBP of plane 32 - k of
+ * stream copied into b[l] as big-endian 32-bit words (byte-swapped once,
+ * not on every load), zeros after it, the DBP of plane 32 - k of
  * every lane after step k in dbp[k], the base words in w, where each
  * stream is from and goes to.
  */
@@ -1016,18 +1017,15 @@ static DEFINE_PER_CPU(struct bpc_lanes, bpc_lanes_cpu);
 #endif
 
 /*
- * Word @wi (32 bits, big-endian) of each lane, at byte @base of @b: eight
- * loads.  A vpgatherdd costs as much on Zen 4 (about 3 ns), and QEMU 7.2's
- * TCG (the guests of make check) decoded these lanes wrong with it and
- * vpblendvb together, right without either.
+ * The word at byte @at of each lane's buffer at @b (the buffers hold
+ * their streams' words byte-swapped already): eight loads.  A vpgatherdd
+ * costs as much on Zen 4 (about 3 ns), and QEMU 7.2's TCG (the guests of
+ * make check) decoded these lanes wrong with it and vpblendvb together,
+ * right without either.
  */
-static BPC_AVX2 __always_inline v8u word_at(const u8 *b, v8u base, v8u wi)
+static BPC_AVX2 __always_inline v8u word_at(const u8 *b, v8u at)
 {
-	const v8u bswap = {
-		0x00010203, 0x04050607, 0x08090a0b, 0x0c0d0e0f,
-		0x00010203, 0x04050607, 0x08090a0b, 0x0c0d0e0f,
-	};
-	v8u at = base + (wi << 2), v;
+	v8u v;
 	int l;
 
 #pragma GCC unroll 8
@@ -1037,7 +1035,7 @@ static BPC_AVX2 __always_inline v8u word_at(const u8 *b, v8u base, v8u wi)
 		memcpy(&w, b + at[l], 4);
 		v[l] = w;
 	}
-	return shufb(v, bswap);
+	return v;
 }
 
 /*
@@ -1204,17 +1202,13 @@ static BPC_AVX2 noinline int bpc_lanes_decode(struct bpc_lanes *s,
 		BPC_SYM(5, 0), BPC_SYM(5, 0), BPC_SYM(10, 3), BPC_SYM(10, 1),
 		0, 0, 0, 0,
 	};
-	const v8u bswap = {
-		0x00010203, 0x04050607, 0x08090a0b, 0x0c0d0e0f,
-		0x00010203, 0x04050607, 0x08090a0b, 0x0c0d0e0f,
-	};
 	/* by the first three bits: 000, 001, 010, 011, 1xx */
 	const v8u base_bits = { 3, 7, 11, 19, 33, 33, 33, 33 };
 	const v8u base_n = { 0, 4, 8, 16, 32, 32, 32, 32 };
 	const v8u lanes = { 0, 1, 2, 3, 4, 5, 6, 7 };
 	v8u zero = { 0 }, pos, run = zero, up = zero, bad, end, base;
 	v8u w0, w1, a, b, wi, t8[8], top, x, nb, r, q;
-	v8u k1, k3, k31, k32, k63, kmask;
+	v8u k1, k3, k31, k32, k63, kmask, km4;
 	unsigned int l, k, okm;
 	int ret = 0, j;
 
@@ -1227,9 +1221,6 @@ static BPC_AVX2 noinline int bpc_lanes_decode(struct bpc_lanes *s,
 	for (l = 0; l < 8; l++)
 		t8[l] = ld8(s->b[l]);
 	transpose8(t8);
-#pragma GCC unroll 6
-	for (j = 0; j < 6; j++)
-		t8[j] = shufb(t8[j], bswap);
 	top = t8[0] >> 29;
 	pos = perm(base_bits, top);
 	nb = perm(base_n, top);
@@ -1251,7 +1242,7 @@ static BPC_AVX2 noinline int bpc_lanes_decode(struct bpc_lanes *s,
 	 * Each step loads that word after, from pos alone: off the chain
 	 * from one symbol to the next (its class, its length, the shift).
 	 */
-	wi = (pos + bcast(64)) >> 5;
+	wi = (pos >> 3) & bcast(~3u);
 	a = t8[2];
 	b = t8[3];
 	end = ld8(s->len) << 3;
@@ -1259,6 +1250,7 @@ static BPC_AVX2 noinline int bpc_lanes_decode(struct bpc_lanes *s,
 	bad = (v8u)((w0 >> 27) == 1) | (v8u)(lanes >= bcast(n));
 	base = lanes * bcast(BPC_LANE_BYTES);
 	k1 = opaque(bcast(1));
+	km4 = opaque(bcast(~3u));
 	k3 = opaque(bcast(3));
 	k31 = opaque(bcast(31));
 	k32 = opaque(bcast(32));
@@ -1273,10 +1265,10 @@ static BPC_AVX2 noinline int bpc_lanes_decode(struct bpc_lanes *s,
 			run -= k1;
 			continue;
 		}
-		wn = (pos + bcast(64)) >> 5;
+		wn = (pos >> 3) & km4;
 		sh = pos & 31;
 		a = blendv(b, a, (v8u)(wn == wi));
-		b = word_at((const u8 *)s->b, base, wn + k1);
+		b = word_at((const u8 *)s->b + 12, base + wn);
 		wi = wn;
 		next = shl(a, sh) | shr(b, k32 - sh);
 		h = w0 >> 29;
@@ -1330,6 +1322,11 @@ static BPC_AVX2 int bpc_avx2_decode_n(const unsigned int *codes,
 #else
 	struct bpc_lanes lanes, *s = &lanes;
 #endif
+	/* per 128-bit lane: big-endian 32-bit words */
+	const v8u bswap = {
+		0x00010203, 0x04050607, 0x08090a0b, 0x0c0d0e0f,
+		0x00010203, 0x04050607, 0x08090a0b, 0x0c0d0e0f,
+	};
 	unsigned int k, m = 0, j;
 	v8u zero = { 0 };
 	int ret = 0;
@@ -1357,7 +1354,8 @@ static BPC_AVX2 int bpc_avx2_decode_n(const unsigned int *codes,
 		}
 		len = buddy_code_bytes(code);
 		for (j = 0; j < BPC_LANE_BYTES; j += 32)
-			st8(s->b[m] + j, j < len ? ld8(stored[k] + j) : zero);
+			st8(s->b[m] + j, j < len ?
+			    shufb(ld8(stored[k] + j), bswap) : zero);
 		s->src[m] = stored[k];
 		s->dst[m] = dst;
 		s->len[m] = len;
