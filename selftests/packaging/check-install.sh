@@ -151,7 +151,7 @@ exports_ok() {
 check "exports only buddy_* (libbuddy.c, libbuddy_aio.c, libbuddy_tcodec.c; core/, inproc*.c, tcodec.c and gist.c hidden)" exports_ok
 static_ok() {
 	ar t "$lib/libbuddy.a" | sort | tr '\n' ' ' |
-		grep -qx 'alloc.o bdi.o bpc.o bpc_avx2.o chunk.o codec.o fpc.o gist.o inproc.o inproc_ioctl.o libbuddy.o libbuddy_aio.o libbuddy_tcodec.o none.o stripe.o tcodec.o zvc.o '
+		grep -qx 'alloc.o bdi.o bpc.o bpc_avx2.o bpc_avx2_decode.o chunk.o codec.o fpc.o gist.o inproc.o inproc_ioctl.o libbuddy.o libbuddy_aio.o libbuddy_tcodec.o none.o stripe.o tcodec.o zvc.o '
 }
 check "libbuddy.a holds libbuddy, libbuddy_aio, libbuddy_tcodec, the whole-buffer codecs, the in-process device and core/ only" static_ok
 
