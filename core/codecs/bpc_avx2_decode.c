@@ -760,21 +760,9 @@ BPC_AVX2 int bpc_avx2_decode_n(const unsigned int *codes,
 		unsigned int code = codes[k], len;
 		u8 *dst = entries + (size_t)k * BUDDY_ENTRY_BYTES;
 
-		if (code == BUDDY_CODE_ZERO) {
-			for (j = 0; j < BUDDY_ENTRY_BYTES; j += 32)
-				st8(dst + j, zero);
-			continue;
-		}
-		if (code == BUDDY_CODE_RAW) {
-			entry_copy(dst, stored[k]);
-			continue;
-		}
-		if (code == BUDDY_CODE_C8) {	/* constants, ramps: quick */
-			ret |= bpc_avx2_decompress(stored[k], 8, dst);
-			continue;
-		}
-		if (code > BUDDY_CODE_RAW) {
-			ret = -EINVAL;
+		/* zero, RAW, C8 (constants, ramps: quick), bad codes */
+		if (code < BUDDY_CODE_C32 || code > BUDDY_CODE_C96) {
+			ret |= bpc_avx2_entry_decode(code, stored[k], dst);
 			continue;
 		}
 		len = buddy_code_bytes(code);
