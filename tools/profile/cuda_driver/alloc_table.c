@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include "cuda_prof.h"
+#include "tools/profile/interposer/profile_shm.h"
 
 struct cu_state cu = {
 	.lock = PTHREAD_MUTEX_INITIALIZER,
@@ -282,23 +283,14 @@ static void native_site(char *site, size_t len)
 	snprintf(site, len, "<no native frame>");
 }
 
-static uint64_t fnv(uint64_t h, const void *p, size_t n)
-{
-	const unsigned char *b = p;
-
-	while (n--)
-		h = (h ^ *b++) * 0x100000001b3ULL;
-	return h;
-}
-
 /*
  * The label of @site and @size (the hook's rule: the site, with the size);
  * -1 without memory for a new one.
  */
 static int label_of(const char *site, uint64_t size)
 {
-	uint64_t h = fnv(fnv(0xcbf29ce484222325ULL, site, strlen(site)), &size,
-			 sizeof(size));
+	uint64_t h = bprof_fnv(bprof_fnv(BPROF_FNV_INIT, site, strlen(site)),
+			       &size, sizeof(size));
 	char name[16];
 
 	snprintf(name, sizeof(name), "cu-%012llx",

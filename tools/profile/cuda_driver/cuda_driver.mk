@@ -13,7 +13,8 @@
 CUDA_PROF_LIB  := $(B)/libbuddycudaprof.so
 CUDA_PROF_SRCS := $(wildcard tools/profile/cuda_driver/*.c)
 CUDA_PROF_HDRS := $(wildcard tools/profile/cuda_driver/*.h) $(CODECLIB_HDRS) \
-		  tools/profile/engine/schedule_rule.h
+		  tools/profile/engine/schedule_rule.h \
+		  tools/profile/interposer/profile_shm.h
 CUDA_PROF_OBJS := $(CUDA_PROF_SRCS:%.c=$(B)/codeclib/pic/%.o)
 
 .PHONY: cuda-driver
