@@ -298,8 +298,10 @@ static void progress_line(const struct run_opts *o, const struct brun_hdr *h,
 }
 
 /*
- * Wait for @child, with a progress line every --progress seconds (none
- * when it cannot wait on a pidfd, before Linux 5.3).
+ * Wait for @child, with a progress line every --progress seconds and a
+ * last one when it exits, so that a run shorter than the interval, or the
+ * tail of a longer one, still shows its rates (none when it cannot wait on
+ * a pidfd, before Linux 5.3).
  */
 static int wait_progress(const struct run_opts *o, const struct brun_hdr *h,
 			 pid_t child, double t0)
@@ -321,6 +323,8 @@ static int wait_progress(const struct run_opts *o, const struct brun_hdr *h,
 		if (!n)
 			progress_line(o, h, &p);
 	}
+	if (prof_now() > p.last)
+		progress_line(o, h, &p);
 	close(pfd);
 	return wait_for(child);
 }
