@@ -82,8 +82,17 @@ static __always_inline void bpc_classes(const struct bpc_masks *m, u64 *s5,
 	*lit = m->nz & ~*s5 & ~*s10;
 }
 
+/*
+ * Ones in @m.  A file whose every caller runs with POPCNT (the vector
+ * codecs' functions, by their target attribute) defines BPC_HAVE_POPCNT
+ * before it includes this header and gets the instruction; the others
+ * count by halves, as the kernel builds without it and has no libgcc.
+ */
 static __always_inline unsigned int bpc_weight(u64 m)
 {
+#ifdef BPC_HAVE_POPCNT
+	return __builtin_popcountll(m);
+#endif
 	m -= (m >> 1) & 0x5555555555555555ull;
 	m = (m & 0x3333333333333333ull) + ((m >> 2) & 0x3333333333333333ull);
 	m = (m + (m >> 4)) & 0x0f0f0f0f0f0f0f0full;
@@ -317,23 +326,23 @@ static __always_inline void bpc_put_ramp(u8 *dst, s64 w, s64 d)
 }
 
 /*
- * The stream in the 64 bits @v, of which @end are the stream's (the rest
- * zero), if it holds only runs, 001, 00000 and 00001 (ramps and
- * constants, the entries whose deltas are all equal): *@ret 0 and the
- * base and the delta of its words in *@w and *@d, or *@ret -EINVAL where
- * the stream is malformed.  False, with *@ret untouched, at the first
- * other symbol.  Bit 0 of DBP[k] is bit k of every delta: the planes' DBP
- * bits 0 go into ones, plane 32 first, and make the delta.
+ * The planes of a stream of at most 64 bits, @win its bits from @pos, the
+ * end of its base, on (its last bit is bit @end - 1, the rest zero), if
+ * they hold only runs, 001, 00000 and 00001 (ramps and constants, the
+ * entries whose deltas are all equal): the delta of its words in *@d and
+ * *@bad where they are malformed.  False at the first other symbol.  Bit
+ * 0 of DBP[k] is bit k of every delta: the planes' DBP bits 0 go into
+ * ones, plane 32 first, and make the delta.  The base plays no part: a
+ * run of entries of one stride has one @win.
  */
-static __always_inline bool bpc_ramp_of(u64 v, unsigned int end, s64 *w,
-					s64 *d, int *ret)
+static __always_inline bool bpc_ramp_planes(u64 win, unsigned int pos,
+					    unsigned int end, s64 *d,
+					    bool *bad)
 {
-	unsigned int pos, n, top;
+	unsigned int n, top;
 	int k = BPC_PLANES, l;
-	u64 win, ones = 0, up = 0;
+	u64 ones = 0, up = 0;
 
-	pos = bpc_get_base(v, w);
-	win = v << pos;
 	while (k > 0 && pos <= end) {
 		top = win >> 59;			/* its first 5 bits */
 		if (top >= 16 || (top >> 1) == 1)	/* 1 DBX, 0001x */
@@ -346,7 +355,8 @@ static __always_inline bool bpc_ramp_of(u64 v, unsigned int end, s64 *w,
 			n = top >= 4 ? 3 : 5;		/* 001, 0000x */
 			if (top == 1) {			/* 00001 */
 				if (k == BPC_PLANES) {
-					*ret = -EINVAL;
+					*d = 0;
+					*bad = true;
 					return true;
 				}
 				up = 0;
@@ -360,7 +370,26 @@ static __always_inline bool bpc_ramp_of(u64 v, unsigned int end, s64 *w,
 		k -= l;
 	}
 	*d = (s64)(ones << 31) >> 31;		/* bit 32 is the sign */
-	*ret = k || pos > end ? -EINVAL : bpc_ramp_ok(*w, *d);
+	*bad = k || pos > end;
+	return true;
+}
+
+/*
+ * The stream in the 64 bits @v, of which @end are the stream's (the rest
+ * zero), if it is a ramp's or a constant's (bpc_ramp_planes()): *@ret 0
+ * and the base and the delta of its words in *@w and *@d, or *@ret
+ * -EINVAL where the stream is malformed.  False, with *@ret untouched,
+ * at the first other symbol.
+ */
+static __always_inline bool bpc_ramp_of(u64 v, unsigned int end, s64 *w,
+					s64 *d, int *ret)
+{
+	unsigned int pos = bpc_get_base(v, w);
+	bool bad;
+
+	if (!bpc_ramp_planes(v << pos, pos, end, d, &bad))
+		return false;
+	*ret = bad ? -EINVAL : bpc_ramp_ok(*w, *d);
 	return true;
 }
 

@@ -752,7 +752,11 @@ BPC_AVX2 int bpc_avx2_decode_n(const unsigned int *codes,
 		0x00010203, 0x04050607, 0x08090a0b, 0x0c0d0e0f,
 		0x00010203, 0x04050607, 0x08090a0b, 0x0c0d0e0f,
 	};
-	unsigned int k, m = 0, j;
+	unsigned int k, m = 0, j, ramp_pos = 0;
+	/* none kept yet: a base is 3 bits or more (ramp_pos 0) */
+	u64 ramp_win = 0;
+	s64 ramp_d = 0;
+	bool ramp_bad = false;
 	v8u zero = { 0 };
 	int ret = 0;
 
@@ -760,7 +764,38 @@ BPC_AVX2 int bpc_avx2_decode_n(const unsigned int *codes,
 		unsigned int code = codes[k], len;
 		u8 *dst = entries + (size_t)k * BUDDY_ENTRY_BYTES;
 
-		/* zero, RAW, C8 (constants, ramps: quick), bad codes */
+		/*
+		 * Constants and ramps here, without a call; the planes of
+		 * the last ramp kept, as the next entry (the same stride
+		 * from another base) likely has them.
+		 */
+		if (code == BUDDY_CODE_C8) {
+			u64 v = get_unaligned_be64(stored[k]), win;
+			unsigned int pos;
+			s64 w;
+			int r;
+
+			pos = bpc_get_base(v, &w);
+			win = v << pos;
+			/* base and a run of 33: at most 40 of the 64 bits */
+			if (win >> 57 == BPC_RUN33) {
+				put_ramp(dst, w, 0);
+				continue;
+			}
+			if ((win != ramp_win || pos != ramp_pos) &&
+			    bpc_ramp_planes(win, pos, 64, &ramp_d, &ramp_bad)) {
+				ramp_win = win;
+				ramp_pos = pos;
+			}
+			if (win == ramp_win && pos == ramp_pos) {
+				r = ramp_bad ? -EINVAL : bpc_ramp_ok(w, ramp_d);
+				if (!r)
+					put_ramp(dst, w, ramp_d);
+				ret |= r;
+				continue;
+			}
+		}
+		/* zero, RAW, other C8s, bad codes */
 		if (code < BUDDY_CODE_C32 || code > BUDDY_CODE_C96) {
 			ret |= bpc_avx2_entry_decode(code, stored[k], dst);
 			continue;
