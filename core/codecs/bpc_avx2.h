@@ -9,6 +9,8 @@
 #ifndef BUDDY_CORE_BPC_AVX2_H
 #define BUDDY_CORE_BPC_AVX2_H
 
+/* every function of the files that include this one has POPCNT */
+#define BPC_HAVE_POPCNT
 #include "core/codecs/bpc.h"
 
 #ifdef BUDDY_HAVE_AVX2
