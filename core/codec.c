@@ -18,12 +18,15 @@ const struct buddy_codec *const buddy_codecs[] = {
 static const char *const buddy_impl_names[BUDDY_IMPL_NR] = {
 	[BUDDY_IMPL_SCALAR] = "scalar",
 	[BUDDY_IMPL_AVX2] = "avx2",
+	[BUDDY_IMPL_GFNI] = "gfni",
 };
 
 /* The vector implementations, by BUDDY_CODEC_*: one line per codec. */
-static const struct buddy_codec *const buddy_codecs_avx2[BUDDY_CODEC_NR] = {
+static const struct buddy_codec *const
+buddy_codecs_vec[BUDDY_IMPL_NR][BUDDY_CODEC_NR] = {
 #ifdef BUDDY_HAVE_AVX2
-	[BUDDY_CODEC_BPC] = &buddy_codec_bpc_avx2,
+	[BUDDY_IMPL_AVX2][BUDDY_CODEC_BPC] = &buddy_codec_bpc_avx2,
+	[BUDDY_IMPL_GFNI][BUDDY_CODEC_BPC] = &buddy_codec_bpc_gfni,
 #endif
 };
 
@@ -60,14 +63,19 @@ bool buddy_impl_usable(unsigned int impl)
 #ifdef BUDDY_HAVE_AVX2
 	if (impl == BUDDY_IMPL_AVX2)
 		return buddy_cpu_has_avx2();
+	if (impl == BUDDY_IMPL_GFNI)
+		return buddy_cpu_has_gfni();
 #endif
 	return false;
 }
 
 unsigned int buddy_impl_best(void)
 {
-	return buddy_impl_usable(BUDDY_IMPL_AVX2) ? BUDDY_IMPL_AVX2 :
-						     BUDDY_IMPL_SCALAR;
+	unsigned int impl = BUDDY_IMPL_NR - 1;
+
+	while (impl > BUDDY_IMPL_SCALAR && !buddy_impl_usable(impl))
+		impl--;
+	return impl;
 }
 
 const struct buddy_codec *buddy_codec_impl(const struct buddy_codec *c,
@@ -75,8 +83,12 @@ const struct buddy_codec *buddy_codec_impl(const struct buddy_codec *c,
 {
 	if (!c || c->id >= BUDDY_CODEC_NR)
 		return c;
-	if (impl == BUDDY_IMPL_AVX2 && buddy_codecs_avx2[c->id])
-		return buddy_codecs_avx2[c->id];
+	/* the codec's fastest vector form up to @impl */
+	if (impl >= BUDDY_IMPL_NR)
+		impl = BUDDY_IMPL_NR - 1;
+	for (; impl > BUDDY_IMPL_SCALAR; impl--)
+		if (buddy_codecs_vec[impl][c->id])
+			return buddy_codecs_vec[impl][c->id];
 	return c->impl == BUDDY_IMPL_SCALAR ? c : codec_scalar(c->id);
 }
 

@@ -28,13 +28,16 @@
 
 /*
  * Implementations of the codecs' arithmetic: general-purpose registers
- * (every CPU; the reference), or 256-bit vectors (x86-64 with AVX2,
- * BMI1/2, LZCNT and POPCNT).  The vector code is built where the compiler
- * has what it needs (x86-64; GCC 12 or clang).
+ * (every CPU; the reference), 256-bit vectors (x86-64 with AVX2, BMI1/2,
+ * LZCNT and POPCNT), or those and GFNI, whose GF2P8AFFINEQB transposes
+ * the 8x8 bit blocks of BPC's bit planes in one instruction (Ice Lake,
+ * Zen 4 and later).  The vector code is built where the compiler has what
+ * it needs (x86-64; GCC 12 or clang); a higher number is faster.
  */
 #define BUDDY_IMPL_SCALAR	0
 #define BUDDY_IMPL_AVX2		1
-#define BUDDY_IMPL_NR		2
+#define BUDDY_IMPL_GFNI		2
+#define BUDDY_IMPL_NR		3
 
 #if defined(__x86_64__) && (defined(__clang__) || __GNUC__ >= 12)
 #define BUDDY_HAVE_AVX2		1
@@ -83,6 +86,7 @@ extern const struct buddy_codec buddy_codec_fpc;
 extern const struct buddy_codec buddy_codec_none;
 #ifdef BUDDY_HAVE_AVX2
 extern const struct buddy_codec buddy_codec_bpc_avx2;
+extern const struct buddy_codec buddy_codec_bpc_gfni;
 void buddy_bpc_avx2_init(void);
 #endif
 
@@ -106,7 +110,7 @@ extern const struct buddy_codec *const buddy_codecs[];
 const struct buddy_codec *buddy_codec_by_id(unsigned int id);
 const struct buddy_codec *buddy_codec_by_name(const char *name);
 
-/* "scalar", "avx2"; NULL past BUDDY_IMPL_NR. */
+/* "scalar", "avx2", "gfni"; NULL past BUDDY_IMPL_NR. */
 const char *buddy_impl_name(unsigned int impl);
 /* BUDDY_IMPL_* of a name of buddy_impl_name(), or -EINVAL. */
 int buddy_impl_by_name(const char *name);

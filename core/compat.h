@@ -38,6 +38,12 @@ static inline bool buddy_cpu_has_avx2(void)
 	       boot_cpu_has(X86_FEATURE_POPCNT) &&
 	       cpu_has_xfeatures(XFEATURE_MASK_SSE | XFEATURE_MASK_YMM, NULL);
 }
+
+/* ... and GF2P8AFFINEQB on YMM registers (GFNI with AVX). */
+static inline bool buddy_cpu_has_gfni(void)
+{
+	return buddy_cpu_has_avx2() && boot_cpu_has(X86_FEATURE_GFNI);
+}
 #endif
 #else
 #include <stdint.h>
@@ -160,6 +166,15 @@ static inline bool buddy_cpu_has_avx2(void)
 	    !__builtin_cpu_supports("popcnt"))
 		return false;
 	return __get_cpuid(0x80000001, &a, &b, &c, &d) && (c & 1u << 5);
+}
+
+/* ... and GF2P8AFFINEQB on YMM registers: GFNI, leaf 7 ECX bit 8. */
+static inline bool buddy_cpu_has_gfni(void)
+{
+	unsigned int a, b, c, d;
+
+	return buddy_cpu_has_avx2() &&
+	       __get_cpuid_count(7, 0, &a, &b, &c, &d) && (c & 1u << 8);
 }
 #endif
 #ifndef unlikely

@@ -84,7 +84,7 @@ static const struct kernel_param_ops codec_impl_ops = {
 
 module_param_cb(codec_impl, &codec_impl_ops, NULL, 0644);
 MODULE_PARM_DESC(codec_impl,
-		 "Implementation of the codecs: auto, scalar or avx2 (default: auto, the faster of those this CPU runs, timed at load); reading lists those it runs, the one in use in brackets");
+		 "Implementation of the codecs: auto, scalar, avx2 or gfni (default: auto, the faster of the scalar one and the best vector one this CPU runs, timed at load); reading lists those it runs, the one in use in brackets");
 module_param(codec_vector_min, uint, 0644);
 MODULE_PARM_DESC(codec_vector_min,
 		 "Entries a stripe access needs for a vector codec to run it, inside kernel_fpu_begin() (default: 0, worked out at load from the time of an FPU section and the time the vector codec saves per entry)");

@@ -345,26 +345,20 @@ static BPC_AVX2 __always_inline unsigned int bpc_vec_put_planes(struct bitw *o, 
 }
 
 /*
- * Write the stream @p planned into @dst; returns its length in bits.  A
- * call of its own: its arrays and the plan's rows would otherwise share one
- * stack frame, over 2 KiB under KASAN.
+ * Write the stream @p planned into @dst from the planes @pl (the DBX
+ * rows transposed, where a literal or a position needs them; none for a
+ * ramp); returns its length in bits.
  */
-static BPC_AVX2 noinline unsigned int bpc_write(struct bpc_plan *p, u8 *dst)
+static BPC_AVX2 __always_inline unsigned int bpc_write_planes(struct bpc_plan *p,
+							      u8 *dst, v8u *pl)
 {
 	u64 x[17] __aligned(32) __uninitialized;	/* all set below */
-	v8u zero = { 0 }, pl[4] = { zero, zero, zero, zero };
 	struct bitw o;
 	int j;
 
 	bitw_init(&o, dst);
 	if (p->ramp)
 		return bpc_encode_ramp(&o, p->base, p->d, true);
-	if (p->lit | p->s10) {
-#pragma GCC unroll 4
-		for (j = 0; j < 4; j++)
-			pl[j] = p->r.e[j];
-		bpc_transpose(pl);
-	}
 #pragma GCC unroll 4
 	for (j = 0; j < 4; j++)
 		st8(x + 4 * j, pl[j]);
@@ -372,12 +366,60 @@ static BPC_AVX2 noinline unsigned int bpc_write(struct bpc_plan *p, u8 *dst)
 	return bpc_vec_put_planes(&o, p, pl, x);
 }
 
-static BPC_AVX2 unsigned int bpc_avx2_compress(const u8 *src, u8 *dst)
+/*
+ * The stream @p planned into @dst (bpc_write_planes()), its planes by the
+ * delta-swap transpose, or by GFNI's (bpc_write_gfni()).  Calls of their
+ * own: their arrays and the plan's rows would otherwise share one stack
+ * frame, over 2 KiB under KASAN.
+ */
+static BPC_AVX2 noinline unsigned int bpc_write(struct bpc_plan *p, u8 *dst)
+{
+	v8u zero = { 0 }, pl[4] = { zero, zero, zero, zero };
+	int j;
+
+	if (!p->ramp && (p->lit | p->s10)) {
+#pragma GCC unroll 4
+		for (j = 0; j < 4; j++)
+			pl[j] = p->r.e[j];
+		bpc_transpose(pl);
+	}
+	return bpc_write_planes(p, dst, pl);
+}
+
+static BPC_GFNI noinline unsigned int bpc_write_gfni(struct bpc_plan *p,
+						     u8 *dst)
+{
+	v8u zero = { 0 }, pl[4] = { zero, zero, zero, zero };
+	int j;
+
+	if (!p->ramp && (p->lit | p->s10)) {
+#pragma GCC unroll 4
+		for (j = 0; j < 4; j++)
+			pl[j] = p->r.e[j];
+		bpc_transpose_gfni(pl);
+	}
+	return bpc_write_planes(p, dst, pl);
+}
+
+typedef unsigned int bpc_writer(struct bpc_plan *p, u8 *dst);
+
+static BPC_AVX2 __always_inline unsigned int compress(const u8 *src, u8 *dst,
+						      bpc_writer *write)
 {
 	struct bpc_plan p;
 
 	bpc_plan(src, &p, entry_constant(src));
-	return bpc_write(&p, dst);
+	return write(&p, dst);
+}
+
+static BPC_AVX2 unsigned int bpc_avx2_compress(const u8 *src, u8 *dst)
+{
+	return compress(src, dst, bpc_write);
+}
+
+static BPC_AVX2 unsigned int bpc_gfni_compress(const u8 *src, u8 *dst)
+{
+	return compress(src, dst, bpc_write_gfni);
 }
 
 static BPC_AVX2 unsigned int bpc_avx2_size(const u8 *src)
@@ -392,7 +434,9 @@ static BPC_AVX2 unsigned int bpc_avx2_size(const u8 *src)
  * is stored compressed; it is zero-padded to its size by storing zeros
  * first (the writer's stores are 8 bytes wide, zero past the stream).
  */
-static BPC_AVX2 unsigned int bpc_avx2_entry_encode(const u8 *entry, u8 *out)
+static BPC_AVX2 __always_inline unsigned int entry_encode(const u8 *entry,
+							  u8 *out,
+							  bpc_writer *write)
 {
 	struct bpc_plan p;
 	unsigned int code;
@@ -416,8 +460,18 @@ static BPC_AVX2 unsigned int bpc_avx2_entry_encode(const u8 *entry, u8 *out)
 	st8(out, zero);
 	st8(out + 32, zero);
 	st8(out + 64, zero);
-	bpc_write(&p, out);
+	write(&p, out);
 	return code;
+}
+
+static BPC_AVX2 unsigned int bpc_avx2_entry_encode(const u8 *entry, u8 *out)
+{
+	return entry_encode(entry, out, bpc_write);
+}
+
+static BPC_AVX2 unsigned int bpc_gfni_entry_encode(const u8 *entry, u8 *out)
+{
+	return entry_encode(entry, out, bpc_write_gfni);
 }
 
 static BPC_AVX2 unsigned int bpc_avx2_entry_classify(const u8 *entry)
@@ -437,6 +491,20 @@ const struct buddy_codec buddy_codec_bpc_avx2 = {
 	.size = bpc_avx2_size,
 	.decompress = bpc_avx2_decompress,
 	.encode = bpc_avx2_entry_encode,
+	.classify = bpc_avx2_entry_classify,
+	.decode = bpc_avx2_entry_decode,
+	.decode_n = bpc_avx2_decode_n,
+};
+
+/* The same, but for the encoder's transpose; the decoders are AVX2's. */
+const struct buddy_codec buddy_codec_bpc_gfni = {
+	.name = "bpc",
+	.id = BUDDY_CODEC_BPC,
+	.impl = BUDDY_IMPL_GFNI,
+	.compress = bpc_gfni_compress,
+	.size = bpc_avx2_size,
+	.decompress = bpc_avx2_decompress,
+	.encode = bpc_gfni_entry_encode,
 	.classify = bpc_avx2_entry_classify,
 	.decode = bpc_avx2_entry_decode,
 	.decode_n = bpc_avx2_decode_n,

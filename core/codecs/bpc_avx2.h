@@ -21,6 +21,8 @@
  * registers.
  */
 #define BPC_AVX2 __attribute__((target("avx2,bmi,bmi2,lzcnt,popcnt")))
+/* the same and GFNI: the functions only the "gfni" implementation runs */
+#define BPC_GFNI __attribute__((target("avx2,bmi,bmi2,lzcnt,popcnt,gfni")))
 
 typedef u32 v8u __attribute__((vector_size(32)));
 typedef s32 v8s __attribute__((vector_size(32)));
@@ -119,25 +121,27 @@ static BPC_AVX2 __always_inline v8u swap32(v8u v)
  * word c, v[j] holding words 8j..8j+7.  With i = 8g + r and c = 8t + s:
  * the bytes t of words 8g..8g+7 are gathered into 64-bit lane g of
  * register t (two byte shuffles per register and a 4x4 transpose of 64-bit
- * lanes), each 64-bit lane is transposed as an 8x8 bit matrix (three delta
- * swaps, Hacker's Delight 7-3), after which its byte s holds byte g of
- * word 8t + s: one more shuffle pair puts it there.
+ * lanes), each 64-bit lane is transposed as an 8x8 bit matrix, after which
+ * its byte s holds byte g of word 8t + s: one more shuffle pair puts it
+ * there.
  */
-static BPC_AVX2 __always_inline void bpc_transpose(v8u v[4])
+
+/* per 128-bit lane: byte 4t + r <- byte 4r + t (4x4 bytes) */
+#define BPC_BYTES4X4	0x0c080400, 0x0d090501, 0x0e0a0602, 0x0f0b0703
+
+/*
+ * The gathering: x[t] lane g gets bytes t of v[g] (words 8g..8g+7), in
+ * the order the shuffles @bytes and @pair give the bytes of a lane.
+ */
+static BPC_AVX2 __always_inline void bpc_gather_bytes(const v8u v[4], v4q x[4],
+						      v8u bytes, v8u pair)
 {
-	/* per 128-bit lane: byte 4t + r <- byte 4r + t (4x4 bytes) */
-	const v8u bytes4x4 = {
-		0x0c080400, 0x0d090501, 0x0e0a0602, 0x0f0b0703,
-		0x0c080400, 0x0d090501, 0x0e0a0602, 0x0f0b0703,
-	};
-	const v8u pair = { 0, 4, 1, 5, 2, 6, 3, 7 };
-	const v8u unpair = { 0, 2, 4, 6, 1, 3, 5, 7 };
-	v4q x[4], a0, a1, a2, a3, t;
+	v4q a0, a1, a2, a3;
 	int j;
 
 #pragma GCC unroll 4
-	for (j = 0; j < 4; j++)		/* 64-bit lane t: bytes t of v[j] */
-		x[j] = (v4q)perm(shufb(v[j], bytes4x4), pair);
+	for (j = 0; j < 4; j++)
+		x[j] = (v4q)perm(shufb(v[j], bytes), pair);
 	a0 = __builtin_shufflevector(x[0], x[1], 0, 4, 2, 6);
 	a1 = __builtin_shufflevector(x[0], x[1], 1, 5, 3, 7);
 	a2 = __builtin_shufflevector(x[2], x[3], 0, 4, 2, 6);
@@ -146,6 +150,26 @@ static BPC_AVX2 __always_inline void bpc_transpose(v8u v[4])
 	x[1] = __builtin_shufflevector(a1, a3, 0, 1, 4, 5);
 	x[2] = __builtin_shufflevector(a0, a2, 2, 3, 6, 7);
 	x[3] = __builtin_shufflevector(a1, a3, 2, 3, 6, 7);
+}
+
+/* The bytes of the transposed lanes of @y back to words 8t..8t+7. */
+static BPC_AVX2 __always_inline v8u bpc_scatter_bytes(v4q y)
+{
+	const v8u bytes4x4 = { BPC_BYTES4X4, BPC_BYTES4X4 };
+	const v8u unpair = { 0, 2, 4, 6, 1, 3, 5, 7 };
+
+	return shufb(perm((v8u)y, unpair), bytes4x4);
+}
+
+/* Each 8x8 bit matrix by three delta swaps (Hacker's Delight 7-3). */
+static BPC_AVX2 __always_inline void bpc_transpose(v8u v[4])
+{
+	const v8u bytes4x4 = { BPC_BYTES4X4, BPC_BYTES4X4 };
+	const v8u pair = { 0, 4, 1, 5, 2, 6, 3, 7 };
+	v4q x[4], t;
+	int j;
+
+	bpc_gather_bytes(v, x, bytes4x4, pair);
 #pragma GCC unroll 4
 	for (j = 0; j < 4; j++) {
 		v4q y = x[j];
@@ -156,8 +180,37 @@ static BPC_AVX2 __always_inline void bpc_transpose(v8u v[4])
 		y ^= t ^ (t << 14);
 		t = (y ^ (y >> 28)) & 0x00000000f0f0f0f0ull;
 		y ^= t ^ (t << 28);
-		v[j] = shufb(perm((v8u)y, unpair), bytes4x4);
+		v[j] = bpc_scatter_bytes(y);
 	}
+}
+
+/*
+ * Each 8x8 bit matrix by GF2P8AFFINEQB, where the CPU has GFNI: with the
+ * bytes 1 << i as its operand and a 64-bit lane as the matrix, it sets bit
+ * 7 - r of byte c to bit c of byte r of the lane, which is the transpose
+ * once the lane's bytes come in reverse order, as the gathering shuffles
+ * (bytes4x4 and pair, reversed) put them at no cost.
+ */
+static BPC_GFNI __always_inline void bpc_transpose_gfni(v8u v[4])
+{
+	/* per 128-bit lane: byte 4t + 3 - r <- byte 4r + t */
+	const v8u rbytes4x4 = {
+		0x0004080c, 0x0105090d, 0x02060a0e, 0x03070b0f,
+		0x0004080c, 0x0105090d, 0x02060a0e, 0x03070b0f,
+	};
+	const v8u rpair = { 4, 0, 5, 1, 6, 2, 7, 3 };
+	const v4q ones = {
+		0x8040201008040201ull, 0x8040201008040201ull,
+		0x8040201008040201ull, 0x8040201008040201ull,
+	};
+	v4q x[4];
+	int j;
+
+	bpc_gather_bytes(v, x, rbytes4x4, rpair);
+#pragma GCC unroll 4
+	for (j = 0; j < 4; j++)
+		v[j] = bpc_scatter_bytes((v4q)__builtin_ia32_vgf2p8affineqb_v32qi(
+				BPC_AS(char, ones), BPC_AS(char, x[j]), 0));
 }
 
 /* A RAW entry's 128 bytes, as four 32-byte moves. */

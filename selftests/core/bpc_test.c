@@ -66,6 +66,10 @@ FIXTURE_VARIANT_ADD(bpc, avx2) {
 	.impl = BUDDY_IMPL_AVX2,
 };
 
+FIXTURE_VARIANT_ADD(bpc, gfni) {
+	.impl = BUDDY_IMPL_GFNI,
+};
+
 FIXTURE_SETUP(bpc)
 {
 	if (!buddy_impl_usable(variant->impl))
@@ -253,12 +257,19 @@ TEST(implementations)
 
 	EXPECT_STREQ("scalar", buddy_impl_name(BUDDY_IMPL_SCALAR));
 	EXPECT_STREQ("avx2", buddy_impl_name(BUDDY_IMPL_AVX2));
+	EXPECT_STREQ("gfni", buddy_impl_name(BUDDY_IMPL_GFNI));
 	EXPECT_EQ(NULL, buddy_impl_name(BUDDY_IMPL_NR));
 	EXPECT_EQ(BUDDY_IMPL_AVX2, buddy_impl_by_name("avx2"));
+	EXPECT_EQ(BUDDY_IMPL_GFNI, buddy_impl_by_name("gfni"));
 	EXPECT_EQ(-EINVAL, buddy_impl_by_name("sse"));
 	EXPECT_TRUE(buddy_impl_usable(BUDDY_IMPL_SCALAR));
 	EXPECT_FALSE(buddy_impl_usable(BUDDY_IMPL_NR));
 	EXPECT_TRUE(buddy_impl_usable(buddy_impl_best()));
+	/* the best is the highest this CPU runs; GFNI's needs AVX2 */
+	for (impl = buddy_impl_best() + 1; impl < BUDDY_IMPL_NR; impl++)
+		EXPECT_FALSE(buddy_impl_usable(impl));
+	if (buddy_impl_usable(BUDDY_IMPL_GFNI))
+		EXPECT_TRUE(buddy_impl_usable(BUDDY_IMPL_AVX2));
 	EXPECT_TRUE(buddy_impl_usable(buddy_codec_impl_default()));
 	for (impl = 0; impl < BUDDY_IMPL_NR; impl++) {
 		const struct buddy_codec *bpc =
@@ -277,6 +288,12 @@ TEST(implementations)
 	EXPECT_EQ(&buddy_codec_bpc_avx2,
 		  buddy_codec_impl(&buddy_codec_bpc, BUDDY_IMPL_AVX2));
 	EXPECT_EQ(BUDDY_IMPL_AVX2, buddy_codec_bpc_avx2.impl);
+	EXPECT_EQ(&buddy_codec_bpc_gfni,
+		  buddy_codec_impl(&buddy_codec_bpc, BUDDY_IMPL_GFNI));
+	EXPECT_EQ(BUDDY_IMPL_GFNI, buddy_codec_bpc_gfni.impl);
+	/* past the last: the fastest there is */
+	EXPECT_EQ(&buddy_codec_bpc_gfni,
+		  buddy_codec_impl(&buddy_codec_bpc, BUDDY_IMPL_NR));
 #endif
 }
 

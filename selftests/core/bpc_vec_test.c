@@ -74,12 +74,17 @@ FIXTURE_VARIANT_ADD(vec, avx2) {
 	.impl = BUDDY_IMPL_AVX2,
 };
 
+FIXTURE_VARIANT_ADD(vec, gfni) {
+	.impl = BUDDY_IMPL_GFNI,
+};
+
 FIXTURE_SETUP(vec)
 {
 	if (variant->impl != BUDDY_IMPL_SCALAR) {
 #ifdef BUDDY_HAVE_AVX2
 		if (!buddy_impl_usable(variant->impl))
-			SKIP(return, "this CPU lacks AVX2, BMI1/2, LZCNT or POPCNT");
+			SKIP(return, "this CPU lacks AVX2, BMI1/2, LZCNT or POPCNT%s",
+			     variant->impl == BUDDY_IMPL_GFNI ? ", or GFNI" : "");
 #else
 		SKIP(return, "no vector BPC in this build (x86-64, GCC 12 or clang)");
 #endif

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * fuzz_bpc_vec.c - libFuzzer target: each implementation of BPC (the
- * scalar codec and, where the CPU has it, the vector one) against the
+ * scalar codec and, where the CPU has them, the vector ones) against the
  * reference (selftests/core/bpc_ref.h) on arbitrary input.
  *
  *   clang -g -O1 -fsanitize=fuzzer,address,undefined -I. \
@@ -22,8 +22,8 @@
  *     buddy_entries_decode() says -EINVAL exactly where the reference's
  *     buddy_entry_decode() rejects one of them, and every entry the
  *     reference decodes comes out the same.
- * Where the CPU lacks the vector code's instructions it checks the scalar
- * one only and says so once.
+ * Where the CPU lacks a vector implementation's instructions it skips
+ * that one and says so once.
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -160,16 +160,20 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	unsigned int len = size > BATCH * BUDDY_STREAM_MAX ?
 			   BATCH * BUDDY_STREAM_MAX : (unsigned int)size;
-	static bool told;
+	static bool told[BUDDY_IMPL_NR];
+	unsigned int impl;
 
 	check(&buddy_codec_bpc, data, len);
-	if (!buddy_impl_usable(BUDDY_IMPL_AVX2)) {
-		if (!told)
-			fprintf(stderr, "fuzz_bpc_vec: no %s on this CPU: the scalar codec only\n",
-				buddy_impl_name(BUDDY_IMPL_AVX2));
-		told = true;
-		return 0;
+	for (impl = BUDDY_IMPL_SCALAR + 1; impl < BUDDY_IMPL_NR; impl++) {
+		if (buddy_impl_usable(impl)) {
+			check(buddy_codec_impl(&buddy_codec_bpc, impl), data,
+			      len);
+			continue;
+		}
+		if (!told[impl])
+			fprintf(stderr, "fuzz_bpc_vec: no %s on this CPU: not checked\n",
+				buddy_impl_name(impl));
+		told[impl] = true;
 	}
-	check(buddy_codec_impl(&buddy_codec_bpc, BUDDY_IMPL_AVX2), data, len);
 	return 0;
 }

@@ -26,7 +26,7 @@
  * decoded once and compared with the input; a mismatch exits 1.
  *
  * bpc is the implementation the codecs run here (buddy_codec_by_name():
- * the fastest this CPU runs, or BUDDY_CODEC_IMPL=scalar|avx2), bpc-scalar
+ * the fastest this CPU runs, or BUDDY_CODEC_IMPL=scalar|avx2|gfni), bpc-scalar
  * the scalar reference next to it; both store the same bytes.
  *
  * The goals are judged after the tables, on every data class, in a paired
