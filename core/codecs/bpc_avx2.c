@@ -276,6 +276,43 @@ static BPC_AVX2 __always_inline u64 bpc_reverse32(u32 x)
 	return (x & 0x55555555u) << 1 | (x >> 1 & 0x55555555u);
 }
 
+/*
+ * bitw_put64() of x[j] | BPC_LIT2 for j = @n - 1 down to 0 (the bottom
+ * stretch of literal pairs), four at a time: the same 8-byte stores, from
+ * one shift of four lanes by the bit offset, which all of them share.
+ */
+static BPC_AVX2 __always_inline void bpc_put_lit2(struct bitw *o,
+						  const u64 *x, int n)
+{
+	/* per 64-bit lane: big-endian */
+	const v8u bswap64 = {
+		0x04050607, 0x00010203, 0x0c0d0e0f, 0x08090a0b,
+		0x04050607, 0x00010203, 0x0c0d0e0f, 0x08090a0b,
+	};
+	const v4q lit2 = { BPC_LIT2, BPC_LIT2, BPC_LIT2, BPC_LIT2 };
+	u64 u = o->used;
+	/* a shift by 64 is 0, as bitw_put64() has it for used 0 */
+	v4q up = { 64 - u, 64 - u, 64 - u, 64 - u }, down = { u, u, u, u };
+	v4q y, prev = { 0, 0, 0, o->acc };	/* the pending bits: lane 3 */
+	int j;
+
+	for (j = n - 4; j >= 0; j -= 4) {
+		y = (v4q)ld8(x + j);
+		y = __builtin_shufflevector(y, y, 3, 2, 1, 0) | lit2;
+		prev = __builtin_shufflevector(y, prev, 7, 0, 1, 2);
+		prev = (v4q)__builtin_ia32_psllv4di(BPC_AS(long long, prev),
+						  BPC_AS(long long, up)) |
+		       (v4q)__builtin_ia32_psrlv4di(BPC_AS(long long, y),
+						  BPC_AS(long long, down));
+		st8(o->p, shufb((v8u)prev, bswap64));
+		o->p += 32;
+		prev = y;
+	}
+	o->acc = prev[3];
+	for (j += 3; j >= 0; j--)
+		bitw_put64(o, x[j] | BPC_LIT2);
+}
+
 /* Up to this many non-zero planes above the bottom stretch: one by one. */
 #define BPC_FEW_PLANES	6
 
@@ -297,7 +334,6 @@ static BPC_AVX2 __always_inline unsigned int bpc_vec_put_planes(struct bitw *o, 
 	unsigned int low = __builtin_ctzll(~lit2 & 0x155555555ull) / 2;
 	unsigned int last = BPC_PLANES, r, k, i0;
 	u64 rm;
-	int j;
 
 	bitw_put(o, p->base >> 6, p->base & 63);
 	/* the planes above the stretch */
@@ -339,8 +375,7 @@ static BPC_AVX2 __always_inline unsigned int bpc_vec_put_planes(struct bitw *o, 
 	}
 	r = last - 2 * low;
 	bpc_put_run(o, &r);
-	for (j = low - 1; j >= 0; j--)
-		bitw_put64(o, x[j] | BPC_LIT2);
+	bpc_put_lit2(o, x, low);
 	return bitw_finish(o);
 }
 
