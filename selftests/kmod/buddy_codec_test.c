@@ -5,7 +5,8 @@
  *
  * For every target, data is written with one implementation in force and
  * read back with another (scalar -> avx2, avx2 -> scalar, avx2 -> avx2,
- * with codec_vector_min=1 so that even one entry takes the vector path):
+ * gfni -> scalar, gfni -> avx2, each where the CPU runs both; with
+ * codec_vector_min=1 so that even one entry takes the vector path):
  * whole stripes, entries in part, reads through the window's page faults
  * and a write-back; the bytes must come back and GET_MAP must give the
  * size codes the scalar codec computes in userspace.  A stream written by
@@ -72,7 +73,9 @@ FIXTURE_VARIANT(codec) {
 #define CODEC_VARIANTS(tname, t)					\
 	CODEC_VARIANT(tname, t, scalar, avx2);				\
 	CODEC_VARIANT(tname, t, avx2, scalar);				\
-	CODEC_VARIANT(tname, t, avx2, avx2)
+	CODEC_VARIANT(tname, t, avx2, avx2);				\
+	CODEC_VARIANT(tname, t, gfni, scalar);				\
+	CODEC_VARIANT(tname, t, gfni, avx2)
 
 CODEC_VARIANTS(t1x, BUDDY_TARGET_1X);
 CODEC_VARIANTS(t4_3x, BUDDY_TARGET_4_3X);
@@ -90,9 +93,10 @@ FIXTURE_SETUP(codec)
 	ASSERT_EQ(0, kparam_str("codec_impl", self->impl, sizeof(self->impl)));
 	ASSERT_EQ(0, kparam_str("codec_vector_min", self->vmin,
 			      sizeof(self->vmin)));
-	if (!par_lists(self->impl, "avx2"))
-		SKIP(return, "codec_impl lists no avx2 (%s): the guest CPU lacks it (run.sh --cpu max)",
-		     self->impl);
+	if (!par_lists(self->impl, variant->wimpl) ||
+	    !par_lists(self->impl, variant->rimpl))
+		SKIP(return, "codec_impl lists no %s or no %s (%s): the guest CPU lacks it (run.sh --cpu max has AVX2)",
+		     variant->wimpl, variant->rimpl, self->impl);
 	if (variant->target != BUDDY_TARGET_1X && !self->info.buddy_bytes)
 		SKIP(return, "no buddy carve-out: target %u needs one",
 		     variant->target);
@@ -216,6 +220,8 @@ TEST(codec_impl_param)
 	EXPECT_EQ(-EINVAL, kparam_write_str("codec_impl", "\n"));
 	if (!par_lists(list, "avx2"))
 		EXPECT_EQ(-EOPNOTSUPP, kparam_write_str("codec_impl", "avx2"));
+	if (!par_lists(list, "gfni"))
+		EXPECT_EQ(-EOPNOTSUPP, kparam_write_str("codec_impl", "gfni"));
 	/* refused writes leave it as it was */
 	ASSERT_EQ(0, kparam_str("codec_impl", again, sizeof(again)));
 	EXPECT_STREQ(list, again);

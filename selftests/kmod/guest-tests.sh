@@ -20,7 +20,7 @@
 #   codec   the codec implementations (a guest CPU with AVX2: run.sh --cpu
 #           max): buddy_codec_test, then the io and mmap tests at every
 #           target with the vector codecs forced on every stripe
-#           (codec_impl=avx2 codec_vector_min=1)
+#           (codec_impl=avx2, and gfni where listed, codec_vector_min=1)
 #
 # The binaries, buddy.ko and this script sit in one directory.  Every test
 # binary, and every group of shell checks, is one section between
@@ -480,7 +480,9 @@ codec() {
 	loaded || return
 	run_bin codec buddy_codec_test
 	if grep -q avx2 $PAR/codec_impl; then
-		for impl in avx2 scalar; do
+		# every vector implementation the CPU runs, then the scalar one
+		for impl in $(tr -d '[]' <$PAR/codec_impl | tr ' ' '\n' |
+			      grep -vx scalar) scalar; do
 			sec_begin "codec-$impl-setup"
 			check "codec_impl=$impl codec_vector_min=1" \
 				eval "echo $impl >$PAR/codec_impl && echo 1 >$PAR/codec_vector_min"
