@@ -731,6 +731,50 @@ static BPC_AVX2 noinline int bpc_lanes_decode(struct bpc_lanes *s,
 	return ret;
 }
 
+/* The planes of the last ramp decode_n() parsed, from the end of its base. */
+struct bpc_ramp_memo {
+	u64 win;
+	unsigned int pos;
+	s64 d;
+	bool bad;
+};
+
+/*
+ * A C8 entry at @stored that is a constant or a ramp into @dst, its
+ * verdict ORed into *@ret; false for any other C8 stream.  A ramp whose
+ * planes are those of the last one (the same stride from another base:
+ * indices, offsets, timestamps in a row) takes them from @memo.
+ */
+static BPC_AVX2 __always_inline bool c8_decode(struct bpc_ramp_memo *memo,
+					       const u8 *stored, u8 *dst,
+					       int *ret)
+{
+	u64 v = get_unaligned_be64(stored), win;
+	unsigned int pos;
+	s64 w;
+	int r;
+
+	pos = bpc_get_base(v, &w);
+	win = v << pos;
+	/* base and a run of 33: at most 40 of the 64 bits */
+	if (win >> 57 == BPC_RUN33) {
+		put_ramp(dst, w, 0);
+		return true;
+	}
+	if ((win != memo->win || pos != memo->pos) &&
+	    bpc_ramp_planes(win, pos, 64, &memo->d, &memo->bad)) {
+		memo->win = win;
+		memo->pos = pos;
+	}
+	if (win != memo->win || pos != memo->pos)
+		return false;
+	r = memo->bad ? -EINVAL : bpc_ramp_ok(w, memo->d);
+	if (!r)
+		put_ramp(dst, w, memo->d);
+	*ret |= r;
+	return true;
+}
+
 /*
  * Decode @n stored entries, entry k of size code @codes[k] at @stored[k],
  * into 128 bytes each at @entries: the compressed ones eight at a time by
@@ -752,11 +796,9 @@ BPC_AVX2 int bpc_avx2_decode_n(const unsigned int *codes,
 		0x00010203, 0x04050607, 0x08090a0b, 0x0c0d0e0f,
 		0x00010203, 0x04050607, 0x08090a0b, 0x0c0d0e0f,
 	};
-	unsigned int k, m = 0, j, ramp_pos = 0;
-	/* none kept yet: a base is 3 bits or more (ramp_pos 0) */
-	u64 ramp_win = 0;
-	s64 ramp_d = 0;
-	bool ramp_bad = false;
+	/* none kept yet: a base is 3 bits or more */
+	struct bpc_ramp_memo memo = { .pos = 0 };
+	unsigned int k, m = 0, j;
 	v8u zero = { 0 };
 	int ret = 0;
 
@@ -764,40 +806,14 @@ BPC_AVX2 int bpc_avx2_decode_n(const unsigned int *codes,
 		unsigned int code = codes[k], len;
 		u8 *dst = entries + (size_t)k * BUDDY_ENTRY_BYTES;
 
-		/*
-		 * Constants and ramps here, without a call; the planes of
-		 * the last ramp kept, as the next entry (the same stride
-		 * from another base) likely has them.
-		 */
-		if (code == BUDDY_CODE_C8) {
-			u64 v = get_unaligned_be64(stored[k]), win;
-			unsigned int pos;
-			s64 w;
-			int r;
-
-			pos = bpc_get_base(v, &w);
-			win = v << pos;
-			/* base and a run of 33: at most 40 of the 64 bits */
-			if (win >> 57 == BPC_RUN33) {
-				put_ramp(dst, w, 0);
-				continue;
-			}
-			if ((win != ramp_win || pos != ramp_pos) &&
-			    bpc_ramp_planes(win, pos, 64, &ramp_d, &ramp_bad)) {
-				ramp_win = win;
-				ramp_pos = pos;
-			}
-			if (win == ramp_win && pos == ramp_pos) {
-				r = ramp_bad ? -EINVAL : bpc_ramp_ok(w, ramp_d);
-				if (!r)
-					put_ramp(dst, w, ramp_d);
-				ret |= r;
-				continue;
-			}
-		}
-		/* zero, RAW, other C8s, bad codes */
+		/* zero, RAW and C8 here, without a call; bad codes */
 		if (code < BUDDY_CODE_C32 || code > BUDDY_CODE_C96) {
-			ret |= bpc_avx2_entry_decode(code, stored[k], dst);
+			if (code == BUDDY_CODE_RAW)
+				entry_copy(dst, stored[k]);
+			else if (code != BUDDY_CODE_C8 ||
+				 !c8_decode(&memo, stored[k], dst, &ret))
+				ret |= bpc_avx2_entry_decode(code, stored[k],
+							     dst);
 			continue;
 		}
 		len = buddy_code_bytes(code);
