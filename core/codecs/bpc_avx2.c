@@ -402,6 +402,23 @@ static BPC_AVX2 __always_inline unsigned int bpc_write_planes(struct bpc_plan *p
 }
 
 /*
+ * The DBX rows of @p into @pl where its stream needs them transposed (a
+ * literal or a position; not a ramp), else zeros: true in the first case.
+ */
+static BPC_AVX2 __always_inline bool bpc_rows_to_transpose(const struct bpc_plan *p,
+							   v8u *pl)
+{
+	v8u zero = { 0 };
+	bool need = !p->ramp && (p->lit | p->s10);
+	int j;
+
+#pragma GCC unroll 4
+	for (j = 0; j < 4; j++)
+		pl[j] = need ? p->r.e[j] : zero;
+	return need;
+}
+
+/*
  * The stream @p planned into @dst (bpc_write_planes()), its planes by the
  * delta-swap transpose, or by GFNI's (bpc_write_gfni()).  Calls of their
  * own: their arrays and the plan's rows would otherwise share one stack
@@ -409,30 +426,20 @@ static BPC_AVX2 __always_inline unsigned int bpc_write_planes(struct bpc_plan *p
  */
 static BPC_AVX2 noinline unsigned int bpc_write(struct bpc_plan *p, u8 *dst)
 {
-	v8u zero = { 0 }, pl[4] = { zero, zero, zero, zero };
-	int j;
+	v8u pl[4];
 
-	if (!p->ramp && (p->lit | p->s10)) {
-#pragma GCC unroll 4
-		for (j = 0; j < 4; j++)
-			pl[j] = p->r.e[j];
+	if (bpc_rows_to_transpose(p, pl))
 		bpc_transpose(pl);
-	}
 	return bpc_write_planes(p, dst, pl);
 }
 
 static BPC_GFNI noinline unsigned int bpc_write_gfni(struct bpc_plan *p,
 						     u8 *dst)
 {
-	v8u zero = { 0 }, pl[4] = { zero, zero, zero, zero };
-	int j;
+	v8u pl[4];
 
-	if (!p->ramp && (p->lit | p->s10)) {
-#pragma GCC unroll 4
-		for (j = 0; j < 4; j++)
-			pl[j] = p->r.e[j];
+	if (bpc_rows_to_transpose(p, pl))
 		bpc_transpose_gfni(pl);
-	}
 	return bpc_write_planes(p, dst, pl);
 }
 

@@ -182,26 +182,6 @@ static BPC_AVX2 __always_inline int bpc_avx2_words(u8 *dst, s64 w, v8u *pl,
 	return signs(bad) ? -EINVAL : 0;
 }
 
-/*
- * The stream whose first 64 bits are @v (the stream has @end bits) is a
- * constant entry's, the base and a run of 33 planes: its 32 words to @dst
- * and *@ret 0, or -EINVAL where the run is cut short.
- */
-static BPC_AVX2 __always_inline bool bpc_constant(u64 v, unsigned int end,
-						  u8 *dst, int *ret)
-{
-	unsigned int pos, j;
-	s64 w;
-
-	pos = bpc_get_base(v, &w);
-	if ((v << pos) >> 57 != BPC_RUN33)
-		return false;
-	*ret = pos + 7 > end ? -EINVAL : 0;
-	for (j = 0; !*ret && j < BUDDY_ENTRY_BYTES; j += 32)
-		st8(dst + j, bcast((u32)w));
-	return true;
-}
-
 /* 32 words from @w, each @d more than the one before, eight at a time. */
 static BPC_AVX2 __always_inline void put_ramp(u8 *dst, s64 w, s64 d)
 {
@@ -212,6 +192,34 @@ static BPC_AVX2 __always_inline void put_ramp(u8 *dst, s64 w, s64 d)
 #pragma GCC unroll 4
 	for (j = 0; j < 4; j++, v += bcast(8 * (u32)d))
 		st8(dst + 32 * j, v);
+}
+
+/*
+ * The stream whose base word @w ends at bit @pos, @win its bits from there
+ * on (the stream has @end bits), is a constant entry's, the base and a run
+ * of 33 planes: its 32 words to @dst and *@ret 0, or -EINVAL where the run
+ * is cut short.
+ */
+static BPC_AVX2 __always_inline bool bpc_constant_at(u64 win, unsigned int pos,
+						     s64 w, unsigned int end,
+						     u8 *dst, int *ret)
+{
+	if (win >> 57 != BPC_RUN33)
+		return false;
+	*ret = pos + 7 > end ? -EINVAL : 0;
+	if (!*ret)
+		put_ramp(dst, w, 0);
+	return true;
+}
+
+/* bpc_constant_at() of the stream whose first 64 bits are @v. */
+static BPC_AVX2 __always_inline bool bpc_constant(u64 v, unsigned int end,
+						  u8 *dst, int *ret)
+{
+	s64 w;
+	unsigned int pos = bpc_get_base(v, &w);
+
+	return bpc_constant_at(v << pos, pos, w, end, dst, ret);
 }
 
 /* @x shifted by @n mod 64, as the instructions do. */
@@ -756,9 +764,8 @@ static BPC_AVX2 __always_inline bool c8_decode(struct bpc_ramp_memo *memo,
 
 	pos = bpc_get_base(v, &w);
 	win = v << pos;
-	/* base and a run of 33: at most 40 of the 64 bits */
-	if (win >> 57 == BPC_RUN33) {
-		put_ramp(dst, w, 0);
+	if (bpc_constant_at(win, pos, w, 64, dst, &r)) {
+		*ret |= r;
 		return true;
 	}
 	if ((win != memo->win || pos != memo->pos) &&
