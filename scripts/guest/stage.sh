@@ -55,6 +55,9 @@ verdict() {
 	grep '^run.sh:' "$2" | head -40 | sed 's/^/# /' >>"$3"
 	sed -n '/unexpected kernel log lines/,/^run.sh: FAIL/p' "$2" |
 		head -60 | sed 's/^/# /' >>"$3"
+	# the console's last lines (run.sh prints them on a failure): where a
+	# timed-out guest stood
+	sed -n 's/^  | /# console: /p' "$2" | tail -n 40 >>"$3"
 	echo "not ok - guest run: run.sh exited $1 (see $2)" >>"$3"
 	echo "$FAIL_TOTALS" >>"$3"
 }

@@ -42,6 +42,7 @@
  * every check held.
  */
 #define _GNU_SOURCE
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <liburing.h>
@@ -91,6 +92,13 @@ struct reg_slot {
 	int live;
 };
 
+/* A worker's last operations, where main() can print them on a hang. */
+struct worker_log {
+	u64t beat_ns;		/* when it (or its forked child) began one */
+	unsigned int ntrace;
+	char trace[TRACE_LEN][160];
+};
+
 struct shared {
 	u64t ops;		/* operations done, all workers */
 	u64t max_ops;
@@ -105,6 +113,7 @@ struct shared {
 	unsigned int retarget_seq[REG_SLOTS];
 	u64t kinds[64][3];	/* per op: ok, expected error, fault fired */
 	u64t faults;
+	struct worker_log log[MAX_WORKERS];
 };
 
 static struct shared *sh;
@@ -112,6 +121,7 @@ static u64t seed;
 static int nworkers = 4;
 static bool fault_inject;
 static bool verbose;
+static double stall_s = 120;	/* -H */
 
 /* ---- per worker --------------------------------------------------------------- */
 
@@ -141,8 +151,7 @@ static struct {
 	struct alloc a[MAX_ALLOCS];
 	struct io_uring ring;
 	bool ring_ok;
-	char trace[TRACE_LEN][160];
-	unsigned int ntrace;
+	struct worker_log *log;	/* sh->log[idx]; a forked child's own copy */
 	uint8_t *buf, *buf2;	/* MAX_IO each */
 	pid_t async_kids[8];
 	unsigned int nasync;
@@ -182,7 +191,7 @@ static void reap_async(void);
 
 static void trace(const char *fmt, ...)
 {
-	char *t = W.trace[W.ntrace++ % TRACE_LEN];
+	char *t = W.log->trace[W.log->ntrace++ % TRACE_LEN];
 	int n;
 	va_list ap;
 
@@ -194,9 +203,17 @@ static void trace(const char *fmt, ...)
 		fprintf(stderr, "w%d %s\n", W.idx, t);
 }
 
+static void print_log(const struct worker_log *l, int idx)
+{
+	unsigned int i, first = l->ntrace > TRACE_LEN ? l->ntrace - TRACE_LEN : 0;
+
+	printf("# last operations of worker %d:\n", idx);
+	for (i = first; i < l->ntrace; i++)
+		printf("#   %s\n", l->trace[i % TRACE_LEN]);
+}
+
 static void __attribute__((noreturn, format(printf, 1, 2))) fail(const char *fmt, ...)
 {
-	unsigned int i, first = W.ntrace > TRACE_LEN ? W.ntrace - TRACE_LEN : 0;
 	va_list ap;
 
 	flockfile(stdout);
@@ -205,9 +222,8 @@ static void __attribute__((noreturn, format(printf, 1, 2))) fail(const char *fmt
 	va_start(ap, fmt);
 	vprintf(fmt, ap);
 	va_end(ap);
-	printf("\n# last operations of worker %d:\n", W.idx);
-	for (i = first; i < W.ntrace; i++)
-		printf("#   %s\n", W.trace[i % TRACE_LEN]);
+	printf("\n");
+	print_log(W.log, W.idx);
 	printf("# replay this worker alone: buddy_fuzz -s %llu -w %d ... (worker %d's seed is splitmix(seed, %d))\n",
 	       seed, nworkers, W.idx, W.idx);
 	fflush(stdout);
@@ -2335,6 +2351,12 @@ static void op_fork(void)
 		fail("fork: %s", strerror(errno));
 	}
 	if (pid == 0) {
+		struct worker_log *log = malloc(sizeof(*log));
+
+		if (!log)
+			_exit(1);
+		/* its trace goes on privately; its beat stays the worker's */
+		W.log = memcpy(log, W.log, sizeof(*log));
 		W.in_child = true;
 		W.ring_ok = false;	/* the ring belongs to the parent */
 		W.nasync = 0;
@@ -2516,6 +2538,8 @@ static void run_ops(u64t n)
 
 		u64t done = __atomic_add_fetch(&sh->ops, 1, __ATOMIC_RELAXED);
 
+		__atomic_store_n(&sh->log[W.idx].beat_ns, now_ns(), __ATOMIC_RELAXED);
+
 		if (!W.in_child) {
 			if (__atomic_load_n(&sh->stop, __ATOMIC_RELAXED) ||
 			    (sh->max_ops && done > sh->max_ops) ||
@@ -2578,6 +2602,7 @@ static void worker(int idx)
 	char path[64];
 
 	W.idx = idx;
+	W.log = &sh->log[idx];
 	datagen_seed(&W.rng, datagen_mix(seed, idx + 1));
 	if (sigaction(SIGBUS, &sa, NULL))
 		fail("sigaction(SIGBUS): %s", strerror(errno));
@@ -2617,23 +2642,176 @@ static void worker(int idx)
 	hold_release();
 	reap_async();
 	for (unsigned int i = 0; i < MAX_ALLOCS; i++)
-		if (W.a[i].fd >= 0)
+		if (W.a[i].fd >= 0) {
+			__atomic_store_n(&sh->log[idx].beat_ns, now_ns(), __ATOMIC_RELAXED);
 			close_alloc(&W.a[i], true);
+		}
 	if (W.ring_ok)
 		io_uring_queue_exit(&W.ring);
 	close(W.dev);
 	_exit(0);
 }
 
+/* ---- hangs -------------------------------------------------------------------------- */
+
+/* Print a file of /proc, each line behind PREFIX. */
+static void print_proc(const char *path, const char *prefix)
+{
+	char line[256];
+	FILE *f = fopen(path, "r");
+
+	if (!f)
+		return;
+	while (fgets(line, sizeof(line), f))
+		printf("%s%s%s", prefix, line, strchr(line, '\n') ? "" : "\n");
+	fclose(f);
+}
+
+/*
+ * Every other process of this program (workers, their forked children):
+ * with DUMP, each thread's state and kernel stack are printed; with KILL,
+ * each process gets SIGKILL.
+ */
+static void fuzz_tasks(bool dump, bool kill_them)
+{
+	char path[300], comm[64], me[64] = "";
+	DIR *proc = opendir("/proc"), *tasks;
+	struct dirent *p, *t;
+	FILE *f;
+
+	if (!proc)
+		return;
+	f = fopen("/proc/self/comm", "r");
+	if (f) {
+		if (!fgets(me, sizeof(me), f))
+			me[0] = 0;
+		fclose(f);
+	}
+	while ((p = readdir(proc))) {
+		pid_t pid = atoi(p->d_name);
+
+		if (pid <= 0 || pid == getpid())
+			continue;
+		snprintf(path, sizeof(path), "/proc/%d/comm", pid);
+		f = fopen(path, "r");
+		if (!f)
+			continue;
+		if (!fgets(comm, sizeof(comm), f))
+			comm[0] = 0;
+		fclose(f);
+		if (strcmp(comm, me))
+			continue;
+		if (kill_them)
+			kill(pid, SIGKILL);
+		if (!dump)
+			continue;
+		snprintf(path, sizeof(path), "/proc/%d/task", pid);
+		tasks = opendir(path);
+		while (tasks && (t = readdir(tasks))) {
+			if (atoi(t->d_name) <= 0)
+				continue;
+			printf("#   process %d thread %s:\n", pid, t->d_name);
+			snprintf(path, sizeof(path), "/proc/%d/task/%s/stat", pid, t->d_name);
+			print_proc(path, "#     stat: ");
+			snprintf(path, sizeof(path), "/proc/%d/task/%s/wchan", pid, t->d_name);
+			print_proc(path, "#     wchan: ");
+			snprintf(path, sizeof(path), "/proc/%d/task/%s/stack", pid, t->d_name);
+			print_proc(path, "#     ");
+		}
+		if (tasks)
+			closedir(tasks);
+	}
+	closedir(proc);
+}
+
+static void hang_report(int i, pid_t pid, u64t now)
+{
+	int fd;
+
+	printf("# HANG: seed %llu worker %d (pid %d) began no operation for %.0f s\n",
+	       seed, i, pid, (now - sh->log[i].beat_ns) / 1e9);
+	print_log(&sh->log[i], i);
+	printf("# the fuzzer's threads:\n");
+	fuzz_tasks(true, false);
+	fd = open("/proc/sysrq-trigger", O_WRONLY | O_CLOEXEC);
+	if (fd >= 0 && write(fd, "w", 1) == 1)
+		printf("# the kernel's blocked tasks: sysrq w, in the kernel log\n");
+	if (fd >= 0)
+		close(fd);
+	fflush(stdout);
+	__atomic_store_n(&sh->stop, 1, __ATOMIC_SEQ_CST);
+	fuzz_tasks(false, true);
+}
+
+/*
+ * Wait for the workers; 1 when one failed or hung.  A worker that begins
+ * no operation for -H seconds is a hang (a call that never returns, in
+ * the kernel or in a parked copy): its last operations, the kernel stack
+ * of every thread of the fuzzer and the kernel's blocked tasks (sysrq w,
+ * in the kernel log) are printed, then every worker is killed, so that a
+ * hang is a failure with a diagnosis instead of the guest's timeout.
+ */
+static int wait_workers(const pid_t *pids)
+{
+	bool live[MAX_WORKERS];
+	int left = nworkers, bad = 0;
+	u64t killed = 0;	/* when the hang's SIGKILLs went out */
+
+	for (int i = 0; i < nworkers; i++)
+		live[i] = true;
+	while (left) {
+		u64t now = now_ns();
+
+		for (int i = 0; i < nworkers; i++) {
+			int st;
+			pid_t r;
+
+			if (!live[i])
+				continue;
+			r = waitpid(pids[i], &st, WNOHANG);
+			if (r == 0) {
+				/* a worker may have begun one after `now` */
+				u64t beat = __atomic_load_n(&sh->log[i].beat_ns, __ATOMIC_RELAXED);
+
+				if (!killed && beat < now && now - beat > (u64t)(stall_s * 1e9)) {
+					hang_report(i, pids[i], now);
+					bad = 1;
+					killed = now;
+				}
+				continue;
+			}
+			live[i] = false;
+			left--;
+			if (r != pids[i] || !WIFEXITED(st) || WEXITSTATUS(st)) {
+				if (!killed)
+					printf("# worker %d (pid %d) ended with status %#x\n", i, pids[i], st);
+				bad = 1;
+				__atomic_store_n(&sh->stop, 1, __ATOMIC_SEQ_CST);
+			}
+		}
+		if (killed && left && now - killed > 30000000000ull) {
+			for (int i = 0; i < nworkers; i++)
+				if (live[i])
+					printf("# worker %d (pid %d) lives 30 s after SIGKILL: stuck in the kernel\n",
+					       i, pids[i]);
+			break;
+		}
+		if (left)
+			usleep(100 * 1000);
+	}
+	return bad;
+}
+
 static int usage(void)
 {
 	fprintf(stderr,
-		"usage: buddy_fuzz [-s SEED] [-n OPS] [-t SECONDS] [-m MIN_OPS] [-w WORKERS] [-f] [-v]\n"
+		"usage: buddy_fuzz [-s SEED] [-n OPS] [-t SECONDS] [-m MIN_OPS] [-w WORKERS] [-H SECONDS] [-f] [-v]\n"
 		"  -s  seed (default: from the clock; printed)\n"
 		"  -n  stop after OPS operations in all (default: no limit)\n"
 		"  -t  stop after SECONDS (default 60)\n"
 		"  -m  fail unless at least MIN_OPS operations ran\n"
 		"  -w  worker processes, even ones root, odd ones uid 1000+i (default 4, max %d)\n"
+		"  -H  a hang: a worker that begins no operation for SECONDS (default 120)\n"
 		"  -f  inject faults through /proc/thread-self/fail-nth\n"
 		"  -v  print every operation\n", MAX_WORKERS);
 	return 2;
@@ -2645,22 +2823,23 @@ int main(int argc, char **argv)
 	double seconds = 60;
 	struct buddy_info info;
 	pid_t pids[MAX_WORKERS];
-	int c, dev, bad = 0, pass = 0, failn = 0;
+	int c, dev, bad, pass = 0, failn = 0;
 
 	seed = now_ns() ^ getpid();
-	while ((c = getopt(argc, argv, "s:n:t:m:w:fvh")) != -1) {
+	while ((c = getopt(argc, argv, "s:n:t:m:w:H:fvh")) != -1) {
 		switch (c) {
 		case 's': seed = strtoull(optarg, NULL, 0); break;
 		case 'n': max_ops = strtoull(optarg, NULL, 0); break;
 		case 't': seconds = atof(optarg); break;
 		case 'm': min_ops = strtoull(optarg, NULL, 0); break;
 		case 'w': nworkers = atoi(optarg); break;
+		case 'H': stall_s = atof(optarg); break;
 		case 'f': fault_inject = true; break;
 		case 'v': verbose = true; break;
 		default: return usage();
 		}
 	}
-	if (nworkers < 1 || nworkers > MAX_WORKERS || optind != argc)
+	if (nworkers < 1 || nworkers > MAX_WORKERS || stall_s <= 0 || optind != argc)
 		return usage();
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	printf("TAP version 13\n1..3\n");
@@ -2692,21 +2871,14 @@ int main(int argc, char **argv)
 	t0 = now_ns();
 	sh->deadline_ns = t0 + (u64t)(seconds * 1e9);
 	for (int i = 0; i < nworkers; i++) {
+		sh->log[i].beat_ns = t0;
 		pids[i] = fork();
 		if (pids[i] < 0)
 			return perror("fork"), 1;
 		if (pids[i] == 0)
 			worker(i);
 	}
-	for (int i = 0; i < nworkers; i++) {
-		int st;
-
-		if (waitpid(pids[i], &st, 0) != pids[i] || !WIFEXITED(st) || WEXITSTATUS(st)) {
-			printf("# worker %d (pid %d) ended with status %#x\n", i, pids[i], st);
-			bad = 1;
-			__atomic_store_n(&sh->stop, 1, __ATOMIC_SEQ_CST);
-		}
-	}
+	bad = wait_workers(pids);
 	{
 		u64t ops = sh->ops > max_ops && max_ops ? max_ops : sh->ops;
 		double secs = (now_ns() - t0) / 1e9;

@@ -444,6 +444,36 @@ fuzz_run() { # SECTION ARGS...
 	[ "$rc" = 0 ] || status=1
 }
 
+# The fuzzer's hang watchdog: a worker stopped with SIGSTOP begins no
+# operation, so within -H seconds the run must end in a HANG report that
+# names the worker and shows kernel stacks, not run on to its -t.
+fuzz_watchdog() {
+	log=/tmp/fuzz-watchdog.log
+	"$dir/buddy_fuzz" -s 1 -w 2 -t 120 -H 3 >$log 2>&1 &
+	fz=$!
+	sleep 1
+	victim=
+	for p in /proc/[0-9]*; do
+		[ "$(awk '{ print $4 }' $p/stat 2>/dev/null)" = "$fz" ] && victim=${p#/proc/} && break
+	done
+	[ -n "$victim" ] && kill -STOP "$victim"
+	t0=$(date +%s)
+	wait $fz
+	rc=$? took=$(($(date +%s) - t0))
+	grep -v "^#   op " $log | sed 's/^/# /' | head -40
+	check "watchdog: the fuzzer fails (rc $rc)" test "$rc" != 0
+	check "watchdog: a HANG of worker pid $victim reported" \
+		grep -q "^# HANG: .* (pid $victim) began no operation" $log
+	check "watchdog: kernel stacks of the fuzzer's threads printed" grep -q '^#     stat: ' $log
+	check "watchdog: it ended ${took} s after the stop, well before -t 120" test "$took" -lt 60
+	# the killed workers' forked children exit on their own
+	i=0
+	while pidof buddy_fuzz >/dev/null && [ $i -lt 20 ]; do
+		sleep 0.5
+		i=$((i + 1))
+	done
+}
+
 debug() {
 	sec_begin debug-setup
 	check "kmemleak is there" test -w $DBG/kmemleak
@@ -452,6 +482,10 @@ debug() {
 	check "fault injection set up (failslab, fail_page_alloc, fail_function on buddy_pool_alloc)" fault_setup
 	sec_end
 	loaded || return
+	sec_begin debug-fuzz-watchdog
+	fuzz_watchdog
+	no_leak "after the killed fuzzer"
+	sec_end
 	for t in ${DEBUG_TESTS:-api io}; do
 		run_bin "debug-$t" "buddy_${t}_test"
 	done
