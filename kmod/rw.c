@@ -11,6 +11,14 @@
  * long I/O yields between stripes and stops on a fatal signal.  A page
  * resident in the window (window.c, mmap) is read and written there
  * instead.
+ *
+ * An IOCB_NOWAIT call (RWF_NOWAIT, io_uring's inline attempt) holds the
+ * allocation's rt_sem for reading from start to end, so it never faults
+ * on the user's memory: a fault may sleep as long as the user likes (a
+ * userfaultfd page) and a re-target would wait behind it.  Its user pages
+ * are pinned only when resident (FOLL_NOFAULT) and copied with page
+ * faults off; a page that is not there is -EAGAIN, and the blocking retry
+ * faults it in.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -19,11 +27,26 @@
 #include <linux/mm.h>
 #include <linux/sched/signal.h>
 #include <linux/slab.h>
+#include <linux/uaccess.h>
 #include <linux/uio.h>
 
 #include "buddy.h"
 
 #define BOUNCE_BYTES		BUDDY_BOUNCE_BYTES
+
+/* A user copy of @iter, with page faults off for an IOCB_NOWAIT call. */
+static size_t rw_copy(u8 *buf, size_t n, struct iov_iter *iter, bool write,
+		      bool nowait)
+{
+	size_t r;
+
+	if (nowait)
+		pagefault_disable();
+	r = write ? copy_from_iter(buf, n, iter) : copy_to_iter(buf, n, iter);
+	if (nowait)
+		pagefault_enable();
+	return r;
+}
 
 static bool iter_user_segment(const struct iov_iter *iter, unsigned long *addr,
 			      size_t *len)
@@ -85,7 +108,9 @@ static unsigned int buddy_read_direct(struct buddy_allocation *a, u64 pos,
 		return 0;
 	start = offset_in_page(addr);
 	nr = DIV_ROUND_UP(start + len, PAGE_SIZE);
-	got = pin_user_pages_fast(addr & PAGE_MASK, nr, FOLL_WRITE, pages);
+	got = pin_user_pages_fast(addr & PAGE_MASK, nr, FOLL_WRITE |
+				  (wait == BUDDY_WIN_NOWAIT ? FOLL_NOFAULT : 0),
+				  pages);
 	if (got <= 0)
 		return 0;	/* a bad address: copy_to_iter() says -EFAULT */
 	if (got < nr)		/* the stripes whose pages are all pinned */
@@ -146,8 +171,9 @@ static int stripes_io(struct buddy_allocation *a, u64 pos, u64 end, u8 *buf,
  * user's bytes first, then the mutexes of every page the range covers are
  * tried at once (-EAGAIN with nothing stored when one is busy), and only
  * then are the stripes stored.  The caller holds rt_sem for reading, so
- * no chunk is being re-striped and its semaphore is free.  A fault on the
- * user's buffer is -EAGAIN too: the blocking retry reports what it can.
+ * no chunk is being re-striped and its semaphore is free.  A user page
+ * that is not resident is -EAGAIN too (no fault is taken: see the top):
+ * the blocking retry reports what it can.
  *
  * Return: bytes stored (all of them, or those before a corrupt entry),
  * or -errno with nothing stored and @iter as it was.
@@ -160,7 +186,7 @@ static ssize_t buddy_write_nowait(struct buddy_allocation *a, u64 pos,
 	u64 held, p;
 	int ret;
 
-	k = copy_from_iter(buf, len, iter);
+	k = rw_copy(buf, len, iter, true, true);
 	if (k != len) {
 		iov_iter_revert(iter, k);
 		return -EAGAIN;
@@ -223,6 +249,9 @@ static size_t rw_pieces(struct buddy_allocation *a, u64 pos, u64 end,
 			enum buddy_win_wait wait, u8 *bounce,
 			struct buddy_io_acct *acct, int *err)
 {
+	bool nowait = wait == BUDDY_WIN_NOWAIT;
+	/* a user page not there: a fault, or for NOWAIT one not taken */
+	int efault = nowait ? -EAGAIN : -EFAULT;
 	size_t done = 0;
 	int ret = 0;
 
@@ -242,8 +271,8 @@ static size_t rw_pieces(struct buddy_allocation *a, u64 pos, u64 end,
 			if (n)
 				goto next;
 		}
-		if (write && copy_from_iter(bounce, piece, iter) != piece) {
-			ret = -EFAULT;
+		if (write && rw_copy(bounce, piece, iter, true, nowait) != piece) {
+			ret = efault;
 			break;
 		}
 		ret = stripes_io(a, pos, piece_end, bounce, write, wait, acct,
@@ -253,13 +282,13 @@ static size_t rw_pieces(struct buddy_allocation *a, u64 pos, u64 end,
 		if (ret) {
 			/* what was stored or read before the failure counts */
 			piece = p - pos;
-			if (!write && copy_to_iter(bounce, piece, iter) != piece)
-				ret = -EFAULT;
+			if (!write && rw_copy(bounce, piece, iter, false, nowait) != piece)
+				ret = efault;
 			done += piece;
 			break;
 		}
-		if (!write && copy_to_iter(bounce, piece, iter) != piece) {
-			ret = -EFAULT;
+		if (!write && rw_copy(bounce, piece, iter, false, nowait) != piece) {
+			ret = efault;
 			break;
 		}
 		pos += piece;

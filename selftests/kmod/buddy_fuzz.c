@@ -1861,15 +1861,28 @@ static void ring_setup(void)
 		W.ring_ok = true;
 }
 
-static int ring_one(struct io_uring_sqe *sqe, int *res)
+/*
+ * Submit the one prepared SQE with a fault armed for the submit alone:
+ * the buddy call runs inline there (or io-wq's first worker is made), and
+ * the wait after it must not have its task work (worker creation for a
+ * request already queued) failed by a fault meant for the submit.  A
+ * failed submit may leave the SQE in the ring: the ring is set up anew.
+ * Return 0 with *@res the completion's result, or -errno; *@fired: the
+ * armed fault fired.
+ */
+static int ring_one(int *res, bool *fired)
 {
 	struct io_uring_cqe *cqe;
 	int r;
 
-	(void)sqe;
+	fi_arm();
 	r = io_uring_submit(&W.ring);
-	if (r != 1)
+	*fired = fi_disarm();
+	if (r != 1) {
+		io_uring_queue_exit(&W.ring);
+		W.ring_ok = false;
 		return r < 0 ? r : -EIO;
+	}
 	do
 		r = io_uring_wait_cqe(&W.ring, &cqe);
 	while (r == -EINTR);
@@ -1907,9 +1920,7 @@ static void op_uring_rw(void)
 	}
 	trace("uring-%s id %llu off %llu len %zu", write ? "write" : "read",
 	      a->id, off, len);
-	fi_arm();
-	r = ring_one(sqe, &res);
-	fired = fi_disarm();
+	r = ring_one(&res, &fired);
 	if (r) {
 		if (fired)
 			return;
@@ -1963,9 +1974,7 @@ static void op_uring_cmd(void)
 	if (bad)
 		pl->reserved = 1;
 	trace("uring-cmd %s%s", on_alloc ? "ALLOC_STAT" : "GET_INFO", bad ? " reserved" : "");
-	fi_arm();
-	r = ring_one(sqe, &res);
-	fired = fi_disarm();
+	r = ring_one(&res, &fired);
 	if (r) {
 		if (fired)
 			return;
@@ -2195,7 +2204,14 @@ static void op_hold(enum op op)
 		fail("pthread_create: %s", strerror(errno));
 	r = uffd_page_wait(&h->u, 20000);
 	if (r) {
-		pthread_join(h->th, NULL);
+		/* a copy blocked elsewhere must not hang the report */
+		struct timespec until;
+
+		clock_gettime(CLOCK_REALTIME, &until);
+		until.tv_sec += 10;
+		if (pthread_timedjoin_np(h->th, NULL, &until))
+			fail("%s of id %llu at %llu never reached its parked page (%s) and is still blocked elsewhere",
+			     op_names[op], h->id, h->off, strerror(-r));
 		fail("%s of id %llu at %llu never reached its parked page: %s (the call returned %zd, %s)",
 		     op_names[op], h->id, h->off, strerror(-r), h->ret,
 		     h->ret < 0 ? strerror(h->err) : "");

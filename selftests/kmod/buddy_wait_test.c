@@ -11,6 +11,8 @@
  *     a dirty page written back by an eviction is waited by the
  *     allocation's own next call, not by the task whose fault evicted it;
  *   - an RWF_NOWAIT write stores all of its bytes or none;
+ *   - RWF_NOWAIT I/O never faults on the user's memory (a userfaultfd
+ *     page): EAGAIN, with the page never asked for;
  *   - a fatal signal stops a window_mb shrink.
  *
  * The timed checks compare with what the old behaviour cannot go below
@@ -572,6 +574,84 @@ TEST_F_TIMEOUT(wait, nowait_write_all_or_nothing, 300)
 	EXPECT_EQ(-1, first_diff(cur, got, len));
 	free(data);
 	free(cur);
+	free(got);
+	close(a.fd);
+}
+
+/* A thread's RWF_NOWAIT read or write through a userfaultfd page. */
+struct nowait_io {
+	pthread_t th;
+	int afd;
+	bool write;
+	void *page;
+	ssize_t ret;
+	int err;
+};
+
+static void *nowait_io_run(void *arg)
+{
+	struct nowait_io *n = arg;
+	struct iovec v = { n->page, PG };
+
+	n->ret = n->write ? pwritev2(n->afd, &v, 1, PG, RWF_NOWAIT) :
+			    preadv2(n->afd, &v, 1, PG, RWF_NOWAIT);
+	n->err = errno;
+	return NULL;
+}
+
+/*
+ * An RWF_NOWAIT call holds the allocation's rt_sem throughout, so it must
+ * not fault on the user's memory: a userfaultfd page may stay missing as
+ * long as its owner likes, and a re-target would wait behind it.  A read
+ * into such a page, and a write out of one, are EAGAIN without the page
+ * ever being asked for; the allocation keeps its bytes.  (Whole-page
+ * reads go straight into the pinned user page, others through a bounce
+ * buffer: both are tried.)
+ */
+TEST_F_TIMEOUT(wait, nowait_io_never_faults_on_the_users_memory, 120)
+{
+	struct buddy_alloc a = alloc_req(4 * PG, BUDDY_TARGET_1X,
+					 BUDDY_CODEC_BPC);
+	uint8_t *data = malloc(4 * PG), *got = malloc(4 * PG);
+	unsigned int k;
+
+	SETUP_DONE();
+	ASSERT_TRUE(data && got);
+	ASSERT_EQ(0, ioctl(self->fd, BUDDY_IOC_ALLOC, &a)) TH_LOG("ALLOC: %s", strerror(errno));
+	for (k = 0; k < 4 * PG; k++)
+		data[k] = k % 7 ? k / 64 : 0;
+	ASSERT_EQ((ssize_t)(4 * PG), pwrite(a.fd, data, 4 * PG, 0));
+	for (k = 0; k < 3; k++) {
+		struct nowait_io n = { .afd = a.fd, .write = k == 2 };
+		struct uffd_page u;
+		int r = uffd_page_init(&u);
+
+		if (r)
+			SKIP(break, "no userfaultfd: %s", strerror(-r));
+		/* k 1: not page-aligned, through the bounce buffer */
+		n.page = u.page + (k == 1 ? 64 : 0);
+		ASSERT_EQ(0, pthread_create(&n.th, NULL, nowait_io_run, &n));
+		r = uffd_page_wait(&u, 2000);
+		EXPECT_EQ(-ETIMEDOUT, r)
+			TH_LOG("RWF_NOWAIT %s %s faulted on the user's page",
+			       n.write ? "write" : "read",
+			       k == 1 ? "(unaligned)" : "(page-aligned)");
+		if (!r)		/* let it finish */
+			ASSERT_EQ(0, uffd_page_fill(&u, data));
+		pthread_join(n.th, NULL);
+		EXPECT_EQ(-1, n.ret) TH_LOG("RWF_NOWAIT %s returned %zd",
+					    n.write ? "write" : "read", n.ret);
+		if (n.ret < 0)
+			EXPECT_EQ(EAGAIN, n.err) TH_LOG("errno %s", strerror(n.err));
+		uffd_page_free(&u);
+	}
+	ASSERT_EQ((ssize_t)(4 * PG), pread(a.fd, got, 4 * PG, 0));
+	EXPECT_EQ(-1, first_diff(data, got, 4 * PG));
+	/* what is resident still goes through at once */
+	memset(got, 0, 4 * PG);
+	EXPECT_EQ((ssize_t)(2 * PG), preadv2(a.fd, &(struct iovec){ got, 2 * PG }, 1, 0, RWF_NOWAIT));
+	EXPECT_EQ(-1, first_diff(data, got, 2 * PG));
+	free(data);
 	free(got);
 	close(a.fd);
 }
