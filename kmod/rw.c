@@ -12,13 +12,11 @@
  * resident in the window (window.c, mmap) is read and written there
  * instead.
  *
- * An IOCB_NOWAIT call (RWF_NOWAIT, io_uring's inline attempt) holds the
- * allocation's rt_sem for reading from start to end, so it never faults
- * on the user's memory: a fault may sleep as long as the user likes (a
- * userfaultfd page) and a re-target would wait behind it.  Its user pages
- * are pinned only when resident (FOLL_NOFAULT) and copied with page
- * faults off; a page that is not there is -EAGAIN, and the blocking retry
- * faults it in.
+ * An IOCB_NOWAIT call (RWF_NOWAIT, io_uring's inline attempt) tries the
+ * allocation's rt_sem for reading around its stripe work only, never
+ * across a user copy or pin: those may fault, and a fault may sleep as
+ * long as the user likes (a userfaultfd page), which a re-target must not
+ * wait behind.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -27,26 +25,11 @@
 #include <linux/mm.h>
 #include <linux/sched/signal.h>
 #include <linux/slab.h>
-#include <linux/uaccess.h>
 #include <linux/uio.h>
 
 #include "buddy.h"
 
 #define BOUNCE_BYTES		BUDDY_BOUNCE_BYTES
-
-/* A user copy of @iter, with page faults off for an IOCB_NOWAIT call. */
-static size_t rw_copy(u8 *buf, size_t n, struct iov_iter *iter, bool write,
-		      bool nowait)
-{
-	size_t r;
-
-	if (nowait)
-		pagefault_disable();
-	r = write ? copy_from_iter(buf, n, iter) : copy_to_iter(buf, n, iter);
-	if (nowait)
-		pagefault_enable();
-	return r;
-}
 
 static bool iter_user_segment(const struct iov_iter *iter, unsigned long *addr,
 			      size_t *len)
@@ -108,9 +91,7 @@ static unsigned int buddy_read_direct(struct buddy_allocation *a, u64 pos,
 		return 0;
 	start = offset_in_page(addr);
 	nr = DIV_ROUND_UP(start + len, PAGE_SIZE);
-	got = pin_user_pages_fast(addr & PAGE_MASK, nr, FOLL_WRITE |
-				  (wait == BUDDY_WIN_NOWAIT ? FOLL_NOFAULT : 0),
-				  pages);
+	got = pin_user_pages_fast(addr & PAGE_MASK, nr, FOLL_WRITE, pages);
 	if (got <= 0)
 		return 0;	/* a bad address: copy_to_iter() says -EFAULT */
 	if (got < nr)		/* the stripes whose pages are all pinned */
@@ -118,6 +99,10 @@ static unsigned int buddy_read_direct(struct buddy_allocation *a, u64 pos,
 	for (k = 0; k < got; k++)
 		if (!PageAnon(pages[k]))
 			len = 0;
+	if (len && wait == BUDDY_WIN_NOWAIT && !down_read_trylock(&a->rt_sem)) {
+		len = 0;
+		ret = -EAGAIN;
+	}
 	for (k = 0; k < len / PAGE_SIZE && !ret; k++) {
 		u8 *d1 = kmap_local_page(pages[k]), *d2;
 
@@ -136,6 +121,8 @@ static unsigned int buddy_read_direct(struct buddy_allocation *a, u64 pos,
 			done += PAGE_SIZE;
 		pos += PAGE_SIZE;
 	}
+	if (len && wait == BUDDY_WIN_NOWAIT)
+		up_read(&a->rt_sem);
 	unpin_user_pages_dirty_lock(pages, got, done);
 	iov_iter_advance(iter, done);
 	*err = ret;
@@ -168,12 +155,12 @@ static int stripes_io(struct buddy_allocation *a, u64 pos, u64 end, u8 *buf,
 /*
  * An IOCB_NOWAIT write stores all of its bytes or none: @buf (room for
  * @end - @pos bytes, at most BUDDY_WIN_TRYLOCK_PAGES pages) gets the
- * user's bytes first, then the mutexes of every page the range covers are
- * tried at once (-EAGAIN with nothing stored when one is busy), and only
- * then are the stripes stored.  The caller holds rt_sem for reading, so
- * no chunk is being re-striped and its semaphore is free.  A user page
- * that is not resident is -EAGAIN too (no fault is taken: see the top):
- * the blocking retry reports what it can.
+ * user's bytes first, with no lock held, then rt_sem and the mutexes of
+ * every page the range covers are tried at once (-EAGAIN with nothing
+ * stored when one is busy), and only then are the stripes stored: with
+ * rt_sem held no chunk is being re-striped and its semaphore is free.  A
+ * short copy (a bad address) is -EAGAIN too: the blocking retry reports
+ * what it can.
  *
  * Return: bytes stored (all of them, or those before a corrupt entry),
  * or -errno with nothing stored and @iter as it was.
@@ -186,19 +173,25 @@ static ssize_t buddy_write_nowait(struct buddy_allocation *a, u64 pos,
 	u64 held, p;
 	int ret;
 
-	k = rw_copy(buf, len, iter, true, true);
+	k = copy_from_iter(buf, len, iter);
 	if (k != len) {
 		iov_iter_revert(iter, k);
+		return -EAGAIN;
+	}
+	if (!down_read_trylock(&a->rt_sem)) {
+		iov_iter_revert(iter, len);
 		return -EAGAIN;
 	}
 	ret = buddy_win_trylock(a, pos >> PAGE_SHIFT, (end - 1) >> PAGE_SHIFT,
 				&held);
 	if (ret) {
+		up_read(&a->rt_sem);
 		iov_iter_revert(iter, len);
 		return ret;
 	}
 	ret = stripes_io(a, pos, end, buf, true, BUDDY_WIN_HELD_LOCK, acct, &p);
 	buddy_win_unlock(a, held);
+	up_read(&a->rt_sem);
 	if (p == pos) {
 		iov_iter_revert(iter, len);
 		return ret;
@@ -249,9 +242,6 @@ static size_t rw_pieces(struct buddy_allocation *a, u64 pos, u64 end,
 			enum buddy_win_wait wait, u8 *bounce,
 			struct buddy_io_acct *acct, int *err)
 {
-	bool nowait = wait == BUDDY_WIN_NOWAIT;
-	/* a user page not there: a fault, or for NOWAIT one not taken */
-	int efault = nowait ? -EAGAIN : -EFAULT;
 	size_t done = 0;
 	int ret = 0;
 
@@ -271,24 +261,30 @@ static size_t rw_pieces(struct buddy_allocation *a, u64 pos, u64 end,
 			if (n)
 				goto next;
 		}
-		if (write && rw_copy(bounce, piece, iter, true, nowait) != piece) {
-			ret = efault;
+		if (write && copy_from_iter(bounce, piece, iter) != piece) {
+			ret = -EFAULT;
+			break;
+		}
+		if (wait == BUDDY_WIN_NOWAIT && !down_read_trylock(&a->rt_sem)) {
+			ret = -EAGAIN;
 			break;
 		}
 		ret = stripes_io(a, pos, piece_end, bounce, write, wait, acct,
 				 &p);
+		if (wait == BUDDY_WIN_NOWAIT)
+			up_read(&a->rt_sem);
 		if (ret == -EAGAIN)
 			break;		/* no progress to count: the caller */
 		if (ret) {
 			/* what was stored or read before the failure counts */
 			piece = p - pos;
-			if (!write && rw_copy(bounce, piece, iter, false, nowait) != piece)
-				ret = efault;
+			if (!write && copy_to_iter(bounce, piece, iter) != piece)
+				ret = -EFAULT;
 			done += piece;
 			break;
 		}
-		if (!write && rw_copy(bounce, piece, iter, false, nowait) != piece) {
-			ret = efault;
+		if (!write && copy_to_iter(bounce, piece, iter) != piece) {
+			ret = -EFAULT;
 			break;
 		}
 		pos += piece;
@@ -339,19 +335,12 @@ static ssize_t buddy_rw(struct kiocb *iocb, struct iov_iter *iter, bool write)
 		if (write && ((end - 1) >> PAGE_SHIFT) - (pos >> PAGE_SHIFT) >=
 			     BUDDY_WIN_TRYLOCK_PAGES)
 			return -EAGAIN;
-		/*
-		 * IOCB_NOWAIT gives up before any progress or not at all: a
-		 * re-target holds rt_sem for writing while it re-stripes
-		 * chunk after chunk.
-		 */
-		if (!down_read_trylock(&a->rt_sem))
-			return -EAGAIN;
 	}
 	bounce = bounce_get(end - pos, nowait, write && nowait, small,
 			    sizeof(small), &spare);
 	if (!bounce) {
 		ret = nowait ? -EAGAIN : -ENOMEM;
-		goto out_unlock;
+		goto out;
 	}
 	if (write && nowait) {
 		ssize_t r = buddy_write_nowait(a, pos, end, iter, bounce,
@@ -377,9 +366,7 @@ static ssize_t buddy_rw(struct kiocb *iocb, struct iov_iter *iter, bool write)
 		done = 0;
 	}
 	bounce_put(bounce, small, spare);
-out_unlock:
-	if (nowait)
-		up_read(&a->rt_sem);
+out:
 	ps = buddy_acct_flush(a, &acct);
 	/*
 	 * The opt-in real delay: this call's traffic and what the allocation

@@ -2673,7 +2673,7 @@ static void worker(int idx)
 /* Print a file of /proc, each line behind PREFIX. */
 static void print_proc(const char *path, const char *prefix)
 {
-	char line[256];
+	char line[1024];	/* a stat line in one */
 	FILE *f = fopen(path, "r");
 
 	if (!f)

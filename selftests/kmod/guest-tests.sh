@@ -482,15 +482,16 @@ debug() {
 	check "fault injection set up (failslab, fail_page_alloc, fail_function on buddy_pool_alloc)" fault_setup
 	sec_end
 	loaded || return
-	sec_begin debug-fuzz-watchdog
-	fuzz_watchdog
-	no_leak "after the killed fuzzer"
-	sec_end
 	for t in ${DEBUG_TESTS:-api io}; do
 		run_bin "debug-$t" "buddy_${t}_test"
 	done
 	fuzz_run debug-fuzz -s "${FUZZ_SEED:-1}" -w "${FUZZ_WORKERS:-4}" -f \
 		-t "${FUZZ_SECONDS:-900}" -n "${FUZZ_OPS:-0}" -m "${FUZZ_MIN_OPS:-100000}"
+	# last: a killed fuzzer leaves what it set, such as a profile table
+	sec_begin debug-fuzz-watchdog
+	fuzz_watchdog
+	no_leak "after the killed fuzzer"
+	sec_end
 	sec_begin debug-after
 	no_leak "after the debug run"
 	echo >$DBG/fail_function/inject 2>/dev/null
