@@ -13,8 +13,8 @@
 #   debug   the debug kernel (make check-debug): kmemleak cleared, fault
 #           injection set up for fail-nth, a few selftests, the ABI fuzzer
 #           with faults for $FUZZ_SECONDS or $FUZZ_OPS operations (at least
-#           $FUZZ_MIN_OPS), unload, then kmemleak scanned twice: a leak with a
-#           buddy frame fails
+#           $FUZZ_MIN_OPS), the fuzzer's hang watchdog, unload, then
+#           kmemleak scanned twice: a leak with a buddy frame fails
 #   fuzz    the ABI fuzzer alone, without fault injection ($FUZZ_OPS
 #           operations or $FUZZ_SECONDS), e.g. the 1M-operation run
 #   codec   the codec implementations (a guest CPU with AVX2: run.sh --cpu
