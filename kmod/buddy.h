@@ -71,9 +71,10 @@ struct buddy_chunk {
  * id takes another (under the xarray's lock) and works without any
  * device-wide lock.  The last reference frees the extents.
  * @rt_sem:	held for writing by a re-target for its whole length, and
- *		tried for reading by IOCB_NOWAIT I/O around its stripe work
- *		(never across a user copy, which may fault), which gives up
- *		with -EAGAIN instead of meeting a chunk being re-striped.
+ *		tried for reading by IOCB_NOWAIT I/O at its start and around
+ *		its stripe work (never across a user copy, which may fault),
+ *		which gives up with -EAGAIN instead of meeting a chunk being
+ *		re-striped.
  *		Also serialises re-targets of one allocation.
  * @core:	what it is on both backends (core/alloc.h): id, size,
  *		target, codec, label, comm, its pool bytes...

@@ -13,8 +13,8 @@
  * instead.
  *
  * An IOCB_NOWAIT call (RWF_NOWAIT, io_uring's inline attempt) tries the
- * allocation's rt_sem for reading around its stripe work only, never
- * across a user copy or pin: those may fault, and a fault may sleep as
+ * allocation's rt_sem for reading at its start and around its stripe
+ * work, never across a user copy or pin: those may fault, and a fault may sleep as
  * long as the user likes (a userfaultfd page), which a re-target must not
  * wait behind.
  */
@@ -335,6 +335,14 @@ static ssize_t buddy_rw(struct kiocb *iocb, struct iov_iter *iter, bool write)
 		if (write && ((end - 1) >> PAGE_SHIFT) - (pos >> PAGE_SHIFT) >=
 			     BUDDY_WIN_TRYLOCK_PAGES)
 			return -EAGAIN;
+		/*
+		 * A running re-target holds rt_sem for writing while it
+		 * re-stripes chunk after chunk: give up at once, before the
+		 * user's memory is touched, rather than at the first stripe.
+		 */
+		if (!down_read_trylock(&a->rt_sem))
+			return -EAGAIN;
+		up_read(&a->rt_sem);
 	}
 	bounce = bounce_get(end - pos, nowait, write && nowait, small,
 			    sizeof(small), &spare);
