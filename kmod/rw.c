@@ -14,9 +14,9 @@
  *
  * An IOCB_NOWAIT call (RWF_NOWAIT, io_uring's inline attempt) tries the
  * allocation's rt_sem for reading at its start and around its stripe
- * work, never across a user copy or pin: those may fault, and a fault may sleep as
- * long as the user likes (a userfaultfd page), which a re-target must not
- * wait behind.
+ * work, never across a user copy or pin: those may fault, and a fault may
+ * sleep as long as the user likes (a userfaultfd page), which a re-target
+ * must not wait behind.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
