@@ -458,13 +458,19 @@ fuzz_watchdog() {
 	done
 	[ -n "$victim" ] && kill -STOP "$victim"
 	t0=$(date +%s)
+	# should the watchdog not fire, the fuzzer would run its -t 120 or
+	# hang: SIGKILL it at 90 s, which fails the checks below
+	(sleep 90; kill -KILL $fz 2>/dev/null) &
+	killer=$!
 	wait $fz
 	rc=$? took=$(($(date +%s) - t0))
+	kill $killer 2>/dev/null
 	grep -v "^#   op " $log | sed 's/^/# /' | head -40
 	check "watchdog: the fuzzer fails (rc $rc)" test "$rc" != 0
 	check "watchdog: a HANG of worker pid $victim reported" \
 		grep -q "^# HANG: .* (pid $victim) began no operation" $log
-	check "watchdog: kernel stacks of the fuzzer's threads printed" grep -q '^#     stat: ' $log
+	check "watchdog: the state of the fuzzer's threads printed" grep -q '^#     stat: ' $log
+	check "watchdog: their kernel stacks printed" grep -q '^#     \[<' $log
 	check "watchdog: it ended ${took} s after the stop, well before -t 120" test "$took" -lt 60
 	# the killed workers' forked children exit on their own
 	i=0
