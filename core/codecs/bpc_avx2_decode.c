@@ -805,9 +805,18 @@ BPC_AVX2 int bpc_avx2_decode_n(const unsigned int *codes,
 	};
 	/* none kept yet: a base is 3 bits or more */
 	struct bpc_ramp_memo memo = { .pos = 0 };
-	unsigned int k, m = 0, j;
-	v8u zero = { 0 };
+	unsigned int k, m = 0, j, o;
+	v8u zero = { 0 }, v0, v1, v2;
 	int ret = 0;
+
+	/*
+	 * The lanes read past their streams (harmless: a stream is decoded
+	 * right only where its symbols end inside it), never memory that was
+	 * not written.
+	 */
+	for (k = 0; k < 8; k++)
+		for (j = 0; j < BPC_LANE_BYTES; j += 32)
+			st8(s->b[k] + j, zero);
 
 	for (k = 0; k < n; k++) {
 		unsigned int code = codes[k], len;
@@ -815,7 +824,12 @@ BPC_AVX2 int bpc_avx2_decode_n(const unsigned int *codes,
 
 		/* zero, RAW and C8 here, without a call; bad codes */
 		if (code < BUDDY_CODE_C32 || code > BUDDY_CODE_C96) {
-			if (code == BUDDY_CODE_RAW)
+			if (code == BUDDY_CODE_ZERO) {
+				st8(dst, zero);
+				st8(dst + 32, zero);
+				st8(dst + 64, zero);
+				st8(dst + 96, zero);
+			} else if (code == BUDDY_CODE_RAW)
 				entry_copy(dst, stored[k]);
 			else if (code != BUDDY_CODE_C8 ||
 				 !c8_decode(&memo, stored[k], dst, &ret))
@@ -823,10 +837,19 @@ BPC_AVX2 int bpc_avx2_decode_n(const unsigned int *codes,
 							     dst);
 			continue;
 		}
+		/*
+		 * The stream's 32-byte pieces at 0, o and len - 32 (32, 64 or
+		 * 96 bytes: o is 0 or 32), without a branch and without a load
+		 * past its end; what lies after it is left from before.
+		 */
 		len = buddy_code_bytes(code);
-		for (j = 0; j < BPC_LANE_BYTES; j += 32)
-			st8(s->b[m] + j, j < len ?
-			    shufb(ld8(stored[k] + j), bswap) : zero);
+		o = len > 32 ? 32 : 0;
+		v0 = shufb(ld8(stored[k]), bswap);
+		v1 = shufb(ld8(stored[k] + o), bswap);
+		v2 = shufb(ld8(stored[k] + len - 32), bswap);
+		st8(s->b[m], v0);
+		st8(s->b[m] + o, v1);
+		st8(s->b[m] + len - 32, v2);
 		s->src[m] = stored[k];
 		s->dst[m] = dst;
 		s->len[m] = len;
@@ -839,12 +862,8 @@ BPC_AVX2 int bpc_avx2_decode_n(const unsigned int *codes,
 	 * A few left: the lanes take as long for one stream as for eight,
 	 * the single decoder less for up to four (or more, on literals).
 	 */
-	if (m >= BPC_LANES_MIN) {
-		for (k = m; k < 8; k++)		/* lanes with no stream */
-			for (j = 0; j < BPC_LANE_BYTES; j += 32)
-				st8(s->b[k] + j, zero);
+	if (m >= BPC_LANES_MIN)
 		return ret | bpc_lanes_decode(s, m);
-	}
 	for (k = 0; k < m; k++)
 		ret |= bpc_avx2_decompress(s->src[k], s->len[k], s->dst[k]);
 	return ret;
