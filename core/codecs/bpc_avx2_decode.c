@@ -490,6 +490,12 @@ static BPC_AVX2 __always_inline v8u sar(v8u v, v8u n)
 	return (v8u)__builtin_ia32_psrav8si((v8s)v, (v8s)n);
 }
 
+/* The larger of @a and @b, lane by lane, unsigned. */
+static BPC_AVX2 __always_inline v8u vmaxu(v8u a, v8u b)
+{
+	return (v8u)__builtin_ia32_pmaxud256((v8s)a, (v8s)b);
+}
+
 /* @b where the mask @m (all ones or zero per lane) is set, else @a. */
 static BPC_AVX2 __always_inline v8u blendv(v8u a, v8u b, v8u m)
 {
@@ -608,12 +614,18 @@ static BPC_AVX2 __always_inline int bpc_lanes_words(struct bpc_lanes *s,
 }
 
 /*
- * Per symbol class, by the stream's first bits: length in bits 0..5, the
- * one or two ones of 0001x ppppp in bits 8..9.  hi by the first three bits
- * (1xx DBX, 01 LLLLL, 001; 000 from lo), lo by the first five (00000,
- * 00001, 00010, 00011).
+ * A symbol's length and ones by its first five bits v, for one byte
+ * shuffle: byte v & 15 holds the length (bits 0..5) and the one or two
+ * ones of 0001x ppppp (bits 6..7).  A literal (1 and 31 bits, v >= 16)
+ * reads the entry of v - 16; the decoder makes its length 32 and its
+ * ones none.  The same 16 bytes in each 128-bit lane.
  */
-#define BPC_SYM(len, ones)	((len) | (ones) << 8)
+#define BPC_SYM(len, ones)	((len) | (ones) << 6)
+#define BPC_SYM4(a, b, c, d)	((a) | (b) << 8 | (c) << 16 | (u32)(d) << 24)
+#define BPC_SYMS	BPC_SYM4(BPC_SYM(5, 0), BPC_SYM(5, 0),		\
+				 BPC_SYM(10, 3), BPC_SYM(10, 1)),	\
+			BPC_SYM4(3, 3, 3, 3),				\
+			BPC_SYM4(7, 7, 7, 7), BPC_SYM4(7, 7, 7, 7)
 
 /*
  * Decode the @n (BPC_LANES_MIN..8) streams s->b[l] (s->len[l] bytes) side by side,
@@ -627,14 +639,7 @@ static BPC_AVX2 __always_inline int bpc_lanes_words(struct bpc_lanes *s,
 static BPC_AVX2 noinline int bpc_lanes_decode(struct bpc_lanes *s,
 					      unsigned int n)
 {
-	const v8u hi_tab = {
-		0, BPC_SYM(3, 0), BPC_SYM(7, 0), BPC_SYM(7, 0),
-		BPC_SYM(32, 0), BPC_SYM(32, 0), BPC_SYM(32, 0), BPC_SYM(32, 0),
-	};
-	const v8u lo_tab = {
-		BPC_SYM(5, 0), BPC_SYM(5, 0), BPC_SYM(10, 3), BPC_SYM(10, 1),
-		0, 0, 0, 0,
-	};
+	const v8u syms = { BPC_SYMS, BPC_SYMS };
 	/* by the first three bits: 000, 001, 010, 011, 1xx */
 	const v8u base_bits = { 3, 7, 11, 19, 33, 33, 33, 33 };
 	const v8u base_n = { 0, 4, 8, 16, 32, 32, 32, 32 };
@@ -690,7 +695,7 @@ static BPC_AVX2 noinline int bpc_lanes_decode(struct bpc_lanes *s,
 	k63 = opaque(bcast(63));
 	kmask = opaque(bcast(BPC_PLANE_MASK));
 	for (k = 0; k < BPC_PLANES; k++) {
-		v8u h, lo, t, len, sym, dbx, pp, rn, wn, next, sh;
+		v8u lo, lit, t, len, sym, dbx, pp, rn, wn, next, sh;
 
 		if (!signs((v8u)(run == 0))) {
 			/* every lane in a zero run: no bits taken */
@@ -704,16 +709,20 @@ static BPC_AVX2 noinline int bpc_lanes_decode(struct bpc_lanes *s,
 		b = word_at((const u8 *)s->b + 12, base + wn);
 		wi = wn;
 		next = shl(a, sh) | shr(b, k32 - sh);
-		h = w0 >> 29;
+		/*
+		 * The first five bits as byte 0 (bytes 1..3 zero) pick the
+		 * entry; a literal's length is the larger of it and 32.
+		 */
 		lo = w0 >> 27;
-		t = blendv(perm(hi_tab, h), perm(lo_tab, lo), (v8u)(h == 0));
+		lit = (v8u)((v8s)w0 >> 31);
+		t = shufb(syms, lo);
 		/* the lanes in a run take no symbol */
 		sym = (v8u)(run == 0);
-		len = t & k63 & sym;
+		len = vmaxu(t & k63, lit & k32) & sym;
 		pp = (w0 >> 22) & 31;
-		dbx = (w0 & (v8u)((v8s)w0 >> 31) & kmask) |
-		      ((v8u)(lo == 0) & kmask) |
-		      ((t >> 8 & k3) << pp) | (up & (v8u)(lo == 1));
+		dbx = (w0 & lit & kmask) | ((v8u)(lo == 0) & kmask) |
+		      ((t >> 6 & k3 & ~lit) << pp) |
+		      (up & (v8u)(lo == 1));
 		dbx &= sym;
 		up ^= dbx;
 		bad |= dbx;
