@@ -598,7 +598,8 @@ static BPC_AVX2 __always_inline int bpc_lanes_words(struct bpc_lanes *s,
 		for (m = 0; m < 8; m++) {
 			if (8 * g + m == 31)
 				break;
-			sign = (v8u)((v8s)(sg << (31 - 8 * g - m)) >> 31);
+			/* only bit 31 of bad counts: the sign of delta 8g + m */
+			sign = sg << (31 - 8 * g - m);
 			r = prev + x[m];
 			bad |= ((prev ^ r) & (x[m] ^ r)) ^ x[m] ^ sign;
 			prev = r;
