@@ -545,14 +545,18 @@ static BPC_AVX2 __always_inline void swap_bits(v8u *a, v8u *b, unsigned int sh,
  * the planes, then 4, 2, 1 within eight of them), after which row i of
  * every lane is delta i; the words follow by one add a delta, with the
  * range check of bpc_avx2_words(), and go out eight by eight through
- * 8x8 transposes.  Returns -EINVAL where a word of such a lane does not
- * fit 32 bits (its words are stored all the same, as bpc_avx2_words()
- * does).
+ * 8x8 transposes.  Row 31 (there is no delta 31) holds bit 31 of every
+ * plane, which a position past a plane sets: such lanes leave *@okmp,
+ * and the words stored for them before are the single decoder's to
+ * replace.  Returns -EINVAL where a word of a lane left in *@okmp does
+ * not fit 32 bits (its words are stored all the same, as
+ * bpc_avx2_words() does).
  */
 static BPC_AVX2 __always_inline int bpc_lanes_words(struct bpc_lanes *s,
 						    unsigned int n,
-						    unsigned int okm)
+						    unsigned int *okmp)
 {
+	unsigned int okm = *okmp;
 	v8u x[8], out[8], prev, sg, bad, r, sign;
 	v8u m16 = opaque(bcast(0x0000ffff)), m8 = opaque(bcast(0x00ff00ff));
 	v8u m4 = opaque(bcast(0x0f0f0f0f)), m2 = opaque(bcast(0x33333333));
@@ -592,7 +596,11 @@ static BPC_AVX2 __always_inline int bpc_lanes_words(struct bpc_lanes *s,
 #pragma GCC unroll 4
 		for (m = 0; m < 8; m += 2)
 			swap_bits(&x[m], &x[m + 1], 1, m1);
-		/* x[m]: delta 8g + m of every lane (there is none 31) */
+		/* x[m]: delta 8g + m of every lane (row 31: no delta) */
+		if (g == 3) {
+			okm &= ~signs((v8u)(x[7] != 0) | sg);
+			*okmp = okm;
+		}
 		out[0] = prev;
 #pragma GCC unroll 8
 		for (m = 0; m < 8; m++) {
@@ -724,9 +732,8 @@ static BPC_AVX2 noinline int bpc_lanes_decode(struct bpc_lanes *s,
 		dbx = (w0 & lit & kmask) | ((v8u)(lo == 0) & kmask) |
 		      ((t >> 6 & k3 & ~lit) << pp) |
 		      (up & (v8u)(lo == 1));
-		dbx &= sym;
-		up ^= dbx;
-		bad |= dbx;
+		/* a position past the plane sets bit 31: bpc_lanes_words() */
+		up ^= dbx & sym;
 		st8(s->dbp[k], up);
 		/* 01 LLLLL: w0 >> 25 is 32 + L - 2; L - 1 planes left after */
 		run = blendv(run - k1,
@@ -741,7 +748,7 @@ static BPC_AVX2 noinline int bpc_lanes_decode(struct bpc_lanes *s,
 	bad |= ~(v8u)(run == 0) | (v8u)((v8s)pos > (v8s)end);
 	okm = ~signs(bad) & ((1u << n) - 1);
 
-	ret = bpc_lanes_words(s, n, okm);
+	ret = bpc_lanes_words(s, n, &okm);
 	for (l = 0; l < n; l++)
 		if (!(okm >> l & 1))
 			ret |= bpc_avx2_decompress(s->src[l], s->len[l],
