@@ -415,8 +415,8 @@ BPC_AVX2 int bpc_avx2_entry_decode(unsigned int code,
 
 /*
  * Bytes of one lane's copy of its stream (at most 96), and as far as a
- * load reaches: the word after bit pos + 64, where pos stays below 33 +
- * 33 * 32 bits, is word 37 at most.
+ * load reaches: the word that holds bit pos + 64 and the one after it,
+ * where pos stays below 33 + 33 * 32 bits, are words 36 and 37 at most.
  */
 #define BPC_LANE_BYTES	160
 /*
@@ -430,10 +430,11 @@ BPC_AVX2 int bpc_avx2_entry_decode(unsigned int code,
 /*
  * Eight entries decoded side by side, one per 32-bit lane: each lane's
  * stream copied into b[l] as big-endian 32-bit words (byte-swapped once,
- * not on every load), zeros after it, the DBP of plane 32 - k of
- * every lane after step k in dbp[k], the base words in w, where each
- * stream is from and goes to; delta[] is bpc_lanes_words()' scratch (1 KiB
- * the kernel's stack frame could not hold).
+ * not on every load), what an earlier stream left after it, the DBP of
+ * plane 32 - k of every lane after step k in dbp[k], the base words in w,
+ * where each stream is from and goes to; delta[] is bpc_lanes_words()'
+ * scratch (1 KiB the kernel's stack frame could not hold), tmp[]
+ * words2_at()'s.
  */
 struct bpc_lanes {
 	u8 b[8][BPC_LANE_BYTES];
@@ -443,33 +444,12 @@ struct bpc_lanes {
 	u8 *dst[8];
 	unsigned int len[8];
 	s32 w[8];
+	u32 tmp[8];
 };
 
 #ifdef __KERNEL__
 static DEFINE_PER_CPU(struct bpc_lanes, bpc_lanes_cpu);
 #endif
-
-/*
- * The word at byte @at of each lane's buffer at @b (the buffers hold
- * their streams' words byte-swapped already): eight loads.  A vpgatherdd
- * costs as much on Zen 4 (about 3 ns), and QEMU 7.2's TCG (the guests of
- * make check) decoded these lanes wrong with it and vpblendvb together,
- * right without either.
- */
-static BPC_AVX2 __always_inline v8u word_at(const u8 *b, v8u at)
-{
-	v8u v;
-	int l;
-
-#pragma GCC unroll 8
-	for (l = 0; l < 8; l++) {
-		u32 w;
-
-		memcpy(&w, b + at[l], 4);
-		v[l] = w;
-	}
-	return v;
-}
 
 /*
  * Shifts by counts 0..32 per lane, as the instructions do them (zeros,
@@ -623,18 +603,33 @@ static BPC_AVX2 __always_inline int bpc_lanes_words(struct bpc_lanes *s,
 }
 
 /*
- * A symbol's length and ones by its first five bits v, for one byte
- * shuffle: byte v & 15 holds the length (bits 0..5) and the one or two
- * ones of 0001x ppppp (bits 6..7).  A literal (1 and 31 bits, v >= 16)
- * reads the entry of v - 16; the decoder makes its length 32 and its
- * ones none.  The same 16 bytes in each 128-bit lane.
+ * The two words at word @at of each lane's buffer (lane l's at word 40l +
+ * at[l] of s->b): the word indices go out through s->tmp (one store, eight
+ * scalar loads, cheaper than eight extractions from the register), the
+ * words come in as eight 8-byte loads, lanes 0, 1, 4, 5 in one register
+ * and 2, 3, 6, 7 in the other: the order in which one shuffle of the two
+ * takes the first word of every lane into @g0, one the second into @g1.
  */
-#define BPC_SYM(len, ones)	((len) | (ones) << 6)
-#define BPC_SYM4(a, b, c, d)	((a) | (b) << 8 | (c) << 16 | (u32)(d) << 24)
-#define BPC_SYMS	BPC_SYM4(BPC_SYM(5, 0), BPC_SYM(5, 0),		\
-				 BPC_SYM(10, 3), BPC_SYM(10, 1)),	\
-			BPC_SYM4(3, 3, 3, 3),				\
-			BPC_SYM4(7, 7, 7, 7), BPC_SYM4(7, 7, 7, 7)
+static BPC_AVX2 __always_inline void words2_at(struct bpc_lanes *s, v8u at,
+					       v8u *g0, v8u *g1)
+{
+	const u8 *b = (const u8 *)s->b;
+	const u32 *t = s->tmp;
+	v4q x, y;
+
+	/* not st8(): the compiler must see s->tmp itself written */
+	asm("vmovdqu %1, %0" : "=m" (s->tmp) : "x" (at));
+	x[0] = get_unaligned_le64(b + 4 * (size_t)t[0]);
+	x[1] = get_unaligned_le64(b + 4 * (size_t)t[1]);
+	x[2] = get_unaligned_le64(b + 4 * (size_t)t[4]);
+	x[3] = get_unaligned_le64(b + 4 * (size_t)t[5]);
+	y[0] = get_unaligned_le64(b + 4 * (size_t)t[2]);
+	y[1] = get_unaligned_le64(b + 4 * (size_t)t[3]);
+	y[2] = get_unaligned_le64(b + 4 * (size_t)t[6]);
+	y[3] = get_unaligned_le64(b + 4 * (size_t)t[7]);
+	*g0 = __builtin_shufflevector((v8u)x, (v8u)y, 0, 2, 8, 10, 4, 6, 12, 14);
+	*g1 = __builtin_shufflevector((v8u)x, (v8u)y, 1, 3, 9, 11, 5, 7, 13, 15);
+}
 
 /*
  * Decode the @n (BPC_LANES_MIN..8) streams s->b[l] (s->len[l] bytes) side by side,
@@ -648,14 +643,28 @@ static BPC_AVX2 __always_inline int bpc_lanes_words(struct bpc_lanes *s,
 static BPC_AVX2 noinline int bpc_lanes_decode(struct bpc_lanes *s,
 					      unsigned int n)
 {
-	const v8u syms = { BPC_SYMS, BPC_SYMS };
+	/*
+	 * A symbol's length and its one or two ones (0001x ppppp) by its
+	 * first five bits v, for byte shuffles indexed by v >> 27 done
+	 * arithmetically: byte v & 15 of each 128-bit lane (lengths 5, 5,
+	 * 10, 10 for 00000, 00001, 00010, 00011, then 3 for 001xx and 7 for
+	 * 01xxx; ones 3 and 1 for 00010 and 00011), and none for a literal
+	 * (1 and 31 bits), whose index byte then has its top bit set.  Bytes
+	 * 1..3 of a lane read entry 0, which the length's mask (63) or the
+	 * table (0) drops.
+	 */
+	const v8u lens = {
+		0x0a0a0505, 0x03030303, 0x07070707, 0x07070707,
+		0x0a0a0505, 0x03030303, 0x07070707, 0x07070707,
+	};
+	const v8u ones1 = { 0x01030000, 0, 0, 0, 0x01030000, 0, 0, 0 };
 	/* by the first three bits: 000, 001, 010, 011, 1xx */
 	const v8u base_bits = { 3, 7, 11, 19, 33, 33, 33, 33 };
 	const v8u base_n = { 0, 4, 8, 16, 32, 32, 32, 32 };
 	const v8u lanes = { 0, 1, 2, 3, 4, 5, 6, 7 };
 	v8u zero = { 0 }, pos, run = zero, up = zero, bad, end, base;
-	v8u w0, w1, a, b, wi, t8[8], top, x, nb, r, q;
-	v8u k1, k3, k31, k32, k63, kmask, km4;
+	v8u w0, w1, t8[8], top, x, nb, r, q;
+	v8u k1, k7, k27, k31, k32, k63, kmask;
 	unsigned int l, k, okm;
 	int ret = 0, j;
 
@@ -684,27 +693,24 @@ static BPC_AVX2 noinline int bpc_lanes_decode(struct bpc_lanes *s,
 	w0 = shl(t8[0], r) | shr(t8[1], bcast(32) - r);
 	w1 = shl(t8[1], r) | shr(t8[2], bcast(32) - r);
 	/*
-	 * w0, w1: bits pos..pos+63 of each lane; a and b the aligned words
-	 * (big-endian) that hold bit pos + 64, word wi and the one after.
-	 * Each step loads that word after, from pos alone: off the chain
-	 * from one symbol to the next (its class, its length, the shift).
+	 * w0, w1: bits pos..pos+63 of each lane.  Each step loads the two
+	 * aligned words that hold bit pos + 64 (words 2 and 3 after the one
+	 * of bit pos), from pos alone: off the chain from one symbol to the
+	 * next (its class, its length, the shift).
 	 */
-	wi = (pos >> 3) & bcast(~3u);
-	a = t8[2];
-	b = t8[3];
 	end = ld8(s->len) << 3;
 	/* 00001 for plane 32: it has no DBP above; the lanes past n */
 	bad = (v8u)((w0 >> 27) == 1) | (v8u)(lanes >= bcast(n));
-	base = lanes * bcast(BPC_LANE_BYTES);
+	base = lanes * bcast(BPC_LANE_BYTES / 4) + bcast(2);
 	k1 = opaque(bcast(1));
-	km4 = opaque(bcast(~3u));
-	k3 = opaque(bcast(3));
+	k7 = opaque(bcast(7));
+	k27 = opaque(bcast(27));
 	k31 = opaque(bcast(31));
 	k32 = opaque(bcast(32));
 	k63 = opaque(bcast(63));
 	kmask = opaque(bcast(BPC_PLANE_MASK));
 	for (k = 0; k < BPC_PLANES; k++) {
-		v8u lo, lit, t, len, sym, dbx, pp, rn, wn, next, sh;
+		v8u lo, lit, len, sym, dbx, pp, rn, next, sh, g0, g1;
 
 		if (!signs((v8u)(run == 0))) {
 			/* every lane in a zero run: no bits taken */
@@ -712,33 +718,28 @@ static BPC_AVX2 noinline int bpc_lanes_decode(struct bpc_lanes *s,
 			run -= k1;
 			continue;
 		}
-		wn = (pos >> 3) & km4;
-		sh = pos & 31;
-		a = blendv(b, a, (v8u)(wn == wi));
-		b = word_at((const u8 *)s->b + 12, base + wn);
-		wi = wn;
-		next = shl(a, sh) | shr(b, k32 - sh);
-		/*
-		 * The first five bits as byte 0 (bytes 1..3 zero) pick the
-		 * entry; a literal's length is the larger of it and 32.
-		 */
-		lo = w0 >> 27;
-		lit = (v8u)((v8s)w0 >> 31);
-		t = shufb(syms, lo);
+		sh = pos & k31;
+		words2_at(s, base + (pos >> 5), &g0, &g1);
+		next = shl(g0, sh) | shr(g1, k32 - sh);
 		/* the lanes in a run take no symbol */
 		sym = (v8u)(run == 0);
-		len = vmaxu(t & k63, lit & k32) & sym;
-		pp = (w0 >> 22) & 31;
-		dbx = (w0 & lit & kmask) | ((v8u)(lo == 0) & kmask) |
-		      ((t >> 6 & k3 & ~lit) << pp) |
-		      (up & (v8u)(lo == 1));
+		lo = sar(w0, k27);
+		lit = (v8u)((v8s)w0 >> 31);
+		len = vmaxu(shufb(lens, lo) & k63, lit & k32) & sym;
+		pp = (w0 >> 22) & k31;
+		dbx = (((w0 & lit) | (v8u)(lo == 0)) & kmask) |
+		      (shufb(ones1, lo) << pp) | (up & (v8u)(lo == 1));
 		/* a position past the plane sets bit 31: bpc_lanes_words() */
 		up ^= dbx & sym;
 		st8(s->dbp[k], up);
-		/* 01 LLLLL: w0 >> 25 is 32 + L - 2; L - 1 planes left after */
-		run = blendv(run - k1,
-			     ((w0 >> 25) - k31) & (v8u)((w0 >> 30) == 1),
-			     sym);
+		/*
+		 * 01 LLLLL, the only symbol of 7 bits: w0 >> 25 is 32 + L - 2,
+		 * L - 1 planes left after; the other lanes count their runs
+		 * down to 0 (16-bit saturating: runs are short).
+		 */
+		run = (v8u)__builtin_ia32_psubusw256(BPC_AS(short, run),
+						     BPC_AS(short, k1)) |
+		      (((w0 >> 25) - k31) & (v8u)(len == k7));
 		rn = k32 - len;
 		w0 = shl(w0, len) | shr(w1, rn);
 		w1 = shl(w1, len) | shr(next, rn);
