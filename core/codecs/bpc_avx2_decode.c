@@ -627,8 +627,11 @@ static BPC_AVX2 __always_inline void words2_at(struct bpc_lanes *s, v8u at,
 	y[1] = get_unaligned_le64(b + 4 * (size_t)t[3]);
 	y[2] = get_unaligned_le64(b + 4 * (size_t)t[6]);
 	y[3] = get_unaligned_le64(b + 4 * (size_t)t[7]);
-	*g0 = __builtin_shufflevector((v8u)x, (v8u)y, 0, 2, 8, 10, 4, 6, 12, 14);
-	*g1 = __builtin_shufflevector((v8u)x, (v8u)y, 1, 3, 9, 11, 5, 7, 13, 15);
+	/* vshufps: GCC makes four shuffles and two blends of the same */
+	*g0 = (v8u)__builtin_ia32_shufps256(BPC_AS(float, x),
+					    BPC_AS(float, y), 0x88);
+	*g1 = (v8u)__builtin_ia32_shufps256(BPC_AS(float, x),
+					    BPC_AS(float, y), 0xdd);
 }
 
 /*
