@@ -470,12 +470,6 @@ static BPC_AVX2 __always_inline v8u sar(v8u v, v8u n)
 	return (v8u)__builtin_ia32_psrav8si((v8s)v, (v8s)n);
 }
 
-/* The larger of @a and @b, lane by lane, unsigned. */
-static BPC_AVX2 __always_inline v8u vmaxu(v8u a, v8u b)
-{
-	return (v8u)__builtin_ia32_pmaxud256((v8s)a, (v8s)b);
-}
-
 /* @b where the mask @m (all ones or zero per lane) is set, else @a. */
 static BPC_AVX2 __always_inline v8u blendv(v8u a, v8u b, v8u m)
 {
@@ -728,7 +722,7 @@ static BPC_AVX2 noinline int bpc_lanes_decode(struct bpc_lanes *s,
 		sym = (v8u)(run == 0);
 		lo = sar(w0, k27);
 		lit = (v8u)((v8s)w0 >> 31);
-		len = vmaxu(shufb(lens, lo) & k63, lit & k32) & sym;
+		len = ((shufb(lens, lo) & k63) | (lit & k32)) & sym;
 		pp = (w0 >> 22) & k31;
 		dbx = (((w0 & lit) | (v8u)(lo == 0)) & kmask) |
 		      (shufb(ones1, lo) << pp) | (up & (v8u)(lo == 1));
