@@ -603,6 +603,9 @@ static BPC_AVX2 __always_inline int bpc_lanes_words(struct bpc_lanes *s,
  * words come in as eight 8-byte loads, lanes 0, 1, 4, 5 in one register
  * and 2, 3, 6, 7 in the other: the order in which one shuffle of the two
  * takes the first word of every lane into @g0, one the second into @g1.
+ * Not vpgatherdd: it costs as much on Zen 4, and QEMU 7.2's TCG (the
+ * guests of make check) decoded these lanes wrong with it and vpblendvb
+ * together.
  */
 static BPC_AVX2 __always_inline void words2_at(struct bpc_lanes *s, v8u at,
 					       v8u *g0, v8u *g1)
