@@ -75,7 +75,7 @@ all: tools module
 
 # --- kselftest harness and kernel scripts, from the linux-source tarball ----
 harness: $(B)/include/kselftest_harness.h
-$(B)/include/kselftest_harness.h:
+$(B)/include/kselftest_harness.h: scripts/kselftest-harness.sed
 	@mkdir -p $(B)/include $(B)/scripts
 	tar -xJf $(LINUX_SRC_TAR) -C $(B) --strip-components=1 \
 	    linux-source-6.1/tools/testing/selftests/kselftest_harness.h \
@@ -84,8 +84,11 @@ $(B)/include/kselftest_harness.h:
 	    linux-source-6.1/scripts/spelling.txt \
 	    linux-source-6.1/scripts/const_structs.checkpatch \
 	    linux-source-6.1/scripts/extract-vmlinux
-	cp $(B)/tools/testing/selftests/kselftest_harness.h \
-	   $(B)/tools/testing/selftests/kselftest.h $(B)/include/
+	cp $(B)/tools/testing/selftests/kselftest.h $(B)/include/
+	sed -f scripts/kselftest-harness.sed \
+	    $(B)/tools/testing/selftests/kselftest_harness.h >$@.tmp
+	grep -q '_metadata->passed || _metadata->skip' $@.tmp
+	mv $@.tmp $@
 	cp $(B)/scripts/checkpatch.pl $(B)/scripts/spelling.txt \
 	   $(B)/scripts/const_structs.checkpatch $(B)/scripts/extract-vmlinux \
 	   $(B)/scripts/ 2>/dev/null || true

@@ -15,24 +15,32 @@
 #                     the command and the package, on a synthetic project
 #                     with an unlisted program, an uncovered package, a
 #                     missing program and a wrong package;
+#                   - selftests/ci/harness_test.c: the kselftest harness
+#                     as the Makefile builds it ends a test whose
+#                     FIXTURE_SETUP says SKIP (6.1's ran the body on);
 #                   - selftests/ci/layout_check.py: the include graph runs
 #                     from higher layers to lower ones only, no source file
 #                     outside selftests/ is over 1000 lines, no function
 #                     over 150 (`python3 selftests/ci/layout_check.py
 #                     --graph` prints the graph).
-#                   TAP in $(B)/results/native-ci-{stages,deps,deps-test,layout}.log
+#                   TAP in $(B)/results/native-ci-{stages,deps,deps-test,harness,layout}.log
 #   make deps-list  what the scan finds: each program and one place it is run
 #   make deps-trace the stages under strace, compared with the manifest (below)
 
 CI_GOALS = check $(addprefix check-,$(CHECK_STAGES))
 
+$(B)/opt/tests/harness_test: selftests/ci/harness_test.c $(B)/include/kselftest_harness.h
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(WARN) $(CPPFLAGS) -o $@ $<
+
 .PHONY: check-ci deps-list
-check-ci:
+check-ci: $(B)/opt/tests/harness_test
 	@rc=0; export RESULTS=$${RESULTS:-$(B)/results}; \
 	scripts/run-native-tests.sh --name ci-stages selftests/ci/stage_test.sh || rc=1; \
 	scripts/run-native-tests.sh --name ci-deps \
 	    python3 selftests/ci/check-deps.py $(CI_GOALS) || rc=1; \
 	scripts/run-native-tests.sh --name ci-deps-test selftests/ci/deps_test.sh || rc=1; \
+	scripts/run-native-tests.sh --name ci-harness $(B)/opt/tests/harness_test || rc=1; \
 	scripts/run-native-tests.sh --name ci-layout python3 selftests/ci/layout_check.py || rc=1; \
 	exit $$rc
 
