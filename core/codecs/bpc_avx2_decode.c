@@ -824,17 +824,9 @@ BPC_AVX2 int bpc_avx2_decode_n(const unsigned int *codes,
 	/* none kept yet: a base is 3 bits or more */
 	struct bpc_ramp_memo memo = { .pos = 0 };
 	unsigned int k, m = 0, j, o;
+	bool zeroed = false;
 	v8u zero = { 0 }, v0, v1, v2;
 	int ret = 0;
-
-	/*
-	 * The lanes read past their streams (harmless: a stream is decoded
-	 * right only where its symbols end inside it), never memory that was
-	 * not written.
-	 */
-	for (k = 0; k < 8; k++)
-		for (j = 0; j < BPC_LANE_BYTES; j += 32)
-			st8(s->b[k] + j, zero);
 
 	for (k = 0; k < n; k++) {
 		unsigned int code = codes[k], len;
@@ -860,6 +852,17 @@ BPC_AVX2 int bpc_avx2_decode_n(const unsigned int *codes,
 		 * 96 bytes: o is 0 or 32), without a branch and without a load
 		 * past its end; what lies after it is left from before.
 		 */
+		/*
+		 * The lanes read past their streams (harmless: a stream is
+		 * decoded right only where its symbols end inside it), never
+		 * memory that was not written: zeros before the first stream,
+		 * and only then (a call of RAW entries runs at memcpy speed).
+		 */
+		if (!zeroed) {
+			for (j = 0; j < 8 * BPC_LANE_BYTES; j += 32)
+				st8((u8 *)s->b + j, zero);
+			zeroed = true;
+		}
 		len = buddy_code_bytes(code);
 		o = len > 32 ? 32 : 0;
 		v0 = shufb(ld8(stored[k]), bswap);
