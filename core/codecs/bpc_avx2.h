@@ -225,6 +225,17 @@ static BPC_AVX2 __always_inline void entry_copy(u8 *dst, const u8 *src)
 	st8(dst + 96, d);
 }
 
+/* A ZERO entry's 128 bytes, the same way. */
+static BPC_AVX2 __always_inline void entry_clear(u8 *dst)
+{
+	v8u zero = { 0 };
+
+	st8(dst, zero);
+	st8(dst + 32, zero);
+	st8(dst + 64, zero);
+	st8(dst + 96, zero);
+}
+
 int bpc_avx2_decompress(const u8 *src, unsigned int srclen, u8 *dst);
 int bpc_avx2_entry_decode(unsigned int code, const u8 *stored, u8 *entry);
 int bpc_avx2_decode_n(const unsigned int *codes, const u8 *const *stored,

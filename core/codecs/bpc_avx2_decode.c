@@ -388,14 +388,9 @@ BPC_AVX2 int bpc_avx2_decompress(const u8 *src, unsigned int srclen,
 BPC_AVX2 int bpc_avx2_entry_decode(unsigned int code,
 					  const u8 *stored, u8 *entry)
 {
-	v8u zero = { 0 };
-
 	switch (code) {
 	case BUDDY_CODE_ZERO:
-		st8(entry, zero);
-		st8(entry + 32, zero);
-		st8(entry + 64, zero);
-		st8(entry + 96, zero);
+		entry_clear(entry);
 		return 0;
 	case BUDDY_CODE_RAW:
 		entry_copy(entry, stored);
@@ -834,12 +829,9 @@ BPC_AVX2 int bpc_avx2_decode_n(const unsigned int *codes,
 
 		/* zero, RAW and C8 here, without a call; bad codes */
 		if (code < BUDDY_CODE_C32 || code > BUDDY_CODE_C96) {
-			if (code == BUDDY_CODE_ZERO) {
-				st8(dst, zero);
-				st8(dst + 32, zero);
-				st8(dst + 64, zero);
-				st8(dst + 96, zero);
-			} else if (code == BUDDY_CODE_RAW)
+			if (code == BUDDY_CODE_ZERO)
+				entry_clear(dst);
+			else if (code == BUDDY_CODE_RAW)
 				entry_copy(dst, stored[k]);
 			else if (code != BUDDY_CODE_C8 ||
 				 !c8_decode(&memo, stored[k], dst, &ret))
@@ -847,11 +839,6 @@ BPC_AVX2 int bpc_avx2_decode_n(const unsigned int *codes,
 							     dst);
 			continue;
 		}
-		/*
-		 * The stream's 32-byte pieces at 0, o and len - 32 (32, 64 or
-		 * 96 bytes: o is 0 or 32), without a branch and without a load
-		 * past its end; what lies after it is left from before.
-		 */
 		/*
 		 * The lanes read past their streams (harmless: a stream is
 		 * decoded right only where its symbols end inside it), never
@@ -863,6 +850,11 @@ BPC_AVX2 int bpc_avx2_decode_n(const unsigned int *codes,
 				st8((u8 *)s->b + j, zero);
 			zeroed = true;
 		}
+		/*
+		 * The stream's 32-byte pieces at 0, o and len - 32 (32, 64 or
+		 * 96 bytes: o is 0 or 32), without a branch and without a load
+		 * past its end; what lies after it is left from before.
+		 */
 		len = buddy_code_bytes(code);
 		o = len > 32 ? 32 : 0;
 		v0 = shufb(ld8(stored[k]), bswap);
